@@ -1,0 +1,74 @@
+// Memory belongs to a device: each device owns an Allocator, and a Buffer
+// remembers the allocator it came from so it is returned there.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+
+namespace tfrun {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // TensorFlow's allocator name, as in its OOM text: "cpu", "GPU_0_bfc".
+  virtual const std::string& name() const = 0;
+  // Returns nullptr when the request does not fit.
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Deallocate(void* ptr, size_t bytes) = 0;
+
+  size_t bytes_in_use() const { return in_use_; }
+  size_t peak_bytes_in_use() const { return peak_; }
+
+ protected:
+  void RecordAllocate(size_t bytes);
+  void RecordDeallocate(size_t bytes) { in_use_ -= bytes; }
+
+ private:
+  std::atomic<size_t> in_use_{0};
+  std::atomic<size_t> peak_{0};
+};
+
+// Host memory, 64-byte aligned (Eigen's packets and cache lines), optionally
+// capped at `limit_bytes` (0 = no cap).
+class HostAllocator final : public Allocator {
+ public:
+  explicit HostAllocator(std::string name, size_t limit_bytes = 0)
+      : name_(std::move(name)), limit_(limit_bytes) {}
+  const std::string& name() const override { return name_; }
+  void* Allocate(size_t bytes) override;
+  void Deallocate(void* ptr, size_t bytes) override;
+
+ private:
+  std::string name_;
+  size_t limit_;
+};
+
+// A block of memory from one allocator, freed when the last Tensor that
+// shares it goes away.
+class Buffer {
+ public:
+  static std::shared_ptr<Buffer> Create(Allocator* allocator, size_t bytes);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  Allocator* allocator() const { return allocator_; }
+
+ private:
+  Buffer(Allocator* allocator, void* data, size_t size)
+      : allocator_(allocator), data_(data), size_(size) {}
+  Allocator* allocator_;
+  void* data_;
+  size_t size_;
+};
+
+// The process-wide host allocator used for CPU:0 and host-memory tensors.
+Allocator* CpuAllocator();
+
+}  // namespace tfrun

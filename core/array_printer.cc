@@ -1,0 +1,227 @@
+#include "core/array_printer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "core/float_format.h"
+
+namespace tfrun {
+namespace {
+
+using ElementFormatter = std::function<std::string(int64_t flat_index)>;
+
+// ml_dtypes' bfloat16 is no np.floating: NumPy prints it with its repr,
+// which is C++ `ostream << float` (6 significant digits, no padding).
+std::string BFloat16Repr(double x) {
+  if (std::isnan(x)) return "nan";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+std::string ScalarStr(const Tensor& t, bool legacy) {
+  double v = t.GetAsDouble(0);
+  switch (t.dtype()) {
+    case DType::kBool:
+      return v != 0 ? "True" : "False";
+    case DType::kInt32:
+      return std::to_string(t.data<int32_t>()[0]);
+    case DType::kInt64:
+      return std::to_string(t.data<int64_t>()[0]);
+    case DType::kBFloat16:
+      return BFloat16Repr(v);
+    default:
+      return FloatScalarStr(v, t.dtype(), legacy);
+  }
+}
+
+// Indices kept along each axis: all, or the edge items around "..."
+// (_leading_trailing).
+std::vector<std::vector<int64_t>> KeptIndices(const Shape& shape,
+                                              bool summarize, int edgeitems) {
+  std::vector<std::vector<int64_t>> kept(shape.size());
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    int64_t n = shape[axis];
+    if (summarize && n > 2 * edgeitems) {
+      for (int64_t i = 0; i < edgeitems; ++i) kept[axis].push_back(i);
+      for (int64_t i = n - edgeitems; i < n; ++i) kept[axis].push_back(i);
+    } else {
+      for (int64_t i = 0; i < n; ++i) kept[axis].push_back(i);
+    }
+  }
+  return kept;
+}
+
+// Every flat index that will be printed, for sizing the formatter.
+std::vector<int64_t> PrintedFlatIndices(
+    const Shape& shape, const std::vector<std::vector<int64_t>>& kept) {
+  std::vector<int64_t> out{0};
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    std::vector<int64_t> next;
+    next.reserve(out.size() * kept[axis].size());
+    for (int64_t base : out) {
+      for (int64_t i : kept[axis]) next.push_back(base * shape[axis] + i);
+    }
+    out.swap(next);
+  }
+  return out;
+}
+
+ElementFormatter MakeFormatter(const Tensor& t,
+                               const std::vector<int64_t>& printed,
+                               bool legacy) {
+  switch (t.dtype()) {
+    case DType::kBool:
+      return [&t](int64_t i) -> std::string {
+        return t.data<bool>()[i] ? " True" : "False";
+      };
+    case DType::kInt32:
+    case DType::kInt64: {
+      int64_t lo = 0, hi = 0;
+      bool first = true;
+      for (int64_t i : printed) {
+        int64_t v = t.dtype() == DType::kInt32 ? t.data<int32_t>()[i]
+                                               : t.data<int64_t>()[i];
+        lo = first ? v : std::min(lo, v);
+        hi = first ? v : std::max(hi, v);
+        first = false;
+      }
+      size_t width = std::max(std::to_string(lo).size(),
+                              std::to_string(hi).size());
+      return [&t, width](int64_t i) {
+        int64_t v = t.dtype() == DType::kInt32 ? t.data<int32_t>()[i]
+                                               : t.data<int64_t>()[i];
+        return fmt::format("{:>{}}", v, width);
+      };
+    }
+    case DType::kBFloat16:
+      return [&t](int64_t i) { return BFloat16Repr(t.GetAsDouble(i)); };
+    default: {
+      std::vector<double> values;
+      values.reserve(printed.size());
+      for (int64_t i : printed) values.push_back(t.GetAsDouble(i));
+      auto formatter = std::make_shared<FloatArrayFormatter>(values, t.dtype(),
+                                                             legacy);
+      return [&t, formatter](int64_t i) { return (*formatter)(t.GetAsDouble(i)); };
+    }
+  }
+}
+
+// _extendLine: appends `word`, wrapping first when the line would overflow.
+void ExtendLine(std::string& s, std::string& line, const std::string& word,
+                size_t line_width, const std::string& next_line_prefix,
+                bool legacy) {
+  bool needs_wrap = line.size() + word.size() > line_width;
+  if (!legacy && line.size() <= next_line_prefix.size()) needs_wrap = false;
+  if (needs_wrap) {
+    size_t end = line.find_last_not_of(' ');
+    s += line.substr(0, end == std::string::npos ? 0 : end + 1) + "\n";
+    line = next_line_prefix;
+  }
+  line += word;
+}
+
+// _formatArray's recurser.
+class ArrayFormatter {
+ public:
+  ArrayFormatter(const Shape& shape, const ElementFormatter& format,
+                 bool summarize, int edgeitems, bool legacy)
+      : shape_(shape),
+        format_(format),
+        summarize_(summarize),
+        edgeitems_(edgeitems),
+        legacy_(legacy) {
+    strides_.assign(shape.size(), 1);
+    for (int axis = static_cast<int>(shape.size()) - 2; axis >= 0; --axis) {
+      strides_[axis] = strides_[axis + 1] * shape[axis + 1];
+    }
+  }
+
+  std::string Format(int64_t offset, size_t axis, const std::string& hanging,
+                     int curr_width) const {
+    const size_t axes_left = shape_.size() - axis;
+    if (axes_left == 0) return format_(offset);
+
+    const std::string next_hanging = hanging + " ";
+    const int next_width = legacy_ ? curr_width : curr_width - 1;
+    const int64_t n = shape_[axis];
+    const bool show_summary = summarize_ && 2 * edgeitems_ < n;
+    const int64_t leading = show_summary ? edgeitems_ : 0;
+    const int64_t trailing = show_summary ? edgeitems_ : n;
+    auto child = [&](int64_t i) {
+      return Format(offset + i * strides_[axis], axis + 1, next_hanging,
+                    next_width);
+    };
+
+    std::string s;
+    if (axes_left == 1) {
+      // separator ' ' rstrips to "", so only the ']' is reserved.
+      size_t elem_width = legacy_ ? curr_width : curr_width - 1;
+      std::string line = hanging;
+      for (int64_t i = 0; i < leading; ++i) {
+        ExtendLine(s, line, child(i), elem_width, hanging, legacy_);
+        line += " ";
+      }
+      if (show_summary) {
+        ExtendLine(s, line, "...", elem_width, hanging, legacy_);
+        line += legacy_ ? ", " : " ";
+      }
+      for (int64_t i = trailing; i > 1; --i) {
+        ExtendLine(s, line, child(n - i), elem_width, hanging, legacy_);
+        line += " ";
+      }
+      if (legacy_) elem_width = curr_width;
+      ExtendLine(s, line, child(n - 1), elem_width, hanging, legacy_);
+      s += line;
+    } else {
+      const std::string line_sep(axes_left - 1, '\n');
+      for (int64_t i = 0; i < leading; ++i) {
+        s += hanging + child(i) + line_sep;
+      }
+      if (show_summary) {
+        s += hanging + (legacy_ ? "..., \n" : "..." + line_sep);
+      }
+      for (int64_t i = trailing; i > 1; --i) {
+        s += hanging + child(n - i) + line_sep;
+      }
+      s += hanging + child(n - 1);
+    }
+    return "[" + s.substr(hanging.size()) + "]";
+  }
+
+ private:
+  const Shape& shape_;
+  const ElementFormatter& format_;
+  std::vector<int64_t> strides_;
+  bool summarize_;
+  int edgeitems_;
+  bool legacy_;
+};
+
+}  // namespace
+
+std::string NumpyStr(const Tensor& t, const NumpyPrintOptions& options) {
+  if (t.rank() == 0) return ScalarStr(t, options.legacy_113);
+  if (t.num_elements() == 0) return "[]";
+  const bool summarize = t.num_elements() > options.threshold;
+  auto kept = KeptIndices(t.shape(), summarize, options.edgeitems);
+  ElementFormatter format =
+      MakeFormatter(t, PrintedFlatIndices(t.shape(), kept), options.legacy_113);
+  ArrayFormatter formatter(t.shape(), format, summarize, options.edgeitems,
+                           options.legacy_113);
+  return formatter.Format(0, 0, " ", options.linewidth);
+}
+
+std::string EagerTensorStr(const Tensor& t) {
+  std::string text = NumpyStr(t, NumpyPrintOptions{});
+  if (text.find('\n') != std::string::npos) text = "\n" + text;
+  return fmt::format("tf.Tensor({}, shape={}, dtype={})", text,
+                     ShapeTupleString(t.shape()), Name(t.dtype()));
+}
+
+}  // namespace tfrun

@@ -1,0 +1,26 @@
+// str() of a NumPy array or scalar (numpy/core/arrayprint.py), and TF2's
+// eager tf.Tensor(...) repr built on it.
+#pragma once
+
+#include <string>
+
+#include "core/tensor.h"
+
+namespace tfrun {
+
+struct NumpyPrintOptions {
+  bool legacy_113 = false;  // np.set_printoptions(legacy='1.13')
+  int linewidth = 75;
+  int threshold = 1000;
+  int edgeitems = 3;
+};
+
+// What print(sess.run(t)) shows: str() of the ndarray, or of the NumPy
+// scalar that Session.run returns for a rank-0 tensor.
+std::string NumpyStr(const Tensor& t, const NumpyPrintOptions& options);
+
+// print(t) for an eager tensor: "tf.Tensor(<numpy str>, shape=(2, 2),
+// dtype=float32)", the value on its own line when it spans several.
+std::string EagerTensorStr(const Tensor& t);
+
+}  // namespace tfrun

@@ -1,0 +1,50 @@
+// A typed, shaped view of a Buffer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/allocator.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace tfrun {
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // Allocates from `allocator`; fails with TensorFlow's OOM text when the
+  // allocator refuses. `device` is the full device name for that text.
+  static StatusOr<Tensor> Allocate(DType dtype, Shape shape,
+                                   Allocator* allocator,
+                                   const std::string& device);
+  // Host tensor from the process CPU allocator (for constants and tests).
+  static StatusOr<Tensor> AllocateHost(DType dtype, Shape shape);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t num_elements() const { return num_elements_; }
+  size_t num_bytes() const { return num_elements_ * Info(dtype_).size; }
+  bool is_valid() const { return buffer_ != nullptr; }
+
+  void* raw() const { return buffer_ ? buffer_->data() : nullptr; }
+  template <typename T> T* data() const { return static_cast<T*>(raw()); }
+
+  // Element i as a double (for formatting and comparison).
+  double GetAsDouble(int64_t i) const;
+
+ private:
+  DType dtype_ = DType::kFloat32;
+  Shape shape_;
+  int64_t num_elements_ = 0;
+  std::shared_ptr<Buffer> buffer_;
+};
+
+// TensorFlow's ResourceExhaustedError text for a failed allocation.
+std::string OomMessage(const Shape& shape, DType dtype,
+                       const std::string& device, const Allocator& allocator);
+
+}  // namespace tfrun
