@@ -1,0 +1,245 @@
+// tfrun: runs a graph file and prints the device mapping, the placement log
+// and the results exactly as TensorFlow and NumPy print them.
+//
+// Every error travels up as a Status; only main() turns it into a message on
+// standard error and an exit code (graph-format.md, "Exit codes").
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/report.h"
+#include "core/array_printer.h"
+#include "core/compat_profile.h"
+#include "core/executor.h"
+#include "core/loader.h"
+#include "core/npy.h"
+#include "core/placement_log.h"
+#include "core/placer.h"
+#include "kernels/cpu/cpu_kernels.h"
+
+namespace tfrun {
+namespace {
+
+struct Options {
+  std::string graph_path;
+  bool log_placement = false;
+  bool soft_placement = false;
+  std::string visible_devices;
+  std::vector<std::string> fetch;
+  std::string compat = "tf2";
+  std::string json_path;
+  std::string out_dir;
+  int intra_op_threads = -1;  // -1: from the graph's config
+  LoadLimits limits;
+};
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// What print() shows for one fetched value in the profile's era.
+std::string PrintedValue(const Tensor& t, const CompatProfile& profile) {
+  if (!t.is_valid()) return "None";  // sess.run(no_op) returns None
+  if (profile.eager_tensor_repr) return EagerTensorStr(t);
+  NumpyPrintOptions options;
+  options.legacy_113 = profile.numpy_legacy_113;
+  return NumpyStr(t, options);
+}
+
+Status EnsureDirectory(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0) {
+    return S_ISDIR(st.st_mode) ? Status::Ok() : BadInput(fmt::format("--out {}: not a directory", dir));
+  }
+  if (mkdir(dir.c_str(), 0777) != 0) {
+    return BadInput(fmt::format("--out {}: cannot create directory: {}", dir, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+std::string NpyFileName(const std::string& node_name) {
+  std::string file;
+  for (char c : node_name) file += c == '/' ? std::string("__") : std::string(1, c);
+  return file + ".npy";
+}
+
+class GraphCommand {
+ public:
+  explicit GraphCommand(const Options& options) : options_(options) {}
+
+  // Appends what TensorFlow would have printed to `stdout_text`, even when
+  // a later step fails (the mapping and placement lines come first).
+  Status Run(std::string* stdout_text) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const CompatProfile* profile = FindProfile(options_.compat);
+    if (profile == nullptr) return BadInput(fmt::format("--compat {}: expected tf2, tf1, tf0 or eager", options_.compat));
+
+    StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, options_.limits);
+    if (!graph.ok()) return graph.status();
+    graph_ = std::move(*graph);
+    report_.graph = &graph_;
+    report_.timings.load_ms = MsSince(t0);
+    const GraphConfig& config = graph_.config;
+
+    TFRUN_RETURN_IF_ERROR(ResolveFetch());
+    report_.fetch = fetch_;
+
+    devices_ = DeviceSet::CpuOnly();
+    report_.devices = &devices_;
+
+    const auto t_place = std::chrono::steady_clock::now();
+    const bool soft = options_.soft_placement || config.allow_soft_placement || profile->soft_placement_default;
+    StatusOr<Placement> placement = PlaceGraph(graph_, devices_, soft, *profile);
+    if (!placement.ok()) return placement.status();
+    placement_ = std::move(*placement);
+    report_.placement = &placement_;
+    report_.timings.place_ms = MsSince(t_place);
+    for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
+
+    const bool log = options_.log_placement || config.log_device_placement;
+    if (log) {
+      *stdout_text += DeviceMappingBlock(devices_, *profile);
+      *stdout_text += PlacementLines(graph_, devices_, placement_, *profile, {});
+    }
+
+    KernelRegistry kernels;
+    RegisterCpuKernels(&kernels);
+    const int threads = options_.intra_op_threads >= 0 ? options_.intra_op_threads
+                                                       : config.intra_op_parallelism_threads;
+    SetCpuThreads(threads);
+    const auto t_run = std::chrono::steady_clock::now();
+    Executor executor(graph_, devices_, placement_, kernels, threads);
+    StatusOr<RunResult> result = executor.Run(fetch_);
+    if (!result.ok()) return result.status();
+    result_ = std::move(*result);
+    report_.result = &result_;
+    report_.timings.run_ms = MsSince(t_run);
+
+    if (log && profile->line_style == PlacementLineStyle::kExecutingOp) {
+      *stdout_text += PlacementLines(graph_, devices_, placement_, *profile, result_.executed);
+    }
+    for (const Tensor& t : result_.fetched) {
+      report_.printed.push_back(PrintedValue(t, *profile));
+      *stdout_text += report_.printed.back() + "\n";
+    }
+    if (!options_.out_dir.empty()) TFRUN_RETURN_IF_ERROR(WriteOutputs());
+    report_.timings.total_ms = MsSince(t0);
+    return Status::Ok();
+  }
+
+  Report& report() { return report_; }
+
+ private:
+  Status ResolveFetch() {
+    if (options_.fetch.empty()) {
+      fetch_ = graph_.fetch;
+      return Status::Ok();
+    }
+    for (const std::string& name : options_.fetch) {
+      const Node* node = graph_.Find(name);
+      if (node == nullptr) {
+        std::vector<std::string> names;
+        for (const Node& n : graph_.nodes) names.push_back(n.name);
+        std::string hint = ClosestMatch(name, names);
+        return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", name, graph_.path, name,
+                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+      }
+      if (std::find(fetch_.begin(), fetch_.end(), node->id) != fetch_.end()) {
+        return BadInput(fmt::format("--fetch {}: fetched twice", name));
+      }
+      fetch_.push_back(node->id);
+    }
+    return Status::Ok();
+  }
+
+  Status WriteOutputs() {
+    TFRUN_RETURN_IF_ERROR(EnsureDirectory(options_.out_dir));
+    for (size_t i = 0; i < fetch_.size(); ++i) {
+      const Tensor& t = result_.fetched[i];
+      if (!t.is_valid()) continue;  // a NoOp has no value
+      TFRUN_RETURN_IF_ERROR(WriteNpy(options_.out_dir + "/" + NpyFileName(graph_.nodes[fetch_[i]].name), t));
+    }
+    return Status::Ok();
+  }
+
+  const Options& options_;
+  Graph graph_;
+  DeviceSet devices_;
+  Placement placement_;
+  RunResult result_;
+  std::vector<int> fetch_;
+  Report report_;
+};
+
+void SetUpLogging() {
+  auto logger = spdlog::stderr_color_mt("tfrun");
+  logger->set_pattern("tfrun: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+}
+
+int Main(int argc, char** argv) {
+  SetUpLogging();
+  Options options;
+  CLI::App app{"tfrun: run a TensorFlow-style graph file and print placement and results as TensorFlow does"};
+  app.add_option("graph", options.graph_path, "graph file (YAML, format version 1)")->required();
+  app.add_flag("--log-placement,--log-device-placement", options.log_placement,
+               "print the device mapping and the placement log");
+  app.add_flag("--soft-placement,--allow-soft-placement", options.soft_placement, "allow_soft_placement");
+  app.add_option("--visible-devices", options.visible_devices, "gpu_options.visible_device_list, e.g. 1,2");
+  app.add_option("--fetch", options.fetch, "node to run and print (repeatable); overrides fetch:");
+  app.add_option("--compat", options.compat, "output style: tf2 (default), tf1, tf0, eager")
+      ->check(CLI::IsMember({"tf2", "tf1", "tf0", "eager"}));
+  app.add_option("--json", options.json_path, "write a JSON report to FILE (- for standard output)");
+  app.add_option("--out", options.out_dir, "write each fetched tensor as DIR/NAME.npy");
+  app.add_option("--intra-op-threads", options.intra_op_threads,
+                 "threads per op (0: one per core; default: the graph's config)")
+      ->check(CLI::Range(0, 1024));
+  app.add_option("--max-tensor-bytes", options.limits.max_tensor_bytes,
+                 "limit on the bytes of all constants together")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-file-bytes", options.limits.max_file_bytes, "limit on the graph file's size")
+      ->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    spdlog::error("{} (see tfrun --help)", e.what());
+    return 2;
+  }
+
+  GraphCommand command(options);
+  std::string stdout_text;
+  Status status = command.Run(&stdout_text);
+  Report& report = command.report();
+  report.status = status;
+  const bool json_to_stdout = options.json_path == "-";
+  if (!json_to_stdout) std::fwrite(stdout_text.data(), 1, stdout_text.size(), stdout);
+  std::fflush(stdout);
+  if (!options.json_path.empty()) {
+    std::string json = ReportToJson(report);
+    if (json_to_stdout) {
+      std::fwrite(json.data(), 1, json.size(), stdout);
+    } else {
+      Status written = WriteFileAtomically(options.json_path, json);
+      if (!written.ok() && status.ok()) status = written;
+    }
+  }
+  if (!status.ok()) {
+    spdlog::error("{}", status.message());
+    return ExitCodeFor(status.kind());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tfrun
+
+int main(int argc, char** argv) { return tfrun::Main(argc, argv); }

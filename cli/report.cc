@@ -1,0 +1,130 @@
+#include "cli/report.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace tfrun {
+namespace {
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// JSON has no NaN or infinity: those become strings, as Python's json
+// module would need them spelled.
+std::string Number(double v) {
+  if (std::isnan(v)) return "\"nan\"";
+  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+  return fmt::format("{}", v);
+}
+
+constexpr int64_t kMaxJsonValues = 100000;
+
+std::string Values(const Tensor& t) {
+  std::string out = "[";
+  const int64_t n = std::min<int64_t>(t.num_elements(), kMaxJsonValues);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i) out += ",";
+    if (t.dtype() == DType::kBool) {
+      out += t.data<bool>()[i] ? "true" : "false";
+    } else if (t.dtype() == DType::kInt64) {
+      out += std::to_string(t.data<int64_t>()[i]);
+    } else {
+      out += Number(t.GetAsDouble(i));
+    }
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string ReportToJson(const Report& r) {
+  std::vector<std::string> fields;
+  if (r.graph) fields.push_back(fmt::format("\"graph\":{}", Quote(r.graph->path)));
+  if (r.devices) {
+    std::vector<std::string> devs;
+    for (const Device& d : r.devices->devices()) {
+      std::string dev = fmt::format("{{\"name\":{},\"type\":{}", Quote(d.name), Quote(d.type));
+      if (d.type == "GPU") {
+        dev += fmt::format(",\"cuda_ordinal\":{},\"gpu_name\":{},\"pci_bus_id\":{},\"compute_capability\":{},"
+                           "\"simulated\":{}",
+                           d.cuda_ordinal, Quote(d.gpu_name), Quote(d.pci_bus_id), Quote(d.compute_capability),
+                           d.simulated ? "true" : "false");
+      }
+      if (d.allocator) dev += fmt::format(",\"peak_bytes\":{}", d.allocator->peak_bytes_in_use());
+      devs.push_back(dev + "}");
+    }
+    fields.push_back(fmt::format("\"devices\":[{}]", fmt::join(devs, ",")));
+  }
+  if (r.graph && r.placement && r.devices) {
+    std::vector<std::string> nodes;
+    for (int id : r.placement->log_order) {
+      const Node& n = r.graph->nodes[id];
+      nodes.push_back(fmt::format("{{\"name\":{},\"op\":{},\"device\":{},\"requested\":{}}}", Quote(n.name),
+                                  Quote(n.op), Quote((*r.devices)[r.placement->device_of[id]].name),
+                                  Quote(n.requested_device.ToString())));
+    }
+    fields.push_back(fmt::format("\"placement\":[{}]", fmt::join(nodes, ",")));
+  }
+  if (r.graph && r.result) {
+    std::vector<std::string> results;
+    for (size_t i = 0; i < r.fetch.size() && i < r.result->fetched.size(); ++i) {
+      const Node& n = r.graph->nodes[r.fetch[i]];
+      const Tensor& t = r.result->fetched[i];
+      std::string printed = i < r.printed.size() ? r.printed[i] : "";
+      if (!t.is_valid()) {
+        results.push_back(fmt::format("{{\"name\":{},\"printed\":{}}}", Quote(n.name), Quote(printed)));
+        continue;
+      }
+      results.push_back(fmt::format("{{\"name\":{},\"dtype\":{},\"shape\":[{}],\"printed\":{},\"values\":{}{}}}",
+                                    Quote(n.name), Quote(std::string(Name(t.dtype()))),
+                                    fmt::join(t.shape(), ","), Quote(printed), Values(t),
+                                    t.num_elements() > kMaxJsonValues ? ",\"values_truncated\":true" : ""));
+    }
+    fields.push_back(fmt::format("\"results\":[{}]", fmt::join(results, ",")));
+  }
+  fields.push_back(fmt::format("\"timings_ms\":{{\"load\":{},\"place\":{},\"run\":{},\"total\":{}}}",
+                               Number(r.timings.load_ms), Number(r.timings.place_ms), Number(r.timings.run_ms),
+                               Number(r.timings.total_ms)));
+  if (r.status.ok()) {
+    fields.push_back("\"error\":null,\"exit_code\":0");
+  } else {
+    fields.push_back(fmt::format("\"error\":{},\"exit_code\":{}", Quote(r.status.message()),
+                                 ExitCodeFor(r.status.kind())));
+  }
+  return "{" + fmt::format("{}", fmt::join(fields, ",")) + "}\n";
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return BadInput(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tfrun

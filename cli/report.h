@@ -1,0 +1,40 @@
+// The --json report: devices, placement, results, timings and the error,
+// as one JSON object.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/device_set.h"
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/placer.h"
+#include "core/status.h"
+
+namespace tfrun {
+
+struct ReportTimings {
+  double load_ms = 0;
+  double place_ms = 0;
+  double run_ms = 0;
+  double total_ms = 0;
+};
+
+struct Report {
+  const Graph* graph = nullptr;          // null when loading failed
+  const DeviceSet* devices = nullptr;
+  const Placement* placement = nullptr;  // null when placement failed
+  const RunResult* result = nullptr;     // null when the run failed
+  std::vector<int> fetch;
+  std::vector<std::string> printed;      // what stdout shows per fetch
+  ReportTimings timings;
+  Status status;
+};
+
+std::string ReportToJson(const Report& report);
+
+// Writes `text` to `path` through a temporary file and a rename, so a
+// failure leaves no partial file and does not clobber an existing one.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace tfrun

@@ -1,0 +1,26 @@
+#include "core/compat_profile.h"
+
+namespace tfrun {
+namespace {
+
+constexpr CompatProfile kProfiles[] = {
+    {"tf0", true, false, PlacementLineStyle::kNameDevice, ImportOrder::kStack,
+     false, true, false, false, PlacementErrorStyle::kTf0},
+    {"tf1", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kStack,
+     true, false, false, false, PlacementErrorStyle::kTf1},
+    {"tf2", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kFile,
+     true, false, false, false, PlacementErrorStyle::kTf2},
+    {"eager", false, true, PlacementLineStyle::kExecutingOp, ImportOrder::kFile,
+     true, false, true, true, PlacementErrorStyle::kEager},
+};
+
+}  // namespace
+
+const CompatProfile* FindProfile(std::string_view name) {
+  for (const CompatProfile& p : kProfiles) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace tfrun

@@ -1,0 +1,38 @@
+// The --compat eras as data (tf-semantics.md, profile table): one printer and
+// one placer read these fields; nothing branches on the profile's name.
+#pragma once
+
+#include <string_view>
+
+namespace tfrun {
+
+enum class ImportOrder {
+  kFile,   // lowest-index ready node first (TF 1.14+ importer)
+  kStack,  // last ready node first (TF 0.x and early 1.x importer)
+};
+
+enum class PlacementLineStyle {
+  kNameDevice,        // "b: /job:.../gpu:0"                      (tf0)
+  kNameOpDevice,      // "b: (Const): /job:.../device:GPU:0"       (tf1, tf2)
+  kExecutingOp,       // "Executing op MatMul in device /job:..."  (eager)
+};
+
+enum class PlacementErrorStyle { kTf0, kTf1, kTf2, kEager };
+
+struct CompatProfile {
+  std::string_view name;
+  bool legacy_device_names;         // ".../task:0/gpu:0"
+  bool mapping_compute_capability;  // ", compute capability: 3.5"
+  PlacementLineStyle line_style;
+  ImportOrder import_order;
+  bool generators_last;             // place and log Consts after the rest
+  bool numpy_legacy_113;            // np.set_printoptions(legacy='1.13')
+  bool eager_tensor_repr;           // tf.Tensor(..., shape=..., dtype=...)
+  bool soft_placement_default;      // TF 2 eager places softly by default
+  PlacementErrorStyle error_style;
+};
+
+// nullptr for an unknown name.
+const CompatProfile* FindProfile(std::string_view name);
+
+}  // namespace tfrun

@@ -1,0 +1,48 @@
+// The devices a run can place nodes on (TensorFlow's DeviceSet): CPU:0 and
+// the logical GPUs, each with its allocator.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/device_name.h"
+
+namespace tfrun {
+
+struct Device {
+  std::string name;  // "/job:localhost/replica:0/task:0/device:GPU:0"
+  DeviceSpec spec;
+  std::string type;  // "CPU" or "GPU"
+  int id = 0;
+  Allocator* allocator = nullptr;
+
+  // GPUs: what the "Device mapping:" line says about the physical device.
+  int cuda_ordinal = -1;  // after CUDA_VISIBLE_DEVICES
+  std::string gpu_name;
+  std::string pci_bus_id;
+  std::string compute_capability;  // "8.0"
+  bool simulated = false;          // kernels run on the host
+
+  // TensorFlow's device type priority (DEVICE_GPU 210, DEVICE_CPU 70).
+  int priority() const { return type == "GPU" ? 210 : 70; }
+};
+
+class DeviceSet {
+ public:
+  // CPU:0 alone.
+  static DeviceSet CpuOnly();
+
+  void Add(Device device, std::unique_ptr<Allocator> allocator = nullptr);
+  const std::vector<Device>& devices() const { return devices_; }
+  int size() const { return static_cast<int>(devices_.size()); }
+  const Device& operator[](int i) const { return devices_[i]; }
+  bool HasGpu() const;
+
+ private:
+  std::vector<Device> devices_;
+  std::vector<std::unique_ptr<Allocator>> owned_;
+};
+
+}  // namespace tfrun

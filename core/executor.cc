@@ -1,0 +1,88 @@
+#include "core/executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tfrun {
+
+std::vector<bool> Executor::Needed(const std::vector<int>& targets) const {
+  std::vector<bool> needed(graph_.nodes.size(), false);
+  std::vector<int> stack = targets;
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = true;
+    const Node& n = graph_.nodes[id];
+    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+    stack.insert(stack.end(), n.control_inputs.begin(), n.control_inputs.end());
+  }
+  return needed;
+}
+
+Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bool keep_targets) {
+  const std::vector<bool> needed = Needed(targets);
+  const size_t n = graph_.nodes.size();
+  // Remaining uses of each output; fetched outputs hold one more.
+  std::vector<int> uses(n, 0);
+  for (size_t id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    for (int in : graph_.nodes[id].inputs) ++uses[in];
+  }
+  if (keep_targets) {
+    for (int t : targets) ++uses[t];
+  }
+  std::vector<Tensor> outputs(n);
+  // Node ids follow the file, which is a topological order.
+  for (size_t id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    const Node& node = graph_.nodes[id];
+    const Device& device = devices_[placement_.device_of[id]];
+    // Simulated GPUs run their kernels on the host.
+    const std::string kernel_type = device.simulated ? std::string(kCpu) : device.type;
+    KernelFn fn = kernels_.Find(node.op, kernel_type);
+    if (fn == nullptr) {
+      return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
+                                      node.name, kernel_type, node.op));
+    }
+    KernelContext context{node, {}, device.allocator, device.name, &variables_, intra_op_threads_, Tensor()};
+    for (int in : node.inputs) context.inputs.push_back(outputs[in]);
+    Status s = fn(context);
+    if (!s.ok()) {
+      return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,
+                                          device.name, s.message()));
+    }
+    result->executed.push_back(static_cast<int>(id));
+    outputs[id] = std::move(context.output);
+    context.inputs.clear();
+    for (int in : node.inputs) {
+      if (--uses[in] == 0) outputs[in] = Tensor();  // last use: free it
+    }
+    if (uses[id] == 0) outputs[id] = Tensor();
+  }
+  if (keep_targets) {
+    for (int t : targets) result->fetched.push_back(outputs[t]);
+  }
+  return Status::Ok();
+}
+
+StatusOr<RunResult> Executor::Run(const std::vector<int>& fetch) {
+  RunResult result;
+  const std::vector<bool> needed = Needed(fetch);
+  bool reads_variable = false;
+  for (const Node& node : graph_.nodes) {
+    reads_variable = reads_variable || (needed[node.id] && node.op == "VariableV2");
+  }
+  if (reads_variable && variables_.empty()) {
+    std::vector<int> assigns;
+    for (const Node& node : graph_.nodes) {
+      if (node.op == "Assign") assigns.push_back(node.id);
+    }
+    TFRUN_RETURN_IF_ERROR(RunNodes(assigns, &result, false));
+  }
+  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, &result, true));
+  return result;
+}
+
+}  // namespace tfrun

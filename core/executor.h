@@ -1,0 +1,48 @@
+// Runs the nodes the fetches need, in dependency order, on their placed
+// devices, and frees every intermediate tensor after its last use
+// (TensorFlow's executor.cc, single stream).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/device_set.h"
+#include "core/graph.h"
+#include "core/kernel_registry.h"
+#include "core/placer.h"
+#include "core/status.h"
+
+namespace tfrun {
+
+struct RunResult {
+  std::vector<Tensor> fetched;   // one per fetch; invalid for NoOp
+  std::vector<int> executed;     // node ids in execution order
+};
+
+class Executor {
+ public:
+  Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
+           const KernelRegistry& kernels, int intra_op_threads)
+      : graph_(graph),
+        devices_(devices),
+        placement_(placement),
+        kernels_(kernels),
+        intra_op_threads_(intra_op_threads) {}
+
+  // Runs `fetch` (node ids). When they read a Variable, the graph's `init`
+  // runs first, as a TF1 program runs sess.run(init) before using them.
+  StatusOr<RunResult> Run(const std::vector<int>& fetch);
+
+ private:
+  Status RunNodes(const std::vector<int>& targets, RunResult* result, bool keep_targets);
+  std::vector<bool> Needed(const std::vector<int>& targets) const;
+
+  const Graph& graph_;
+  const DeviceSet& devices_;
+  const Placement& placement_;
+  const KernelRegistry& kernels_;
+  int intra_op_threads_;
+  VariableStore variables_;
+};
+
+}  // namespace tfrun

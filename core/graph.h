@@ -1,0 +1,74 @@
+// A graph as read from a graph file: nodes in program order, with their
+// inferred dtypes and shapes, requested devices and source locations.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/device_name.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
+namespace tfrun {
+
+struct SourceLocation {
+  int line = 0;    // 1-based; 0 = unknown
+  int column = 0;
+};
+
+struct Node {
+  int id = 0;  // index in Graph::nodes, which is program (file) order
+  std::string name;
+  std::string op;  // TensorFlow op type: Const, MatMul, VariableV2, ...
+  std::vector<int> inputs;
+  std::vector<int> control_inputs;
+
+  bool has_output = true;  // NoOp has none
+  DType dtype = DType::kFloat32;
+  Shape shape;
+
+  // The merged device annotation, and its text as written (TF 0.x echoes it).
+  DeviceSpec requested_device;
+  std::string requested_device_text;
+
+  // Attributes.
+  bool transpose_a = false;
+  bool transpose_b = false;
+  Tensor value;           // Const: its data
+  std::string variable;   // VariableV2 expansion: the variable's name
+
+  SourceLocation location;
+};
+
+// tf.ConfigProto fields a graph file may set (graph-format.md "config").
+struct GraphConfig {
+  bool log_device_placement = false;
+  bool allow_soft_placement = false;
+  std::string visible_device_list;
+  bool allow_growth = false;
+  double per_process_gpu_memory_fraction = 0.0;
+  std::vector<std::vector<double>> virtual_devices;  // MB per logical GPU
+  bool tensor_float_32 = true;
+  int intra_op_parallelism_threads = 0;
+  int inter_op_parallelism_threads = 0;
+};
+
+struct Graph {
+  std::string path;  // as given on the command line
+  std::vector<Node> nodes;
+  std::vector<int> fetch;
+  GraphConfig config;
+  std::unordered_map<std::string, int> by_name;
+
+  const Node* Find(const std::string& name) const {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : &nodes[it->second];
+  }
+  // "graph.yaml:12:5" for messages.
+  std::string Where(const SourceLocation& loc) const;
+};
+
+}  // namespace tfrun

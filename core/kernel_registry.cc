@@ -1,0 +1,58 @@
+#include "core/kernel_registry.h"
+
+namespace tfrun {
+
+const std::vector<KernelSupport>& KernelTable() {
+  static const DTypeSet kGpuFloat = kFloatTypes;
+  static const DTypeSet kInt32 = {DType::kInt32};
+  static const std::vector<KernelSupport> table = {
+      {"Const", kCpu, kAllTypes, {}},
+      {"Const", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kBool, DType::kInt32}, kInt32},
+      {"MatMul", kCpu, kNumericTypes, {}},
+      {"MatMul", kGpu, kGpuFloat, {}},
+      {"AddN", kCpu, kNumericTypes, {}},
+      {"AddN", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"Add", kCpu, kNumericTypes, {}},
+      {"Add", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"Sub", kCpu, kNumericTypes, {}},
+      {"Sub", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"Mul", kCpu, kNumericTypes, {}},
+      {"Mul", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"Identity", kCpu, kAllTypes, {}},
+      {"Identity", kGpu, kAllTypes, kInt32},
+      {"Cast", kCpu, kAllTypes, {}},
+      {"VariableV2", kCpu, kAllTypes, {}},
+      {"VariableV2", kGpu, kGpuFloat | DTypeSet{DType::kInt64}, {}},
+      {"Assign", kCpu, kAllTypes, {}},
+      {"Assign", kGpu, kGpuFloat | DTypeSet{DType::kInt64}, {}},
+      {"NoOp", kCpu, kAllTypes, {}},
+      {"NoOp", kGpu, kAllTypes, {}},
+  };
+  return table;
+}
+
+namespace {
+
+const KernelSupport* Lookup(const Node& node, std::string_view device_type) {
+  for (const KernelSupport& k : KernelTable()) {
+    if (k.op == node.op && k.device_type == device_type &&
+        (!node.has_output || k.dtypes.Contains(node.dtype))) {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool HasKernel(const Node& node, std::string_view device_type) {
+  return Lookup(node, device_type) != nullptr;
+}
+
+bool UsesHostMemory(const Node& node, std::string_view device_type) {
+  const KernelSupport* k = Lookup(node, device_type);
+  return k != nullptr && node.has_output &&
+         k->host_memory_dtypes.Contains(node.dtype);
+}
+
+}  // namespace tfrun

@@ -1,0 +1,71 @@
+// Which device types have a kernel for which op and dtype (TensorFlow's
+// REGISTER_KERNEL_BUILDER calls, tf-semantics.md section 4) as one table
+// the placer reads, plus the kernel implementations each backend binds.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/graph.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace tfrun {
+
+inline constexpr std::string_view kCpu = "CPU";
+inline constexpr std::string_view kGpu = "GPU";
+
+struct KernelSupport {
+  std::string_view op;
+  std::string_view device_type;
+  DTypeSet dtypes;
+  // Registered with HostMemory: placed on the device, data kept on the host.
+  DTypeSet host_memory_dtypes;
+};
+
+const std::vector<KernelSupport>& KernelTable();
+
+// The dtype a kernel is looked up by: the output's, or for ops with no
+// output (NoOp) any dtype matches.
+bool HasKernel(const Node& node, std::string_view device_type);
+bool UsesHostMemory(const Node& node, std::string_view device_type);
+
+// Variables live across the run: VariableV2 reads, Assign writes.
+using VariableStore = std::map<std::string, Tensor>;
+
+struct KernelContext {
+  const Node& node;
+  std::vector<Tensor> inputs;
+  Allocator* allocator;
+  const std::string& device_name;
+  VariableStore* variables;
+  int intra_op_threads;  // 0: choose
+  Tensor output;         // set by the kernel
+
+  StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {
+    return Tensor::Allocate(dtype, std::move(shape), allocator, device_name);
+  }
+};
+
+using KernelFn = Status (*)(KernelContext& context);
+
+// Implementations, bound per (op, device type) by the backends.
+class KernelRegistry {
+ public:
+  void Bind(std::string_view op, std::string_view device_type, KernelFn fn) {
+    fns_[{std::string(op), std::string(device_type)}] = fn;
+  }
+  KernelFn Find(std::string_view op, std::string_view device_type) const {
+    auto it = fns_.find({std::string(op), std::string(device_type)});
+    return it == fns_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, KernelFn> fns_;
+};
+
+}  // namespace tfrun

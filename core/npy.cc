@@ -1,0 +1,167 @@
+#include "core/npy.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <regex>
+
+namespace tfrun {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+
+struct NpyDescr {
+  const char* descr;
+  DType dtype;
+};
+constexpr NpyDescr kDescrs[] = {
+    {"<f4", DType::kFloat32}, {"<f8", DType::kFloat64},
+    {"<f2", DType::kFloat16}, {"<i4", DType::kInt32},
+    {"<i8", DType::kInt64},   {"|b1", DType::kBool},
+};
+
+}  // namespace
+
+StatusOr<Tensor> ReadNpy(const std::string& path) {
+  auto bad = [&](const std::string& why) {
+    return BadInput(fmt::format("{}: not a readable .npy file: {}", path, why));
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return bad(std::strerror(errno));
+  char magic[8];
+  if (!in.read(magic, 8)) return bad("truncated before the header");
+  if (std::memcmp(magic, kMagic, 6) != 0) return bad("bad magic string");
+  const int major = static_cast<unsigned char>(magic[6]);
+  uint32_t header_len = 0;
+  if (major == 1) {
+    unsigned char b[2];
+    if (!in.read(reinterpret_cast<char*>(b), 2)) return bad("truncated header");
+    header_len = b[0] | (b[1] << 8);
+  } else if (major == 2 || major == 3) {
+    unsigned char b[4];
+    if (!in.read(reinterpret_cast<char*>(b), 4)) return bad("truncated header");
+    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+  } else {
+    return bad(fmt::format("unsupported format version {}", major));
+  }
+  if (header_len > (1u << 20)) return bad("header too long");
+  std::string header(header_len, '\0');
+  if (!in.read(header.data(), header_len)) return bad("truncated header");
+
+  std::smatch m;
+  static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
+  static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
+  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
+  if (!std::regex_search(header, m, descr_re)) return bad("header has no 'descr'");
+  std::string descr = m[1];
+  if (!std::regex_search(header, m, order_re)) return bad("header has no 'fortran_order'");
+  const bool fortran = m[1] == "True";
+  if (!std::regex_search(header, m, shape_re)) return bad("header has no 'shape'");
+  std::string dims = m[1];
+
+  const NpyDescr* found = nullptr;
+  for (const NpyDescr& d : kDescrs) {
+    if (descr == d.descr || (descr.size() == 3 && descr[0] == '=' &&
+                             descr.substr(1) == std::string(d.descr).substr(1))) {
+      found = &d;
+    }
+  }
+  if (found == nullptr) {
+    return bad(fmt::format("unsupported dtype '{}' (supported: <f4 <f8 <f2 <i4 <i8 |b1)", descr));
+  }
+  Shape shape;
+  static const std::regex dim_re(R"(\s*(\d+)\s*(,|$))");
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), dim_re);
+       it != std::sregex_iterator(); ++it) {
+    std::string digits = (*it)[1];
+    if (digits.size() > 18) return bad("dimension too large");
+    shape.push_back(std::stoll(digits));
+  }
+  if (shape.size() > static_cast<size_t>(kMaxRank)) {
+    return bad(fmt::format("rank {} exceeds the maximum of {}", shape.size(), kMaxRank));
+  }
+  std::optional<int64_t> n = NumElements(shape);
+  if (!n) return bad("element count overflows");
+
+  in.seekg(0, std::ios::end);
+  const std::streamoff file_size = in.tellg();
+  const std::streamoff data_start = (major == 1 ? 10 : 12) + header_len;
+  const size_t elem = Info(found->dtype).size;
+  if (file_size - data_start < static_cast<std::streamoff>(*n * elem)) {
+    return bad(fmt::format("truncated data: shape {} needs {} bytes, file has {}",
+                           ShapeTupleString(shape), *n * elem, file_size - data_start));
+  }
+  in.seekg(data_start);
+  TFRUN_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateHost(found->dtype, shape));
+  if (!fortran || shape.size() < 2) {
+    in.read(static_cast<char*>(t.raw()), t.num_bytes());
+    return t;
+  }
+  // Fortran order: element (i0, i1, ...) is at sum(i_k * prod(d_<k)).
+  std::vector<char> raw(t.num_bytes());
+  in.read(raw.data(), raw.size());
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t c = 0; c < *n; ++c) {
+    int64_t f = 0, stride = 1;
+    for (int k = 0; k < rank; ++k) {
+      f += idx[k] * stride;
+      stride *= shape[k];
+    }
+    std::memcpy(static_cast<char*>(t.raw()) + c * elem, raw.data() + f * elem, elem);
+    for (int k = rank - 1; k >= 0; --k) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return t;
+}
+
+Status WriteNpy(const std::string& path, const Tensor& t) {
+  const bool widen = t.dtype() == DType::kBFloat16;
+  std::string shape_text;
+  for (int64_t d : t.shape()) shape_text += fmt::format("{}, ", d);
+  if (t.rank() > 1) shape_text.resize(shape_text.size() - 2);
+  if (t.rank() == 1) shape_text.resize(shape_text.size() - 1);
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}",
+                                   Info(t.dtype()).npy_descr, shape_text);
+  // Pad so the data starts at a multiple of 64 bytes, ending in '\n'.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), std::fclose);
+  if (!f) return RuntimeError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  uint16_t len = static_cast<uint16_t>(header.size());
+  unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              static_cast<unsigned char>(len & 0xff),
+                              static_cast<unsigned char>(len >> 8)};
+  bool ok = std::fwrite(prefix, 1, 10, f.get()) == 10 &&
+            std::fwrite(header.data(), 1, header.size(), f.get()) == header.size();
+  if (ok && widen) {
+    const Eigen::bfloat16* src = t.data<Eigen::bfloat16>();
+    std::vector<float> chunk;
+    for (int64_t i = 0; ok && i < t.num_elements(); i += 65536) {
+      int64_t n = std::min<int64_t>(65536, t.num_elements() - i);
+      chunk.resize(n);
+      for (int64_t j = 0; j < n; ++j) chunk[j] = static_cast<float>(src[i + j]);
+      ok = std::fwrite(chunk.data(), sizeof(float), n, f.get()) == static_cast<size_t>(n);
+    }
+  } else if (ok) {
+    ok = std::fwrite(t.raw(), 1, t.num_bytes(), f.get()) == t.num_bytes();
+  }
+  ok = (std::fflush(f.get()) == 0) && ok;
+  FILE* raw = f.release();
+  ok = (std::fclose(raw) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tfrun

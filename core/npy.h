@@ -1,0 +1,21 @@
+// NumPy .npy files (format versions 1.0 to 3.0): read for `npy:` constants,
+// written for --out.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace tfrun {
+
+// Errors name the file and what is wrong (truncated, corrupt header,
+// unsupported dtype, ...).
+StatusOr<Tensor> ReadNpy(const std::string& path);
+
+// Writes `t` as a version 1.0 .npy file to `path` (bfloat16 widened to
+// float32, which NumPy has). Writes to a temporary file and renames, so a
+// failure leaves nothing behind.
+Status WriteNpy(const std::string& path, const Tensor& t);
+
+}  // namespace tfrun

@@ -1,0 +1,25 @@
+// What --log-placement prints on standard output, per profile: the
+// "Device mapping:" block (direct_session.cc / gpu_device.cc) and one line
+// per node in the profile's order.
+#pragma once
+
+#include <string>
+
+#include "core/compat_profile.h"
+#include "core/device_set.h"
+#include "core/graph.h"
+#include "core/placer.h"
+
+namespace tfrun {
+
+// "Device mapping: no known devices.\n" or "Device mapping:\n<one line per
+// GPU>\n". Empty for profiles that print none (eager).
+std::string DeviceMappingBlock(const DeviceSet& devices, const CompatProfile& profile);
+
+// The per-node lines, each ending in "\n". For eager, one "Executing op"
+// line per executed op (`executed`, in execution order).
+std::string PlacementLines(const Graph& graph, const DeviceSet& devices,
+                           const Placement& placement, const CompatProfile& profile,
+                           const std::vector<int>& executed);
+
+}  // namespace tfrun

@@ -1,0 +1,259 @@
+#include "core/placer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/kernel_registry.h"
+#include "core/op_registry.h"
+
+namespace tfrun {
+
+std::vector<int> ImportOrder(const Graph& graph, enum ImportOrder order) {
+  const int n = static_cast<int>(graph.nodes.size());
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (const Node& node : graph.nodes) {
+    for (int in : node.inputs) consumers[in].push_back(node.id);
+    for (int in : node.control_inputs) consumers[in].push_back(node.id);
+    pending[node.id] = static_cast<int>(node.inputs.size() + node.control_inputs.size());
+  }
+  std::vector<int> result;
+  if (order == ImportOrder::kFile) {
+    // Lowest-index ready node first: file order for a file in program order.
+    std::vector<bool> ready(n, false), done(n, false);
+    for (int i = 0; i < n; ++i) ready[i] = pending[i] == 0;
+    for (int step = 0; step < n; ++step) {
+      int next = 0;
+      while (!ready[next] || done[next]) ++next;
+      done[next] = true;
+      result.push_back(next);
+      for (int c : consumers[next]) {
+        if (--pending[c] == 0) ready[c] = true;
+      }
+    }
+    return result;
+  }
+  // Stack order: start from the nodes without inputs in file order, always
+  // take the last ready node, push newly ready nodes on top.
+  std::vector<int> stack;
+  for (int i = 0; i < n; ++i) {
+    if (pending[i] == 0) stack.push_back(i);
+  }
+  while (!stack.empty()) {
+    int next = stack.back();
+    stack.pop_back();
+    result.push_back(next);
+    for (int c : consumers[next]) {
+      if (--pending[c] == 0) stack.push_back(c);
+    }
+  }
+  return result;
+}
+
+namespace {
+
+class Placer {
+ public:
+  Placer(const Graph& graph, const DeviceSet& devices, bool soft, const CompatProfile& profile)
+      : graph_(graph), devices_(devices), soft_(soft), profile_(profile) {
+    // Candidates in TensorFlow's order: type priority, then name.
+    for (int i = 0; i < devices.size(); ++i) sorted_.push_back(i);
+    std::stable_sort(sorted_.begin(), sorted_.end(), [&](int a, int b) {
+      if (devices[a].priority() != devices[b].priority()) {
+        return devices[a].priority() > devices[b].priority();
+      }
+      return devices[a].name < devices[b].name;
+    });
+    for (const Node& node : graph.nodes) {
+      if (!node.variable.empty()) groups_[node.variable].push_back(node.id);
+    }
+  }
+
+  StatusOr<Placement> Run() {
+    Placement p;
+    p.device_of.assign(graph_.nodes.size(), -1);
+    p.import_order = ImportOrder(graph_, profile_.import_order);
+    std::vector<int> first, second;
+    for (int id : p.import_order) {
+      (profile_.generators_last && IsGenerator(graph_.nodes[id]) ? second : first).push_back(id);
+    }
+    for (int id : first) TFRUN_RETURN_IF_ERROR(PlaceNode(id, &p));
+    for (int id : second) TFRUN_RETURN_IF_ERROR(PlaceGenerator(id, &p));
+    p.log_order = first;
+    p.log_order.insert(p.log_order.end(), second.begin(), second.end());
+    return p;
+  }
+
+ private:
+  // The members placed together with `id` (a Variable's group, or itself).
+  std::vector<int> GroupOf(int id) const {
+    const Node& node = graph_.nodes[id];
+    if (node.variable.empty()) return {id};
+    return groups_.at(node.variable);
+  }
+
+  // Devices every member can run on under its requested spec.
+  std::vector<int> Candidates(const std::vector<int>& members, bool relaxed) const {
+    std::vector<int> out;
+    for (int d : sorted_) {
+      const Device& dev = devices_[d];
+      bool ok = true;
+      for (int m : members) {
+        const Node& node = graph_.nodes[m];
+        DeviceSpec spec = node.requested_device;
+        if (relaxed) {
+          spec.type.reset();
+          spec.id.reset();
+        }
+        ok = ok && spec.Matches(dev.spec) && HasKernel(node, dev.type);
+      }
+      if (ok) out.push_back(d);
+    }
+    return out;
+  }
+
+  Status PlaceNode(int id, Placement* p) {
+    if (p->device_of[id] >= 0) return Status::Ok();  // placed with its group
+    const std::vector<int> members = GroupOf(id);
+    std::vector<int> candidates = Candidates(members, false);
+    if (candidates.empty()) {
+      if (!soft_) return ExplicitError(members);
+      candidates = Candidates(members, true);
+      if (candidates.empty()) return ExplicitError(members);
+      for (int m : members) NoteSoftMove(m, devices_[candidates[0]], p);
+    }
+    for (int m : members) p->device_of[m] = candidates[0];
+    return Status::Ok();
+  }
+
+  // Heuristic A: a generator goes where all its consumers went, if it can.
+  Status PlaceGenerator(int id, Placement* p) {
+    std::vector<int> candidates = Candidates({id}, false);
+    bool moved = false;
+    if (candidates.empty()) {
+      if (!soft_) return ExplicitError({id});
+      candidates = Candidates({id}, true);
+      if (candidates.empty()) return ExplicitError({id});
+      moved = true;
+    }
+    int chosen = candidates[0];
+    int consumer_device = -2;
+    bool same = true;
+    for (const Node& n : graph_.nodes) {
+      bool consumes = std::find(n.inputs.begin(), n.inputs.end(), id) != n.inputs.end() ||
+                      std::find(n.control_inputs.begin(), n.control_inputs.end(), id) !=
+                          n.control_inputs.end();
+      if (!consumes) continue;
+      if (consumer_device == -2) consumer_device = p->device_of[n.id];
+      same = same && p->device_of[n.id] == consumer_device;
+    }
+    if (consumer_device >= 0 && same &&
+        std::find(candidates.begin(), candidates.end(), consumer_device) != candidates.end()) {
+      chosen = consumer_device;
+    }
+    if (moved) NoteSoftMove(id, devices_[chosen], p);
+    p->device_of[id] = chosen;
+    return Status::Ok();
+  }
+
+  void NoteSoftMove(int id, const Device& to, Placement* p) const {
+    const Node& node = graph_.nodes[id];
+    bool any_match = false;
+    for (const Device& d : devices_.devices()) any_match = any_match || node.requested_device.Matches(d.spec);
+    p->soft_moves.push_back(fmt::format(
+        "soft placement put '{}' ({}) on {}: {}", node.name, node.op, to.name,
+        any_match ? fmt::format("no {} kernel for {} on {}", node.op, Name(node.dtype),
+                                node.requested_device.ToString())
+                  : fmt::format("no device matches {}", node.requested_device.ToString())));
+  }
+
+  std::string DeviceName(const Device& d) const {
+    return profile_.legacy_device_names ? d.spec.ToLegacyString() : d.name;
+  }
+
+  Status ExplicitError(const std::vector<int>& members) const {
+    // The member whose own request cannot be met is the one TensorFlow names.
+    int id = members[0];
+    for (int m : members) {
+      if (Candidates({m}, false).empty()) {
+        id = m;
+        break;
+      }
+    }
+    const Node& node = graph_.nodes[id];
+    const std::string spec = node.requested_device.ToString();
+    bool any_match = false;
+    for (const Device& d : devices_.devices()) any_match = any_match || node.requested_device.Matches(d.spec);
+
+    std::vector<std::string> names;  // sorted, as TensorFlow lists them
+    for (const Device& d : devices_.devices()) names.push_back(DeviceName(d));
+    std::sort(names.begin(), names.end());
+
+    std::string message;
+    if (profile_.error_style == PlacementErrorStyle::kEager) {
+      DeviceSpec full = node.requested_device.MergedOver(DeviceSpec::Local("CPU", 0));
+      if (!node.requested_device.type) full.type.reset();
+      std::vector<std::string> types, by_priority;
+      for (std::string_view t : {kGpu, kCpu}) {
+        if (HasKernel(node, t)) types.emplace_back(t);
+      }
+      for (int d : sorted_) by_priority.push_back(devices_[d].name);
+      message = fmt::format(
+          "Could not satisfy device specification '{}'. enable_soft_placement={}. Supported device "
+          "types [{}]. All available devices [{}]. [Op:{}]",
+          full.ToString(), soft_ ? 1 : 0, fmt::join(types, ", "), fmt::join(by_priority, ", "), node.op);
+    } else if (any_match) {
+      // The device exists but has no kernel for this op and dtype.
+      std::string type = node.requested_device.type.value_or("CPU");
+      message = profile_.error_style == PlacementErrorStyle::kTf0
+                    ? fmt::format("Cannot assign a device to node '{}': Could not satisfy explicit device "
+                                  "specification '{}' because no supported kernel for {} devices is available.",
+                                  node.name, node.requested_device_text, type)
+                    : fmt::format("Cannot assign a device for operation {}: Could not satisfy explicit device "
+                                  "specification '{}' because no supported kernel for {} devices is available.",
+                                  node.name, spec, type);
+    } else {
+      switch (profile_.error_style) {
+        case PlacementErrorStyle::kTf2:
+          message = fmt::format(
+              "Cannot assign a device for operation {0}: node {0} (defined at {1}:{2}) was explicitly "
+              "assigned to {3} but available devices are [ {4} ]. Make sure the device specification "
+              "refers to a valid device.",
+              node.name, graph_.path, node.location.line, spec, fmt::join(names, ", "));
+          break;
+        case PlacementErrorStyle::kTf1:
+          message = fmt::format(
+              "Cannot assign a device for operation '{}': Could not satisfy explicit device specification "
+              "'{}' because no devices matching that specification are registered in this process; "
+              "available devices: {}",
+              node.name, spec, fmt::join(names, ", "));
+          break;
+        default:
+          message = fmt::format(
+              "Cannot assign a device to node '{}': Could not satisfy explicit device specification '{}' "
+              "because no devices matching that specification are registered in this process; available "
+              "devices: {}",
+              node.name, node.requested_device_text, fmt::join(names, ", "));
+      }
+    }
+    return PlacementError(fmt::format("{}: InvalidArgumentError: {}", graph_.Where(node.location), message));
+  }
+
+  const Graph& graph_;
+  const DeviceSet& devices_;
+  bool soft_;
+  const CompatProfile& profile_;
+  std::vector<int> sorted_;
+  std::map<std::string, std::vector<int>> groups_;
+};
+
+}  // namespace
+
+StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& devices,
+                               bool allow_soft_placement, const CompatProfile& profile) {
+  return Placer(graph, devices, allow_soft_placement, profile).Run();
+}
+
+}  // namespace tfrun

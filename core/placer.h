@@ -1,0 +1,34 @@
+// Assigns every node a device as TensorFlow's Placer does
+// (tensorflow/core/common_runtime/placer.cc, colocation_graph.cc): kernel
+// candidates from the kernel table, type priority, name order, generators
+// placed after their consumers, Variables colocated with their Assign and
+// read, soft placement. Pure logic: no CUDA, no execution.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/compat_profile.h"
+#include "core/device_set.h"
+#include "core/graph.h"
+#include "core/status.h"
+
+namespace tfrun {
+
+struct Placement {
+  std::vector<int> device_of;   // per node id: index into the DeviceSet
+  std::vector<int> import_order;  // node ids in the profile's import order
+  std::vector<int> log_order;     // node ids in the order they are logged
+  // One line per node that soft placement moved, for standard error.
+  std::vector<std::string> soft_moves;
+};
+
+// Graph import order (graph_constructor.cc) for the profile.
+std::vector<int> ImportOrder(const Graph& graph, ImportOrder order);
+
+// Fails with TensorFlow's InvalidArgumentError text (exit 3).
+StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& devices,
+                               bool allow_soft_placement,
+                               const CompatProfile& profile);
+
+}  // namespace tfrun

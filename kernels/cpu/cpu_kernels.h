@@ -1,0 +1,14 @@
+// The CPU backend: binds an Eigen implementation for every (op, CPU) entry
+// of the kernel table.
+#pragma once
+
+#include "core/kernel_registry.h"
+
+namespace tfrun {
+
+void RegisterCpuKernels(KernelRegistry* registry);
+
+// Threads for intra-op parallelism (0: one per core). Call before running.
+void SetCpuThreads(int threads);
+
+}  // namespace tfrun
