@@ -94,20 +94,18 @@ class GraphCommand {
     devices_ = DeviceSet::CpuOnly();
     report_.devices = &devices_;
 
+    // The session prints the mapping when it is created, then each node's
+    // line as the placer assigns it, so a placement error comes after both.
+    const bool log = options_.log_placement || config.log_device_placement;
+    if (log) *stdout_text += DeviceMappingBlock(devices_, *profile);
     const auto t_place = std::chrono::steady_clock::now();
     const bool soft = options_.soft_placement || config.allow_soft_placement || profile->soft_placement_default;
-    StatusOr<Placement> placement = PlaceGraph(graph_, devices_, soft, *profile);
-    if (!placement.ok()) return placement.status();
-    placement_ = std::move(*placement);
+    Status placed = PlaceGraph(graph_, devices_, soft, *profile, &placement_);
+    for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
+    if (log) *stdout_text += PlacementLines(graph_, devices_, placement_, *profile, {});
+    if (!placed.ok()) return placed;
     report_.placement = &placement_;
     report_.timings.place_ms = MsSince(t_place);
-    for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
-
-    const bool log = options_.log_placement || config.log_device_placement;
-    if (log) {
-      *stdout_text += DeviceMappingBlock(devices_, *profile);
-      *stdout_text += PlacementLines(graph_, devices_, placement_, *profile, {});
-    }
 
     KernelRegistry kernels;
     RegisterCpuKernels(&kernels);

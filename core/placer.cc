@@ -71,19 +71,23 @@ class Placer {
     }
   }
 
-  StatusOr<Placement> Run() {
-    Placement p;
-    p.device_of.assign(graph_.nodes.size(), -1);
-    p.import_order = ImportOrder(graph_, profile_.import_order);
+  Status Run(Placement* p) {
+    *p = Placement();
+    p->device_of.assign(graph_.nodes.size(), -1);
+    p->import_order = ImportOrder(graph_, profile_.import_order);
     std::vector<int> first, second;
-    for (int id : p.import_order) {
+    for (int id : p->import_order) {
       (profile_.generators_last && IsGenerator(graph_.nodes[id]) ? second : first).push_back(id);
     }
-    for (int id : first) TFRUN_RETURN_IF_ERROR(PlaceNode(id, &p));
-    for (int id : second) TFRUN_RETURN_IF_ERROR(PlaceGenerator(id, &p));
-    p.log_order = first;
-    p.log_order.insert(p.log_order.end(), second.begin(), second.end());
-    return p;
+    for (int id : first) {
+      TFRUN_RETURN_IF_ERROR(PlaceNode(id, p));
+      p->log_order.push_back(id);
+    }
+    for (int id : second) {
+      TFRUN_RETURN_IF_ERROR(PlaceGenerator(id, p));
+      p->log_order.push_back(id);
+    }
+    return Status::Ok();
   }
 
  private:
@@ -251,9 +255,9 @@ class Placer {
 
 }  // namespace
 
-StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& devices,
-                               bool allow_soft_placement, const CompatProfile& profile) {
-  return Placer(graph, devices, allow_soft_placement, profile).Run();
+Status PlaceGraph(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement,
+                  const CompatProfile& profile, Placement* placement) {
+  return Placer(graph, devices, allow_soft_placement, profile).Run(placement);
 }
 
 }  // namespace tfrun

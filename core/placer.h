@@ -18,7 +18,7 @@ namespace tfrun {
 struct Placement {
   std::vector<int> device_of;   // per node id: index into the DeviceSet
   std::vector<int> import_order;  // node ids in the profile's import order
-  std::vector<int> log_order;     // node ids in the order they are logged
+  std::vector<int> log_order;     // node ids in the order they were placed
   // One line per node that soft placement moved, for standard error.
   std::vector<std::string> soft_moves;
 };
@@ -26,9 +26,11 @@ struct Placement {
 // Graph import order (graph_constructor.cc) for the profile.
 std::vector<int> ImportOrder(const Graph& graph, ImportOrder order);
 
-// Fails with TensorFlow's InvalidArgumentError text (exit 3).
-StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& devices,
-                               bool allow_soft_placement,
-                               const CompatProfile& profile);
+// Fails with TensorFlow's InvalidArgumentError text (exit 3). On failure
+// `placement->log_order` still lists the nodes placed before it, which
+// TensorFlow has already logged by then.
+Status PlaceGraph(const Graph& graph, const DeviceSet& devices,
+                  bool allow_soft_placement, const CompatProfile& profile,
+                  Placement* placement);
 
 }  // namespace tfrun
