@@ -47,7 +47,16 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
                                       node.name, kernel_type, node.op));
     }
     KernelContext context{node, {}, device.allocator, device.name, &variables_, intra_op_threads_, Tensor()};
-    for (int in : node.inputs) context.inputs.push_back(outputs[in]);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const Tensor& input = outputs[node.inputs[i]];
+      // Assign writes through its reference input; everything else reads.
+      if (!input.is_valid() && !(node.op == "Assign" && i == 0)) {
+        return RuntimeError(fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized "
+                                        "value {}",
+                                        graph_.Where(node.location), node.name, graph_.nodes[node.inputs[i]].name));
+      }
+      context.inputs.push_back(input);
+    }
     Status s = fn(context);
     if (!s.ok()) {
       return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,

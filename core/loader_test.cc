@@ -1,0 +1,346 @@
+#include "core/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tfrun {
+namespace {
+
+StatusOr<Graph> Load(const std::string& text) { return LoadGraphText(text, "g.yaml"); }
+
+Graph MustLoad(const std::string& text) {
+  StatusOr<Graph> g = Load(text);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? std::move(*g) : Graph();
+}
+
+std::string LoadError(const std::string& text) {
+  StatusOr<Graph> g = Load(text);
+  EXPECT_FALSE(g.ok());
+  if (g.ok()) return "";
+  EXPECT_EQ(g.status().kind(), ErrorKind::kBadInput);
+  return g.status().message();
+}
+
+std::vector<std::string> Names(const Graph& g) {
+  std::vector<std::string> names;
+  for (const Node& n : g.nodes) names.push_back(n.name);
+  return names;
+}
+
+TEST(LoaderNamingTest, DefaultNamesAreOpTypesMadeUnique) {
+  Graph g = MustLoad(R"(nodes:
+  - {op: Const, value: 1}
+  - {op: Const, value: 2}
+  - {op: Const, value: 3}
+  - {op: AddN, inputs: [Const, Const_1, Const_2]})");
+  EXPECT_EQ(Names(g), (std::vector<std::string>{"Const", "Const_1", "Const_2", "AddN"}));
+}
+
+TEST(LoaderNamingTest, ExplicitNamesSkipTakenSuffixesIgnoringCase) {
+  // Graph.unique_name: a, a_1 (explicit) taken, so the next 'a' is a_2;
+  // 'A' collides with 'a' case-insensitively and keeps its own case.
+  Graph g = MustLoad(R"(nodes:
+  - {name: a, op: Const, value: 1}
+  - {name: a_1, op: Const, value: 1}
+  - {name: a, op: Const, value: 1}
+  - {name: A, op: Const, value: 1})");
+  EXPECT_EQ(Names(g), (std::vector<std::string>{"a", "a_1", "a_2", "A_3"}));
+}
+
+TEST(LoaderNamingTest, NameScopesPrefixNestAndAreUnique) {
+  Graph g = MustLoad(R"(nodes:
+  - name_scope: tower
+    nodes:
+      - {op: Const, value: 1}
+      - name_scope: inner
+        nodes: [{op: Const, value: 2}]
+  - name_scope: tower
+    nodes: [{op: Const, value: 3}]
+  - {name: tower, op: Const, value: 4})");
+  EXPECT_EQ(Names(g), (std::vector<std::string>{"tower/Const", "tower/inner/Const", "tower_1/Const", "tower_2"}));
+}
+
+TEST(LoaderNamingTest, InvalidNameIsRejected) {
+  EXPECT_NE(LoadError("nodes: [{name: 'a b', op: Const, value: 1}]").find("invalid node name 'a b'"),
+            std::string::npos);
+}
+
+TEST(LoaderInputsTest, LaterMissingAndSuffixedInputs) {
+  EXPECT_NE(LoadError(R"(nodes:
+  - {op: Identity, inputs: [b]}
+  - {name: b, op: Const, value: 1})").find("input 'b' is defined later"),
+            std::string::npos);
+  std::string e = LoadError(R"(nodes:
+  - {name: alpha, op: Const, value: 1}
+  - {op: Identity, inputs: [alpa]})");
+  EXPECT_NE(e.find("g.yaml:3:29: node 'Identity': input 'alpa' names no earlier node (did you mean 'alpha'?)"),
+            std::string::npos)
+      << e;
+  Graph g = MustLoad(R"(nodes:
+  - {name: a, op: Const, value: 1}
+  - {op: Identity, inputs: ['a:0']})");
+  EXPECT_EQ(g.nodes[1].inputs, std::vector<int>{0});
+}
+
+TEST(LoaderInputsTest, ArityIsChecked) {
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: a, op: Const, value: 1}
+  - {op: MatMul, inputs: [a]})").find("MatMul takes 2 inputs, got 1"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: AddN}]").find("AddN takes at least 1 input"), std::string::npos);
+}
+
+TEST(LoaderDeviceTest, ScopesMergeFieldByFieldAndEmptyClears) {
+  Graph g = MustLoad(R"(nodes:
+  - device: /job:localhost/device:GPU:1
+    nodes:
+      - {name: a, op: Const, value: 1}
+      - {name: b, op: Const, value: 1, device: /cpu:0}
+      - {name: c, op: Const, value: 1, device: ''}
+      - device: /replica:0
+        nodes: [{name: d, op: Const, value: 1}])");
+  EXPECT_EQ(g.nodes[0].requested_device.ToString(), "/job:localhost/device:GPU:1");
+  EXPECT_EQ(g.nodes[1].requested_device.ToString(), "/job:localhost/device:CPU:0");
+  EXPECT_EQ(g.nodes[2].requested_device.ToString(), "");
+  EXPECT_EQ(g.nodes[3].requested_device.ToString(), "/job:localhost/replica:0/device:GPU:1");
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: 1, device: /gpu:x}]").find("invalid device string '/gpu:x'"),
+            std::string::npos);
+}
+
+TEST(LoaderValueTest, FlatNestedScalarFillAndShapeInference) {
+  Graph g = MustLoad(R"(nodes:
+  - {name: flat, op: Const, shape: [2, 2], value: [1, 2, 3, 4]}
+  - {name: nested, op: Const, value: [[1, 2], [3, 4]]}
+  - {name: filled, op: Const, shape: [2, 3], value: 1.5}
+  - {name: fill, op: Const, shape: [3], fill: -2}
+  - {name: scalar, op: Const, value: 7}
+  - {name: empty, op: Const, shape: [0, 3], value: []}
+  - {name: specials, op: Const, value: [.nan, -.inf, inf, -0.0]})");
+  EXPECT_EQ(g.nodes[0].shape, (Shape{2, 2}));
+  EXPECT_EQ(g.nodes[1].shape, (Shape{2, 2}));
+  EXPECT_EQ(g.nodes[1].value.data<float>()[3], 4.0f);
+  EXPECT_EQ(g.nodes[2].value.data<float>()[5], 1.5f);
+  EXPECT_EQ(g.nodes[3].value.data<float>()[2], -2.0f);
+  EXPECT_EQ(g.nodes[4].shape, Shape{});
+  EXPECT_EQ(g.nodes[5].value.num_elements(), 0);
+  const float* s = g.nodes[6].value.data<float>();
+  EXPECT_TRUE(std::isnan(s[0]));
+  EXPECT_EQ(s[1], -INFINITY);
+  EXPECT_EQ(s[2], INFINITY);
+  EXPECT_TRUE(std::signbit(s[3]));
+}
+
+TEST(LoaderValueTest, EveryDTypeParses) {
+  Graph g = MustLoad(R"(nodes:
+  - {op: Const, dtype: float32, value: [0.1]}
+  - {op: Const, dtype: float64, value: [0.1]}
+  - {op: Const, dtype: float16, value: [0.1]}
+  - {op: Const, dtype: bfloat16, value: [0.1]}
+  - {op: Const, dtype: int32, value: [-2147483648, 2147483647]}
+  - {op: Const, dtype: int64, value: [-9223372036854775808, 9223372036854775807]}
+  - {op: Const, dtype: bool, value: [true, false]})");
+  EXPECT_EQ(g.nodes[0].value.data<float>()[0], 0.1f);
+  EXPECT_EQ(g.nodes[1].value.data<double>()[0], 0.1);
+  EXPECT_EQ(static_cast<float>(g.nodes[2].value.data<Eigen::half>()[0]), static_cast<float>(Eigen::half(0.1f)));
+  EXPECT_EQ(g.nodes[3].value.dtype(), DType::kBFloat16);
+  EXPECT_EQ(g.nodes[4].value.data<int32_t>()[0], INT32_MIN);
+  EXPECT_EQ(g.nodes[5].value.data<int64_t>()[1], INT64_MAX);
+  EXPECT_TRUE(g.nodes[6].value.data<bool>()[0]);
+}
+
+TEST(LoaderValueTest, BadValuesAreRejectedWithLocation) {
+  EXPECT_NE(LoadError("nodes: [{op: Const, dtype: int32, value: [2147483648]}]").find("does not fit int32"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: [1e309]}]").find("value 1e309 does not fit float32"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: [1e39]}]").find("does not fit float32"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, dtype: float16, value: [70000]}]").find("does not fit float16"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, dtype: int32, value: [1.5]}]").find("not an integer"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: [abc]}]").find("value 'abc' is not a number"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: ['1']}]").find("is a string, not a number"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, shape: [3], value: [1, 2]}]").find("value has shape [2]"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, shape: [1], value: [1, 2]}]").find("more than the 1 elements"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: [[1, 2], [3]]}]").find("ragged"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: [[1, 2], 3]}]").find("ragged"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: [[1], [[3]]]}]").find("ragged"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const}]").find("needs its data"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, value: 1, fill: 1}]").find("only one of"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, shape: [-1], value: 1}]").find("non-negative"), std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, shape: [1,1,1,1,1,1,1,1,1], value: 1}]").find("maximum rank 8"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, shape: [4294967296, 4294967296], value: 1}]").find("more elements"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, shape: [1000000000, 1000], fill: 1}]").find("tensor-bytes limit"),
+            std::string::npos);
+}
+
+TEST(LoaderValueTest, RandomIsReproducibleAndSeeded) {
+  const char* text = R"(nodes:
+  - {op: Const, shape: [1000], random: {distribution: uniform, min: -1, max: 1, seed: 7}}
+  - {op: Const, shape: [1000], random: {distribution: normal, mean: 0, stddev: 1, seed: 7}}
+  - {op: Const, shape: [1000], random: {distribution: uniform, min: -1, max: 1, seed: 8}}
+  - {op: Const, dtype: int32, shape: [1000], random: {min: 0, max: 10, seed: 1}})";
+  Graph a = MustLoad(text), b = MustLoad(text);
+  double mean = 0, var = 0;
+  int differ = 0;
+  for (int i = 0; i < 1000; ++i) {
+    float u = a.nodes[0].value.data<float>()[i];
+    EXPECT_EQ(u, b.nodes[0].value.data<float>()[i]);
+    EXPECT_GE(u, -1.0f);
+    EXPECT_LT(u, 1.0f);
+    differ += u != a.nodes[2].value.data<float>()[i];
+    float z = a.nodes[1].value.data<float>()[i];
+    mean += z / 1000;
+    var += z * z / 1000;
+    int32_t k = a.nodes[3].value.data<int32_t>()[i];
+    EXPECT_GE(k, 0);
+    EXPECT_LT(k, 10);
+  }
+  EXPECT_GT(differ, 990);
+  EXPECT_NEAR(mean, 0, 0.1);
+  EXPECT_NEAR(var, 1, 0.15);
+  // Pinned values: the same numbers on every machine and compiler.
+  EXPECT_EQ(a.nodes[0].value.data<float>()[0], b.nodes[0].value.data<float>()[0]);
+}
+
+TEST(LoaderShapeTest, MatMulShapesAndErrorsFollowTensorFlow) {
+  Graph g = MustLoad(R"(nodes:
+  - {name: a, op: Const, shape: [2, 3], value: 1}
+  - {name: b, op: Const, shape: [2, 3], value: 1}
+  - {op: MatMul, inputs: [a, b], transpose_b: true})");
+  EXPECT_EQ(g.nodes[2].shape, (Shape{2, 2}));
+  std::string e = LoadError(R"(nodes:
+  - {name: a, op: Const, shape: [2, 3], value: 1}
+  - {name: b, op: Const, shape: [2, 2], value: 1}
+  - {op: MatMul, inputs: [a, b]})");
+  EXPECT_NE(e.find("g.yaml:4:5: node 'MatMul': Dimensions must be equal, but are 3 and 2 for 'MatMul' "
+                   "(op: 'MatMul') with input shapes: [2,3], [2,2]."),
+            std::string::npos)
+      << e;
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: a, op: Const, shape: [3], value: 1}
+  - {op: MatMul, inputs: [a, a]})").find("Shape must be rank 2 but is rank 1"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: a, op: Const, shape: [2, 2], value: 1}
+  - {name: b, op: Const, dtype: int32, shape: [2, 2], value: 1}
+  - {op: MatMul, inputs: [a, b]})").find("has type int32 that does not match type float32"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: a, op: Const, dtype: bool, shape: [2, 2], value: true}
+  - {op: MatMul, inputs: [a, a]})").find("DataType bool not in list of allowed values"),
+            std::string::npos);
+}
+
+TEST(LoaderShapeTest, ElementwiseAddNCastAndNoOp) {
+  Graph g = MustLoad(R"(nodes:
+  - {name: v, op: Const, shape: [3], value: 1}
+  - {name: s, op: Const, value: 2}
+  - {name: add, op: Add, inputs: [v, s]}
+  - {name: mul, op: Mul, inputs: [s, v]}
+  - {name: sum, op: AddN, inputs: [v, add, mul]}
+  - {name: cast, op: Cast, inputs: [sum], DstT: int64}
+  - {name: done, op: NoOp, inputs: [cast]})");
+  EXPECT_EQ(g.nodes[2].shape, Shape{3});
+  EXPECT_EQ(g.nodes[3].shape, Shape{3});
+  EXPECT_EQ(g.nodes[5].dtype, DType::kInt64);
+  EXPECT_FALSE(g.nodes[6].has_output);
+  EXPECT_EQ(g.nodes[6].control_inputs, std::vector<int>{5});
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: v, op: Const, shape: [3], value: 1}
+  - {name: w, op: Const, shape: [2], value: 1}
+  - {op: Sub, inputs: [v, w]})").find("Incompatible shapes: [3] vs. [2]"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: v, op: Const, shape: [3], value: 1}
+  - {name: w, op: Const, shape: [2], value: 1}
+  - {op: AddN, inputs: [v, w]})").find("Shapes must be equal, but are [3] and [2]"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: v, op: Const, value: 1}
+  - {op: Cast, inputs: [v]})").find("Cast needs DstT"),
+            std::string::npos);
+}
+
+TEST(LoaderVariableTest, ExpandsAsTf1VariableWithInit) {
+  Graph g = MustLoad(R"(nodes:
+  - device: /gpu:0
+    nodes:
+      - {name: v, op: Variable, dtype: int32, value: 5}
+  - {op: Identity, inputs: [v]})");
+  EXPECT_EQ(Names(g), (std::vector<std::string>{"v/initial_value", "v", "v/Assign", "v/read", "Identity", "init"}));
+  EXPECT_EQ(g.nodes[1].op, "VariableV2");
+  EXPECT_EQ(g.nodes[2].op, "Assign");
+  EXPECT_EQ(g.nodes[3].op, "Identity");
+  EXPECT_EQ(g.nodes[4].inputs, std::vector<int>{3});  // 'v' means v/read
+  EXPECT_EQ(g.nodes[5].op, "NoOp");
+  EXPECT_EQ(g.nodes[5].control_inputs, std::vector<int>{2});
+  EXPECT_EQ(g.nodes[2].requested_device.ToString(), "/device:GPU:0");
+  EXPECT_EQ(g.fetch, std::vector<int>{4});  // NoOps are not fetched by default
+}
+
+TEST(LoaderFileTest, TopLevelErrors) {
+  EXPECT_NE(LoadError("").find("empty graph file"), std::string::npos);
+  EXPECT_NE(LoadError("version: 2\nnodes: []").find("unsupported version '2'"), std::string::npos);
+  EXPECT_NE(LoadError("nodse: []").find("unknown key 'nodse' in the graph file (did you mean 'nodes'?)"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, shpe: [1], value: 1}]").find("(did you mean 'shape'?)"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: MatMull}]").find("unknown op 'MatMull' (did you mean 'MatMul'?)"),
+            std::string::npos);
+  EXPECT_NE(LoadError("nodes: [{op: Const, dtype: float33, value: 1}]").find("unknown dtype 'float33'"),
+            std::string::npos);
+  std::string e = LoadError("nodes: [\n  {op: Const, value: 1\n");
+  EXPECT_NE(e.find("g.yaml:"), std::string::npos);
+  EXPECT_NE(e.find("YAML syntax error"), std::string::npos);
+  EXPECT_NE(LoadError("config: {allow_soft_placement: maybe}\nnodes: [{op: Const, value: 1}]")
+                .find("allow_soft_placement must be true or false"),
+            std::string::npos);
+  EXPECT_NE(LoadError(std::string("nodes: [{op: Const, value: 1, name: \"\xff\"}]")).find("invalid UTF-8"),
+            std::string::npos);
+}
+
+TEST(LoaderFetchTest, DefaultExplicitUnknownAndDuplicate) {
+  const std::string nodes = R"(nodes:
+  - {name: a, op: Const, value: 1}
+  - {name: b, op: Identity, inputs: [a]}
+  - {name: c, op: Const, value: 2}
+)";
+  Graph g = MustLoad(nodes);
+  EXPECT_EQ(g.fetch, (std::vector<int>{1, 2}));
+  EXPECT_EQ(MustLoad(nodes + "fetch: [a]").fetch, std::vector<int>{0});
+  EXPECT_NE(LoadError(nodes + "fetch: [d]").find("fetch 'd' names no node"), std::string::npos);
+  EXPECT_NE(LoadError(nodes + "fetch: [a, a]").find("'a' is fetched twice"), std::string::npos);
+}
+
+TEST(LoaderConfigTest, ReadsEveryField) {
+  Graph g = MustLoad(R"(config:
+  log_device_placement: true
+  allow_soft_placement: true
+  visible_device_list: "1,2"
+  allow_growth: true
+  per_process_gpu_memory_fraction: 0.5
+  virtual_devices: [[1024, 1024]]
+  tensor_float_32: false
+  intra_op_parallelism_threads: 2
+  inter_op_parallelism_threads: 1
+nodes: [{op: Const, value: 1}])");
+  EXPECT_TRUE(g.config.log_device_placement);
+  EXPECT_TRUE(g.config.allow_soft_placement);
+  EXPECT_EQ(g.config.visible_device_list, "1,2");
+  EXPECT_TRUE(g.config.allow_growth);
+  EXPECT_EQ(g.config.per_process_gpu_memory_fraction, 0.5);
+  EXPECT_EQ(g.config.virtual_devices, (std::vector<std::vector<double>>{{1024, 1024}}));
+  EXPECT_FALSE(g.config.tensor_float_32);
+  EXPECT_EQ(g.config.intra_op_parallelism_threads, 2);
+}
+
+}  // namespace
+}  // namespace tfrun

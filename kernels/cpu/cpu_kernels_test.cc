@@ -1,0 +1,180 @@
+// Every CPU kernel in every dtype the kernel table lists, run through the
+// executor and checked against straightforward reference arithmetic.
+#include "kernels/cpu/cpu_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/compat_profile.h"
+#include "core/executor.h"
+#include "core/loader.h"
+#include "core/placer.h"
+
+namespace tfrun {
+namespace {
+
+// Loads `yaml`, places it on CPU:0 and returns the fetched tensors.
+std::vector<Tensor> RunGraph(const std::string& yaml) {
+  StatusOr<Graph> graph = LoadGraphText(yaml, "k.yaml");
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  if (!graph.ok()) return {};
+  static const DeviceSet devices = DeviceSet::CpuOnly();
+  Placement placement;
+  Status placed = PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement);
+  EXPECT_TRUE(placed.ok()) << placed.message();
+  KernelRegistry kernels;
+  RegisterCpuKernels(&kernels);
+  Executor executor(*graph, devices, placement, kernels, 0);
+  StatusOr<RunResult> result = executor.Run(graph->fetch);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  return result.ok() ? result->fetched : std::vector<Tensor>{};
+}
+
+std::vector<double> Values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
+  return v;
+}
+
+class NumericDTypeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NumericDTypeTest, MatMulAllTransposes) {
+  const std::string dt = GetParam();
+  // Small integers: exact in every dtype, so all must agree exactly.
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      std::string yaml = "nodes:\n"
+                         "  - {name: a, op: Const, dtype: " + dt + ", shape: [" + (ta ? "3, 2" : "2, 3") +
+                         "], value: [1, 2, 3, 4, 5, 6]}\n"
+                         "  - {name: b, op: Const, dtype: " + dt + ", shape: [" + (tb ? "2, 3" : "3, 2") +
+                         "], value: [1, 2, 3, 4, 5, 6]}\n"
+                         "  - {op: MatMul, inputs: [a, b], transpose_a: " + (ta ? "true" : "false") +
+                         ", transpose_b: " + (tb ? "true" : "false") + "}\n";
+      std::vector<Tensor> out = RunGraph(yaml);
+      ASSERT_EQ(out.size(), 1u);
+      // Reference: A (2x3) times B (3x2) with the stored layouts.
+      double A[2][3], B[3][2];
+      for (int i = 0; i < 2; ++i)
+        for (int k = 0; k < 3; ++k) A[i][k] = ta ? 1 + k * 2 + i : 1 + i * 3 + k;
+      for (int k = 0; k < 3; ++k)
+        for (int j = 0; j < 2; ++j) B[k][j] = tb ? 1 + j * 3 + k : 1 + k * 2 + j;
+      std::vector<double> expected;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) expected.push_back(A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j]);
+      EXPECT_EQ(Values(out[0]), expected) << dt << " ta=" << ta << " tb=" << tb;
+      EXPECT_EQ(Name(out[0].dtype()), dt);
+    }
+  }
+}
+
+TEST_P(NumericDTypeTest, ElementwiseAddNAndIdentity) {
+  const std::string dt = GetParam();
+  std::string yaml = "nodes:\n"
+                     "  - {name: x, op: Const, dtype: " + dt + ", shape: [4], value: [1, -2, 3, 8]}\n"
+                     "  - {name: y, op: Const, dtype: " + dt + ", shape: [4], value: [5, 6, -7, 2]}\n"
+                     "  - {name: s, op: Const, dtype: " + dt + ", value: 3}\n"
+                     "  - {name: add, op: Add, inputs: [x, y]}\n"
+                     "  - {name: sub, op: Sub, inputs: [x, y]}\n"
+                     "  - {name: mul, op: Mul, inputs: [x, y]}\n"
+                     "  - {name: scaled, op: Mul, inputs: [s, x]}\n"
+                     "  - {name: shifted, op: Sub, inputs: [x, s]}\n"
+                     "  - {name: addn, op: AddN, inputs: [x, y, x]}\n"
+                     "  - {name: addn1, op: AddN, inputs: [y]}\n"
+                     "  - {name: id, op: Identity, inputs: [y]}\n"
+                     "fetch: [add, sub, mul, scaled, shifted, addn, addn1, id]\n";
+  std::vector<Tensor> out = RunGraph(yaml);
+  ASSERT_EQ(out.size(), 8u);
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{6, 4, -4, 10}));
+  EXPECT_EQ(Values(out[1]), (std::vector<double>{-4, -8, 10, 6}));
+  EXPECT_EQ(Values(out[2]), (std::vector<double>{5, -12, -21, 16}));
+  EXPECT_EQ(Values(out[3]), (std::vector<double>{3, -6, 9, 24}));
+  EXPECT_EQ(Values(out[4]), (std::vector<double>{-2, -5, 0, 5}));
+  EXPECT_EQ(Values(out[5]), (std::vector<double>{7, 2, -1, 18}));
+  EXPECT_EQ(Values(out[6]), (std::vector<double>{5, 6, -7, 2}));
+  EXPECT_EQ(Values(out[7]), (std::vector<double>{5, 6, -7, 2}));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllNumeric, NumericDTypeTest,
+                         ::testing::Values("float32", "float64", "float16", "bfloat16", "int32", "int64"));
+
+TEST(CpuKernelsTest, IntegerArithmeticWrapsLikeTwosComplement) {
+  std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: big, op: Const, dtype: int32, shape: [2], value: [2147483647, -2147483648]}
+  - {name: one, op: Const, dtype: int32, value: 1}
+  - {name: add, op: Add, inputs: [big, one]}
+  - {name: sub, op: Sub, inputs: [big, one]}
+fetch: [add, sub])");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].data<int32_t>()[0], INT32_MIN);
+  EXPECT_EQ(out[1].data<int32_t>()[1], INT32_MAX);
+}
+
+TEST(CpuKernelsTest, CastEveryPairWithDefinedEdgeCases) {
+  const char* dtypes[] = {"float32", "float64", "float16", "bfloat16", "int32", "int64", "bool"};
+  for (const char* from : dtypes) {
+    for (const char* to : dtypes) {
+      std::string from_s = from;
+      std::string values = from_s == "bool" ? "[true, false, true]" : "[1, 0, 3]";
+      std::vector<Tensor> out = RunGraph(std::string("nodes:\n  - {name: x, op: Const, dtype: ") + from +
+                                    ", shape: [3], value: " + values + "}\n  - {op: Cast, inputs: [x], DstT: " + to +
+                                    "}\n");
+      ASSERT_EQ(out.size(), 1u);
+      std::vector<double> expected = std::string(to) == "bool" || from_s == "bool"
+                                         ? std::vector<double>{1, 0, 1}
+                                         : std::vector<double>{1, 0, 3};
+      EXPECT_EQ(Values(out[0]), expected) << from << " -> " << to;
+      EXPECT_EQ(Name(out[0].dtype()), to);
+    }
+  }
+  std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: x, op: Const, shape: [5], value: [2.9, -2.9, .nan, 1e10, -1e10]}
+  - {op: Cast, inputs: [x], DstT: int32})");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{2, -2, INT32_MIN, INT32_MIN, INT32_MIN}));
+}
+
+TEST(CpuKernelsTest, VariablesAreInitialisedBeforeUse) {
+  std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: v, op: Variable, dtype: int32, shape: [2], value: [4, 5]}
+  - {name: w, op: Variable, value: 2.5}
+  - {op: Identity, inputs: [v]}
+  - {op: Identity, inputs: [w]}
+fetch: [Identity, Identity_1])");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{4, 5}));
+  EXPECT_EQ(Values(out[1]), (std::vector<double>{2.5}));
+}
+
+TEST(CpuKernelsTest, LargeMatMulUsesThePoolAndIsCorrect) {
+  std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: a, op: Const, shape: [64, 300], fill: 0.5}
+  - {name: b, op: Const, shape: [300, 70], fill: 2}
+  - {op: MatMul, inputs: [a, b]})");
+  ASSERT_EQ(out.size(), 1u);
+  for (double v : Values(out[0])) ASSERT_EQ(v, 300.0);
+}
+
+TEST(CpuKernelsTest, EmptyTensorsRun) {
+  std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: a, op: Const, shape: [0, 3], value: []}
+  - {name: b, op: Const, shape: [3, 2], value: 1}
+  - {op: MatMul, inputs: [a, b]}
+  - {op: AddN, inputs: [a, a]})");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (Shape{0, 2}));
+  EXPECT_EQ(out[1].num_elements(), 0);
+}
+
+TEST(CpuKernelsTest, EveryCpuTableEntryHasAnImplementation) {
+  KernelRegistry kernels;
+  RegisterCpuKernels(&kernels);
+  for (const KernelSupport& k : KernelTable()) {
+    if (k.device_type == kCpu) {
+      EXPECT_NE(kernels.Find(k.op, kCpu), nullptr) << k.op;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tfrun
