@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tfrun builds with, if any are missing
+# (idempotent; silent when everything is there). The CUDA toolkit is part of
+# the machine image at /usr/local/cuda; it is checked, not installed.
+set -euo pipefail
+
+packages=(bazel-bootstrap bazel-rules-java libyaml-cpp-dev libcli11-dev
+          libspdlog-dev libfmt-dev libeigen3-dev libgtest-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "tfrun setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >/dev/null
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] || [ ! -f /usr/local/cuda/lib64/libcudart_static.a ]; then
+  echo "tfrun setup: the CUDA toolkit is expected at /usr/local/cuda (nvcc, libcudart_static.a)" >&2
+  exit 1
+fi
