@@ -1,0 +1,149 @@
+// The tfrun binary's file outputs and exit codes: --out writes .npy files
+// NumPy can load, --json reports results and errors, a failed run leaves no
+// output files, and bad .npy inputs are clean errors (exit 2).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/npy.h"
+
+namespace tfrun {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string TmpDir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  return t ? t : "/tmp";
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Outcome Tfrun(const std::string& args) {
+  const std::string err_path = TmpDir() + "/stderr.txt";
+  FILE* p = popen(("cli/tfrun " + args + " 2>" + err_path).c_str(), "r");
+  Outcome o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
+  int status = pclose(p);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.err = Slurp(err_path);
+  return o;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+TEST(CliTest, OutWritesNpyFilesPerFetch) {
+  const std::string dir = TmpDir() + "/out1";
+  Outcome o = Tfrun("graphs/multi_tower.yaml --out " + dir + " --fetch AddN --fetch MatMul_1");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  StatusOr<Tensor> sum = ReadNpy(dir + "/AddN.npy");
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum->shape(), (Shape{2, 2}));
+  EXPECT_EQ(sum->data<float>()[3], 128.0f);
+  EXPECT_TRUE(Exists(dir + "/MatMul_1.npy"));
+  EXPECT_FALSE(Exists(dir + "/AddN.npy.tmp"));
+}
+
+TEST(CliTest, OutNamesReplaceSlashes) {
+  const std::string graph = TmpDir() + "/scoped.yaml";
+  std::ofstream(graph) << "nodes:\n  - name_scope: s\n    nodes: [{name: c, op: Const, dtype: bfloat16, value: [1.5]}]\n";
+  const std::string dir = TmpDir() + "/out2";
+  Outcome o = Tfrun(graph + " --out " + dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  StatusOr<Tensor> t = ReadNpy(dir + "/s__c.npy");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->dtype(), DType::kFloat32);  // bfloat16 widened for NumPy
+  EXPECT_EQ(t->data<float>()[0], 1.5f);
+}
+
+TEST(CliTest, FailedRunWritesNoOutputFiles) {
+  const std::string dir = TmpDir() + "/out3";
+  Outcome o = Tfrun("graphs/matmul_gpu2.yaml --out " + dir);
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_FALSE(Exists(dir + "/MatMul.npy"));
+}
+
+TEST(CliTest, JsonReportsResultsAndErrors) {
+  const std::string path = TmpDir() + "/report.json";
+  Outcome o = Tfrun("graphs/matmul.yaml --json " + path);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::string json = Slurp(path);
+  EXPECT_NE(json.find("\"results\":[{\"name\":\"MatMul\",\"dtype\":\"float32\",\"shape\":[2,2]"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"values\":[22,28,49,64]"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"exit_code\":0"), std::string::npos);
+
+  Outcome to_stdout = Tfrun("graphs/matmul_gpu2.yaml --json -");
+  EXPECT_EQ(to_stdout.exit_code, 3);
+  EXPECT_EQ(to_stdout.out.rfind("{", 0), 0u) << to_stdout.out;  // only the JSON
+  EXPECT_NE(to_stdout.out.find("\"exit_code\":3"), std::string::npos);
+  EXPECT_NE(to_stdout.out.find("InvalidArgumentError"), std::string::npos);
+}
+
+TEST(CliTest, BadNpyInputsAreCleanErrors) {
+  for (const char* file : {"truncated.npy", "bad_magic.npy", "complex.npy", "missing.npy"}) {
+    const std::string graph = TmpDir() + "/npy_" + file + ".yaml";
+    // Paths are relative to the graph file: point at testdata by absolute path.
+    char cwd[4096];
+    ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+    std::ofstream(graph) << "nodes:\n  - {name: x, op: Const, npy: " << cwd << "/testdata/npy/" << file << "}\n";
+    Outcome o = Tfrun(graph);
+    EXPECT_EQ(o.exit_code, 2) << file << ": " << o.err;
+    EXPECT_NE(o.err.find(":2:"), std::string::npos) << o.err;  // names the line
+    EXPECT_NE(o.err.find("node 'x'"), std::string::npos) << o.err;
+    EXPECT_EQ(o.out, "");
+  }
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  const std::string graph = TmpDir() + "/npy_dtype.yaml";
+  std::ofstream(graph) << "nodes:\n  - {name: x, op: Const, dtype: float32, npy: " << cwd << "/testdata/npy/int64.npy}\n";
+  Outcome o = Tfrun(graph);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("holds int64 but dtype is float32"), std::string::npos) << o.err;
+}
+
+TEST(CliTest, NpyDtypesRoundTrip) {
+  for (const char* file : {"int64.npy", "bool.npy", "half.npy"}) {
+    StatusOr<Tensor> t = ReadNpy(std::string("testdata/npy/") + file);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    const std::string copy = TmpDir() + "/copy_" + file;
+    ASSERT_TRUE(WriteNpy(copy, *t).ok());
+    EXPECT_EQ(Slurp(copy), Slurp(std::string("testdata/npy/") + file)) << file;  // byte-identical to np.save
+  }
+}
+
+TEST(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Tfrun("").exit_code, 2);
+  EXPECT_EQ(Tfrun("graphs/matmul.yaml --compat tf9").exit_code, 2);
+  EXPECT_EQ(Tfrun("graphs/matmul.yaml --no-such-flag").exit_code, 2);
+  Outcome o = Tfrun("graphs/matmul.yaml --fetch MatMull");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("did you mean 'MatMul'"), std::string::npos) << o.err;
+  Outcome dir = Tfrun("graphs");
+  EXPECT_EQ(dir.exit_code, 2);
+  EXPECT_NE(dir.err.find("is a directory"), std::string::npos);
+  Outcome missing = Tfrun("no/such.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no/such.yaml: cannot read graph file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfrun
