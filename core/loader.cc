@@ -514,9 +514,18 @@ class Loader {
   }
 
   // tf.global_variables_initializer(): one NoOp "init" after all nodes.
+  // control_flow_ops.group() creates it under the initialisers' device when
+  // they all request the same one.
   void AddVariableInitializer() {
     if (assign_ids_.empty()) return;
     Node init;
+    const Node& first = graph_.nodes[assign_ids_[0]];
+    bool same = true;
+    for (int id : assign_ids_) same = same && graph_.nodes[id].requested_device == first.requested_device;
+    if (same) {
+      init.requested_device = first.requested_device;
+      init.requested_device_text = first.requested_device_text;
+    }
     init.name = namer_.Unique("init");
     init.op = "NoOp";
     init.has_output = false;

@@ -283,6 +283,7 @@ TEST(LoaderVariableTest, ExpandsAsTf1VariableWithInit) {
   EXPECT_EQ(g.nodes[5].op, "NoOp");
   EXPECT_EQ(g.nodes[5].control_inputs, std::vector<int>{2});
   EXPECT_EQ(g.nodes[2].requested_device.ToString(), "/device:GPU:0");
+  EXPECT_EQ(g.nodes[5].requested_device.ToString(), "/device:GPU:0");  // as TF 2.21 does
   EXPECT_EQ(g.fetch, std::vector<int>{4});  // NoOps are not fetched by default
 }
 

@@ -1,0 +1,137 @@
+#include "kernels/cuda/elementwise.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+namespace tfrun {
+namespace cuda {
+namespace {
+
+// Up to this many inputs travel in the kernel's parameter block; more are
+// summed in chunks, each chunk adding onto the running result.
+constexpr int kMaxInputsPerPass = 16;
+
+template <typename T>
+struct InputPointers {
+  const T* p[kMaxInputsPerPass];
+};
+
+// Arithmetic type: half and bfloat16 compute in float and round per step,
+// integers wrap as two's complement.
+template <typename T> struct Compute { using type = T; };
+template <> struct Compute<__half> { using type = float; };
+template <> struct Compute<__nv_bfloat16> { using type = float; };
+template <> struct Compute<int32_t> { using type = uint32_t; };
+template <> struct Compute<int64_t> { using type = uint64_t; };
+
+template <typename T>
+__device__ typename Compute<T>::type Load(const T* p, int64_t i) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(p[i]);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(p[i]);
+  } else {
+    return static_cast<typename Compute<T>::type>(p[i]);
+  }
+}
+
+template <typename T>
+__device__ T Store(typename Compute<T>::type v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(v);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+__global__ void AddNKernel(InputPointers<T> in, int count, bool accumulate, int64_t n, T* out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    T acc = accumulate ? out[i] : in.p[0][i];
+    for (int k = accumulate ? 0 : 1; k < count; ++k) acc = Store<T>(Load(&acc, 0) + Load(in.p[k], i));
+    out[i] = acc;
+  }
+}
+
+template <typename T, BinaryOp Op>
+__global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, int64_t n, T* out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    auto a = Load(x, xs ? 0 : i);
+    auto b = Load(y, ys ? 0 : i);
+    if constexpr (Op == BinaryOp::kAdd) out[i] = Store<T>(a + b);
+    if constexpr (Op == BinaryOp::kSub) out[i] = Store<T>(a - b);
+    if constexpr (Op == BinaryOp::kMul) out[i] = Store<T>(a * b);
+  }
+}
+
+dim3 GridFor(int64_t n) {
+  int64_t blocks = (n + 255) / 256;
+  return dim3(static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
+}
+
+template <typename T>
+int AddNTyped(const void* const* inputs, int num_inputs, int64_t n, void* out, cudaStream_t stream) {
+  for (int start = 0; start < num_inputs; start += kMaxInputsPerPass) {
+    InputPointers<T> ptrs{};
+    int count = num_inputs - start < kMaxInputsPerPass ? num_inputs - start : kMaxInputsPerPass;
+    for (int k = 0; k < count; ++k) ptrs.p[k] = static_cast<const T*>(inputs[start + k]);
+    AddNKernel<T><<<GridFor(n), 256, 0, stream>>>(ptrs, count, start > 0, n, static_cast<T*>(out));
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <typename T>
+int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, int64_t n, void* out,
+                cudaStream_t stream) {
+  const T* a = static_cast<const T*>(x);
+  const T* b = static_cast<const T*>(y);
+  T* o = static_cast<T*>(out);
+  switch (op) {
+    case BinaryOp::kAdd: BinaryKernel<T, BinaryOp::kAdd><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, n, o); break;
+    case BinaryOp::kSub: BinaryKernel<T, BinaryOp::kSub><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, n, o); break;
+    case BinaryOp::kMul: BinaryKernel<T, BinaryOp::kMul><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, n, o); break;
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <typename Fn>
+int DispatchElementType(ElementType type, Fn&& fn) {
+  switch (type) {
+    case ElementType::kFloat32: return fn(static_cast<float*>(nullptr));
+    case ElementType::kFloat64: return fn(static_cast<double*>(nullptr));
+    case ElementType::kFloat16: return fn(static_cast<__half*>(nullptr));
+    case ElementType::kBFloat16: return fn(static_cast<__nv_bfloat16*>(nullptr));
+    case ElementType::kInt32: return fn(static_cast<int32_t*>(nullptr));
+    case ElementType::kInt64: return fn(static_cast<int64_t*>(nullptr));
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace
+
+int AddN(ElementType type, const void* const* inputs, int num_inputs, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  return DispatchElementType(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return AddNTyped<T>(inputs, num_inputs, n, out, static_cast<cudaStream_t>(stream));
+  });
+}
+
+int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const void* y, bool y_scalar, int64_t n,
+           void* out, void* stream) {
+  if (n == 0) return 0;
+  return DispatchElementType(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return BinaryTyped<T>(op, x, x_scalar, y, y_scalar, n, out, static_cast<cudaStream_t>(stream));
+  });
+}
+
+}  // namespace cuda
+}  // namespace tfrun

@@ -1,0 +1,26 @@
+// CUDA elementwise kernels: AddN over any number of inputs in one pass, and
+// Add, Sub, Mul with one operand optionally a scalar. Plain C++ interface so
+// callers need no CUDA headers; pointers are device pointers, `stream` a
+// cudaStream_t. Each returns the cudaError_t of its launch (0 = success).
+#pragma once
+
+#include <cstdint>
+
+namespace tfrun {
+namespace cuda {
+
+enum class ElementType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64 };
+
+enum class BinaryOp { kAdd, kSub, kMul };
+
+// out[i] = in[0][i] + in[1][i] + ... left to right, each sum rounded to the
+// element type (as TensorFlow's AddN). `inputs` is a host array of
+// `num_inputs` device pointers.
+int AddN(ElementType type, const void* const* inputs, int num_inputs, int64_t n, void* out, void* stream);
+
+// out = x op y; x_scalar / y_scalar broadcast element 0 of that operand.
+int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const void* y, bool y_scalar, int64_t n,
+           void* out, void* stream);
+
+}  // namespace cuda
+}  // namespace tfrun
