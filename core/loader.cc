@@ -320,8 +320,13 @@ class Loader {
     return Status::Ok();
   }
 
-  Status MergeDevice(const YAML::Node& d, const Scope& outer, Scope* inner) const {
-    if (!d.IsScalar()) return ErrorAt(d, "device must be a string such as /gpu:0");
+  // `node_name` is empty for a scope's device.
+  Status MergeDevice(const YAML::Node& d, const Scope& outer, Scope* inner,
+                     const std::string& node_name = "") const {
+    auto error = [&](const std::string& message) {
+      return node_name.empty() ? ErrorAt(d, message) : NodeError(d, node_name, message);
+    };
+    if (!d.IsScalar()) return error("device must be a string such as /gpu:0");
     const std::string text = d.Scalar();
     if (text.empty()) {  // tf.device(None): clears the annotation
       inner->device = DeviceSpec();
@@ -329,7 +334,7 @@ class Loader {
       return Status::Ok();
     }
     StatusOr<DeviceSpec> spec = DeviceSpec::Parse(text);
-    if (!spec.ok()) return ErrorAt(d, spec.status().message());
+    if (!spec.ok()) return error(spec.status().message());
     inner->device = spec->MergedOver(outer.device);
     inner->device_text = text;
     return Status::Ok();
@@ -393,7 +398,9 @@ class Loader {
       base = n.Scalar();
     }
     Scope node_scope = scope;
-    if (const YAML::Node d = entry["device"]) TFRUN_RETURN_IF_ERROR(MergeDevice(d, scope, &node_scope));
+    if (const YAML::Node d = entry["device"]) {
+      TFRUN_RETURN_IF_ERROR(MergeDevice(d, scope, &node_scope, scope.name_prefix + base));
+    }
 
     if (op == "Variable") return LoadVariable(entry, node_scope, base);
 

@@ -166,6 +166,39 @@ TEST(CpuKernelsTest, EmptyTensorsRun) {
   EXPECT_EQ(out[1].num_elements(), 0);
 }
 
+// Peak memory is the live set, not the sum: a chain of eight 4 MB Adds
+// keeps at most two intermediates alive at once.
+TEST(CpuKernelsTest, ExecutorFreesIntermediatesAfterLastUse) {
+  std::string yaml = "nodes:\n  - {name: x, op: Const, shape: [1048576], fill: 1}\n"
+                     "  - {name: a1, op: Add, inputs: [x, x]}\n";
+  for (int i = 2; i <= 8; ++i) {
+    yaml += "  - {name: a" + std::to_string(i) + ", op: Add, inputs: [a" + std::to_string(i - 1) + ", a" +
+            std::to_string(i - 1) + "]}\n";
+  }
+  yaml += "fetch: [a8]\n";
+  StatusOr<Graph> graph = LoadGraphText(yaml, "chain.yaml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  HostAllocator allocator("cpu");
+  DeviceSet devices;
+  Device cpu;
+  cpu.spec = DeviceSpec::Local("CPU", 0);
+  cpu.name = cpu.spec.ToString();
+  cpu.type = "CPU";
+  cpu.allocator = &allocator;
+  devices.Add(cpu);
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement).ok());
+  KernelRegistry kernels;
+  RegisterCpuKernels(&kernels);
+  Executor executor(*graph, devices, placement, kernels, 1);
+  StatusOr<RunResult> result = executor.Run(graph->fetch);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->fetched[0].data<float>()[12345], 256.0f);
+  const size_t tensor_bytes = 4u << 20;
+  EXPECT_LE(allocator.peak_bytes_in_use(), 2 * tensor_bytes);
+  EXPECT_EQ(allocator.bytes_in_use(), tensor_bytes);  // only the fetched a8
+}
+
 TEST(CpuKernelsTest, EveryCpuTableEntryHasAnImplementation) {
   KernelRegistry kernels;
   RegisterCpuKernels(&kernels);
