@@ -84,15 +84,7 @@ StatusOr<DeviceSpec> DeviceSpec::Parse(std::string_view text) {
       has_type = true;
       spec.type = Upper(f[0]);
       if (f.size() == 2) TFRUN_RETURN_IF_ERROR(set_index(f[1], spec.id, "device index"));
-    } else if (f.size() == 3 && f[0] == "device") {
-      if (has_type) return bad("more than one device type");
-      has_type = true;
-      if (f[1] != "*") {
-        if (!IsIdentifier(f[1])) return bad(fmt::format("bad device type '{}'", f[1]));
-        spec.type = CanonicalType(f[1]);
-      }
-      TFRUN_RETURN_IF_ERROR(set_index(f[2], spec.id, "device index"));
-    } else if (f.size() == 2 && f[0] == "device") {
+    } else if ((f.size() == 2 || f.size() == 3) && f[0] == "device") {
       // "/device:GPU" (no index) is a valid partial spec in C++.
       if (has_type) return bad("more than one device type");
       has_type = true;
@@ -100,6 +92,7 @@ StatusOr<DeviceSpec> DeviceSpec::Parse(std::string_view text) {
         if (!IsIdentifier(f[1])) return bad(fmt::format("bad device type '{}'", f[1]));
         spec.type = CanonicalType(f[1]);
       }
+      if (f.size() == 3) TFRUN_RETURN_IF_ERROR(set_index(f[2], spec.id, "device index"));
     } else {
       return bad(fmt::format("unknown component '{}'", part));
     }

@@ -214,6 +214,28 @@ void StripTrailingZeros(std::string& s, int& fraction_digits, TrimMode trim) {
   }
 }
 
+// The decimal point and fraction as Format_Positional/Format_Scientific
+// write them: the point always (but for DptZeros), zeros added or trimmed
+// by the trim mode.
+void AppendFraction(const std::string& fraction, const FloatFormatSpec& spec,
+                    std::string* s, int* fraction_digits) {
+  if (*fraction_digits > 0) *s += "." + fraction;
+  if (spec.trim != TrimMode::kDptZeros && *fraction_digits == 0) *s += '.';
+  if (spec.trim == TrimMode::kLeaveOneZero) {
+    if (*fraction_digits == 0) {
+      *s += '0';
+      ++*fraction_digits;
+    }
+  } else if (spec.trim == TrimMode::kNone) {
+    int desired = std::max(spec.unique ? -1 : spec.precision, spec.min_digits);
+    for (; *fraction_digits < desired; ++*fraction_digits) *s += '0';
+  }
+  if (spec.precision >= 0 && spec.trim != TrimMode::kNone &&
+      *fraction_digits > 0) {
+    StripTrailingZeros(*s, *fraction_digits, spec.trim);
+  }
+}
+
 }  // namespace
 
 std::string ShortestDigitsForTest(double abs_x, DType dtype, bool exact) {
@@ -249,21 +271,7 @@ std::string FormatFloatPositional(double x, DType dtype,
   int fraction_digits = static_cast<int>(fraction.size());
 
   std::string s = (negative ? "-" : "") + whole;
-  if (fraction_digits > 0) s += "." + fraction;
-  if (spec.trim != TrimMode::kDptZeros && fraction_digits == 0) s += '.';
-  if (spec.trim == TrimMode::kLeaveOneZero) {
-    if (fraction_digits == 0) {
-      s += '0';
-      ++fraction_digits;
-    }
-  } else if (spec.trim == TrimMode::kNone) {
-    int desired = std::max(spec.unique ? -1 : spec.precision, spec.min_digits);
-    for (; fraction_digits < desired; ++fraction_digits) s += '0';
-  }
-  if (spec.precision >= 0 && spec.trim != TrimMode::kNone &&
-      fraction_digits > 0) {
-    StripTrailingZeros(s, fraction_digits, spec.trim);
-  }
+  AppendFraction(fraction, spec, &s, &fraction_digits);
   if (spec.pad_right >= fraction_digits) {
     if (spec.trim == TrimMode::kDptZeros && fraction_digits == 0) s += ' ';
     s.append(spec.pad_right - fraction_digits, ' ');
@@ -282,23 +290,9 @@ std::string FormatFloatScientific(double x, DType dtype,
       [](const Decimal& v) { return static_cast<int>(v.digits.size()) - 1; },
       ExactScientific);
 
-  int fraction_digits = static_cast<int>(d.digits.size()) - 1;
   std::string s = (negative ? "-" : "") + d.digits.substr(0, 1);
-  if (fraction_digits > 0) s += "." + d.digits.substr(1);
-  if (spec.trim != TrimMode::kDptZeros && fraction_digits == 0) s += '.';
-  if (spec.trim == TrimMode::kLeaveOneZero) {
-    if (fraction_digits == 0) {
-      s += '0';
-      ++fraction_digits;
-    }
-  } else if (spec.trim == TrimMode::kNone) {
-    int desired = std::max(spec.unique ? -1 : spec.precision, spec.min_digits);
-    for (; fraction_digits < desired; ++fraction_digits) s += '0';
-  }
-  if (spec.precision >= 0 && spec.trim != TrimMode::kNone &&
-      fraction_digits > 0) {
-    StripTrailingZeros(s, fraction_digits, spec.trim);
-  }
+  int fraction_digits = static_cast<int>(d.digits.size()) - 1;
+  AppendFraction(d.digits.substr(1), spec, &s, &fraction_digits);
 
   int exponent = d.exponent;
   int exp_digits = spec.exp_digits < 0 ? 2 : std::min(spec.exp_digits, 5);

@@ -2,13 +2,13 @@
 
 #define EIGEN_USE_THREADS
 #include <fmt/format.h>
-#include <unsupported/Eigen/CXX11/Tensor>
 
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <thread>
 #include <type_traits>
+#include <unsupported/Eigen/CXX11/Tensor>
 
 namespace tfrun {
 namespace {
@@ -19,8 +19,8 @@ int g_threads = 0;
 constexpr int64_t kParallelElements = 1 << 15;
 
 const Eigen::ThreadPoolDevice& PoolDevice() {
-  static auto* pool = new Eigen::ThreadPool(
-      g_threads > 0 ? g_threads : std::max(1u, std::thread::hardware_concurrency()));
+  static auto* pool =
+      new Eigen::ThreadPool(g_threads > 0 ? g_threads : std::max(1u, std::thread::hardware_concurrency()));
   static auto* device = new Eigen::ThreadPoolDevice(pool, pool->NumThreads());
   return *device;
 }
@@ -50,13 +50,19 @@ template <typename T>
 using Arith = std::conditional_t<std::is_same_v<T, int32_t>, uint32_t,
                                  std::conditional_t<std::is_same_v<T, int64_t>, uint64_t, T>>;
 
-template <typename T, typename Fn>
-Status NumericOnly(DType dtype, Fn&& fn) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return RuntimeError(fmt::format("no CPU kernel for {}", Name(dtype)));
-  } else {
-    return fn();
-  }
+// Allocates the node's output and calls body(TypeTag<T>{}) for its numeric
+// element type T (the op table keeps bool away from these kernels).
+template <typename Body>
+Status ForNumericOutput(KernelContext& c, Body&& body) {
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
+    } else {
+      return body(tag);
+    }
+  });
 }
 
 Status ConstKernel(KernelContext& c) {
@@ -74,62 +80,56 @@ Status NoOpKernel(KernelContext&) { return Status::Ok(); }
 Status MatMulKernel(KernelContext& c) {
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
-  return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
+  return ForNumericOutput(c, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    return NumericOnly<T>(c.node.dtype, [&]() -> Status {
-      // float16/bfloat16 accumulate in float32; integers wrap.
-      using Acc = std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>,
-                                     float, Arith<T>>;
-      const int64_t m = c.node.shape[0], n = c.node.shape[1];
-      const int64_t ka = a.shape()[1], kb = b.shape()[1];
-      if (m * n == 0) return Status::Ok();
-      Eigen::array<Eigen::IndexPair<Eigen::Index>, 1> dims;
-      dims[0] = Eigen::IndexPair<Eigen::Index>(c.node.transpose_a ? 0 : 1, c.node.transpose_b ? 1 : 0);
-      auto run = [&](const Acc* pa, const Acc* pb, Acc* po) {
-        ConstMatrix<Acc> ma(pa, a.shape()[0], ka);
-        ConstMatrix<Acc> mb(pb, b.shape()[0], kb);
-        Matrix<Acc> mo(po, m, n);
-        const int64_t k = c.node.transpose_a ? a.shape()[0] : ka;
-        if (m * n * k >= kParallelElements * 8) {
-          mo.device(PoolDevice()) = ma.contract(mb, dims);
-        } else {
-          mo = ma.contract(mb, dims);
-        }
-      };
-      if constexpr (std::is_same_v<Acc, float> && !std::is_same_v<T, float>) {
-        std::vector<float> fa(a.num_elements()), fb(b.num_elements()), fo(m * n);
-        for (int64_t i = 0; i < a.num_elements(); ++i) fa[i] = static_cast<float>(a.data<T>()[i]);
-        for (int64_t i = 0; i < b.num_elements(); ++i) fb[i] = static_cast<float>(b.data<T>()[i]);
-        run(fa.data(), fb.data(), fo.data());
-        for (int64_t i = 0; i < m * n; ++i) c.output.data<T>()[i] = T(fo[i]);
+    // float16/bfloat16 accumulate in float32; integers wrap.
+    using Acc =
+        std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, Arith<T>>;
+    const int64_t m = c.node.shape[0], n = c.node.shape[1];
+    const int64_t ka = a.shape()[1], kb = b.shape()[1];
+    if (m * n == 0) return Status::Ok();
+    Eigen::array<Eigen::IndexPair<Eigen::Index>, 1> dims;
+    dims[0] = Eigen::IndexPair<Eigen::Index>(c.node.transpose_a ? 0 : 1, c.node.transpose_b ? 1 : 0);
+    auto run = [&](const Acc* pa, const Acc* pb, Acc* po) {
+      ConstMatrix<Acc> ma(pa, a.shape()[0], ka);
+      ConstMatrix<Acc> mb(pb, b.shape()[0], kb);
+      Matrix<Acc> mo(po, m, n);
+      const int64_t k = c.node.transpose_a ? a.shape()[0] : ka;
+      if (m * n * k >= kParallelElements * 8) {
+        mo.device(PoolDevice()) = ma.contract(mb, dims);
       } else {
-        run(reinterpret_cast<const Acc*>(a.data<T>()), reinterpret_cast<const Acc*>(b.data<T>()),
-            reinterpret_cast<Acc*>(c.output.data<T>()));
+        mo = ma.contract(mb, dims);
       }
-      return Status::Ok();
-    });
+    };
+    if constexpr (std::is_same_v<Acc, float> && !std::is_same_v<T, float>) {
+      std::vector<float> fa(a.num_elements()), fb(b.num_elements()), fo(m * n);
+      for (int64_t i = 0; i < a.num_elements(); ++i) fa[i] = static_cast<float>(a.data<T>()[i]);
+      for (int64_t i = 0; i < b.num_elements(); ++i) fb[i] = static_cast<float>(b.data<T>()[i]);
+      run(fa.data(), fb.data(), fo.data());
+      for (int64_t i = 0; i < m * n; ++i) c.output.data<T>()[i] = T(fo[i]);
+    } else {
+      run(reinterpret_cast<const Acc*>(a.data<T>()), reinterpret_cast<const Acc*>(b.data<T>()),
+          reinterpret_cast<Acc*>(c.output.data<T>()));
+    }
+    return Status::Ok();
   });
 }
 
 Status AddNKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
-  return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
+  return ForNumericOutput(c, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    return NumericOnly<T>(c.node.dtype, [&]() -> Status {
-      using A = Arith<T>;
-      const int64_t n = c.output.num_elements();
-      Flat<A> out(reinterpret_cast<A*>(c.output.data<T>()), n);
-      auto in = [&](size_t i) { return ConstFlat<A>(reinterpret_cast<const A*>(c.inputs[i].template data<T>()), n); };
-      // Left to right, each step rounded in the dtype, as TensorFlow's AddN.
-      if (c.inputs.size() == 1) {
-        Assign(out, in(0), n);
-      } else {
-        Assign(out, in(0) + in(1), n);
-      }
-      for (size_t i = 2; i < c.inputs.size(); ++i) Assign(out, out + in(i), n);
-      return Status::Ok();
-    });
+    using A = Arith<T>;
+    const int64_t n = c.output.num_elements();
+    Flat<A> out(reinterpret_cast<A*>(c.output.data<T>()), n);
+    auto in = [&](size_t i) { return ConstFlat<A>(reinterpret_cast<const A*>(c.inputs[i].template data<T>()), n); };
+    // Left to right, each step rounded in the dtype, as TensorFlow's AddN.
+    if (c.inputs.size() == 1) {
+      Assign(out, in(0), n);
+    } else {
+      Assign(out, in(0) + in(1), n);
+    }
+    for (size_t i = 2; i < c.inputs.size(); ++i) Assign(out, out + in(i), n);
+    return Status::Ok();
   });
 }
 
@@ -137,32 +137,29 @@ enum class BinaryOp { kAdd, kSub, kMul };
 
 template <BinaryOp Op>
 Status BinaryKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
-  return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
+  return ForNumericOutput(c, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    return NumericOnly<T>(c.node.dtype, [&]() -> Status {
-      using A = Arith<T>;
-      const int64_t n = c.output.num_elements();
-      const Tensor& x = c.inputs[0];
-      const Tensor& y = c.inputs[1];
-      Flat<A> out(reinterpret_cast<A*>(c.output.data<T>()), n);
-      ConstFlat<A> fx(reinterpret_cast<const A*>(x.data<T>()), x.num_elements());
-      ConstFlat<A> fy(reinterpret_cast<const A*>(y.data<T>()), y.num_elements());
-      auto apply = [&](auto lhs, auto rhs) {
-        if constexpr (Op == BinaryOp::kAdd) Assign(out, lhs + rhs, n);
-        if constexpr (Op == BinaryOp::kSub) Assign(out, lhs - rhs, n);
-        if constexpr (Op == BinaryOp::kMul) Assign(out, lhs * rhs, n);
-      };
-      // One operand may be a scalar (graph-format.md).
-      if (x.rank() == 0 && y.rank() != 0) {
-        apply(fx.reshape(Eigen::array<Eigen::Index, 1>{1}).broadcast(Eigen::array<Eigen::Index, 1>{n}), fy);
-      } else if (y.rank() == 0 && x.rank() != 0) {
-        apply(fx, fy.reshape(Eigen::array<Eigen::Index, 1>{1}).broadcast(Eigen::array<Eigen::Index, 1>{n}));
-      } else {
-        apply(fx, fy);
-      }
-      return Status::Ok();
-    });
+    using A = Arith<T>;
+    const int64_t n = c.output.num_elements();
+    const Tensor& x = c.inputs[0];
+    const Tensor& y = c.inputs[1];
+    Flat<A> out(reinterpret_cast<A*>(c.output.data<T>()), n);
+    ConstFlat<A> fx(reinterpret_cast<const A*>(x.data<T>()), x.num_elements());
+    ConstFlat<A> fy(reinterpret_cast<const A*>(y.data<T>()), y.num_elements());
+    auto apply = [&](auto lhs, auto rhs) {
+      if constexpr (Op == BinaryOp::kAdd) Assign(out, lhs + rhs, n);
+      if constexpr (Op == BinaryOp::kSub) Assign(out, lhs - rhs, n);
+      if constexpr (Op == BinaryOp::kMul) Assign(out, lhs * rhs, n);
+    };
+    // One operand may be a scalar (graph-format.md).
+    if (x.rank() == 0 && y.rank() != 0) {
+      apply(fx.reshape(Eigen::array<Eigen::Index, 1>{1}).broadcast(Eigen::array<Eigen::Index, 1>{n}), fy);
+    } else if (y.rank() == 0 && x.rank() != 0) {
+      apply(fx, fy.reshape(Eigen::array<Eigen::Index, 1>{1}).broadcast(Eigen::array<Eigen::Index, 1>{n}));
+    } else {
+      apply(fx, fy);
+    }
+    return Status::Ok();
   });
 }
 
