@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/devices.h"
 #include "cli/report.h"
 #include "core/array_printer.h"
 #include "core/compat_profile.h"
@@ -31,11 +32,13 @@ struct Options {
   std::string graph_path;
   bool log_placement = false;
   bool soft_placement = false;
-  std::string visible_devices;
+  bool no_soft_placement = false;  // eager places softly unless told not to
   std::vector<std::string> fetch;
   std::string compat = "tf2";
   std::string json_path;
   std::string out_dir;
+  std::string dot_path;
+  DeviceFlags device_flags;
   int intra_op_threads = -1;  // -1: from the graph's config
   LoadLimits limits;
 };
@@ -91,21 +94,33 @@ class GraphCommand {
     TFRUN_RETURN_IF_ERROR(ResolveFetch());
     report_.fetch = fetch_;
 
-    devices_ = DeviceSet::CpuOnly();
-    report_.devices = &devices_;
+    TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+    TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options));
+    report_.devices = &devices_.set;
 
     // The session prints the mapping when it is created, then each node's
     // line as the placer assigns it, so a placement error comes after both.
     const bool log = options_.log_placement || config.log_device_placement;
-    if (log) *stdout_text += DeviceMappingBlock(devices_, *profile);
+    const DeviceSet& devices = devices_.set;
+    if (log) *stdout_text += DeviceMappingBlock(devices, *profile);
     const auto t_place = std::chrono::steady_clock::now();
-    const bool soft = options_.soft_placement || config.allow_soft_placement || profile->soft_placement_default;
-    Status placed = PlaceGraph(graph_, devices_, soft, *profile, &placement_);
+    const bool soft = !options_.no_soft_placement &&
+                      (options_.soft_placement || config.allow_soft_placement || profile->soft_placement_default);
+    Status placed = PlaceGraph(graph_, devices, soft, *profile, &placement_);
     for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
-    if (log) *stdout_text += PlacementLines(graph_, devices_, placement_, *profile, {});
+    if (log) *stdout_text += PlacementLines(graph_, devices, placement_, *profile, {});
     if (!placed.ok()) return placed;
     report_.placement = &placement_;
     report_.timings.place_ms = MsSince(t_place);
+    if (!options_.dot_path.empty()) {
+      TFRUN_RETURN_IF_ERROR(WriteFileAtomically(options_.dot_path, PlacementDot(graph_, devices, placement_)));
+    }
+    for (int id = 0; id < static_cast<int>(graph_.nodes.size()); ++id) {
+      if (devices[placement_.device_of[id]].simulated) {
+        spdlog::info("kernels placed on the simulated GPUs of {} run on the host", options_.device_flags.topology_path);
+        break;
+      }
+    }
 
     KernelRegistry kernels;
     RegisterCpuKernels(&kernels);
@@ -113,7 +128,7 @@ class GraphCommand {
                                                        : config.intra_op_parallelism_threads;
     SetCpuThreads(threads);
     const auto t_run = std::chrono::steady_clock::now();
-    Executor executor(graph_, devices_, placement_, kernels, threads);
+    Executor executor(graph_, devices, placement_, kernels, threads);
     StatusOr<RunResult> result = executor.Run(fetch_);
     if (!result.ok()) return result.status();
     result_ = std::move(*result);
@@ -121,7 +136,7 @@ class GraphCommand {
     report_.timings.run_ms = MsSince(t_run);
 
     if (log && profile->line_style == PlacementLineStyle::kExecutingOp) {
-      *stdout_text += PlacementLines(graph_, devices_, placement_, *profile, result_.executed);
+      *stdout_text += PlacementLines(graph_, devices, placement_, *profile, result_.executed);
     }
     for (const Tensor& t : result_.fetched) {
       report_.printed.push_back(PrintedValue(t, *profile));
@@ -169,7 +184,7 @@ class GraphCommand {
 
   const Options& options_;
   Graph graph_;
-  DeviceSet devices_;
+  Devices devices_;
   Placement placement_;
   RunResult result_;
   std::vector<int> fetch_;
@@ -182,20 +197,33 @@ void SetUpLogging() {
   spdlog::set_default_logger(logger);
 }
 
+void AddDeviceOptions(CLI::App* app, DeviceFlags* flags) {
+  app->add_option("--devices", flags->topology_path, "use the simulated GPUs of a topology file");
+  app->add_option("--visible-devices", flags->visible_devices, "gpu_options.visible_device_list, e.g. 1,2");
+  app->add_option("--virtual-devices", flags->virtual_devices,
+                  "virtual devices: memory limits in MB per visible GPU, e.g. 1024,1024;2048");
+  app->add_option("--per-process-gpu-memory-fraction", flags->memory_fraction,
+                  "gpu_options.per_process_gpu_memory_fraction")
+      ->check(CLI::Range(0.0, 1e6));
+  app->add_flag("--allow-growth", flags->allow_growth, "gpu_options.allow_growth");
+}
+
 int Main(int argc, char** argv) {
   SetUpLogging();
   Options options;
   CLI::App app{"tfrun: run a TensorFlow-style graph file and print placement and results as TensorFlow does"};
-  app.add_option("graph", options.graph_path, "graph file (YAML, format version 1)")->required();
+  app.add_option("graph", options.graph_path, "graph file (YAML, format version 1)");
   app.add_flag("--log-placement,--log-device-placement", options.log_placement,
                "print the device mapping and the placement log");
   app.add_flag("--soft-placement,--allow-soft-placement", options.soft_placement, "allow_soft_placement");
-  app.add_option("--visible-devices", options.visible_devices, "gpu_options.visible_device_list, e.g. 1,2");
+  app.add_flag("--no-soft-placement", options.no_soft_placement,
+               "turn soft placement off, also where it is the default (--compat eager)");
   app.add_option("--fetch", options.fetch, "node to run and print (repeatable); overrides fetch:");
   app.add_option("--compat", options.compat, "output style: tf2 (default), tf1, tf0, eager")
       ->check(CLI::IsMember({"tf2", "tf1", "tf0", "eager"}));
   app.add_option("--json", options.json_path, "write a JSON report to FILE (- for standard output)");
   app.add_option("--out", options.out_dir, "write each fetched tensor as DIR/NAME.npy");
+  app.add_option("--dot", options.dot_path, "write the placed graph as Graphviz DOT to FILE");
   app.add_option("--intra-op-threads", options.intra_op_threads,
                  "threads per op (0: one per core; default: the graph's config)")
       ->check(CLI::Range(0, 1024));
@@ -204,13 +232,33 @@ int Main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--max-file-bytes", options.limits.max_file_bytes, "limit on the graph file's size")
       ->check(CLI::PositiveNumber);
+  AddDeviceOptions(&app, &options.device_flags);
+  CLI::App* devices_command =
+      app.add_subcommand("devices", "list physical and logical devices (like tf.config.list_*_devices)");
+  devices_command->fallthrough();
   try {
     app.parse(argc, argv);
+    if (!devices_command->parsed() && options.graph_path.empty()) {
+      throw CLI::RequiredError("graph");
+    }
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     spdlog::error("{} (see tfrun --help)", e.what());
     return 2;
+  }
+
+  if (devices_command->parsed()) {
+    StatusOr<GpuOptions> gpu_options = ResolveGpuOptions(options.device_flags, nullptr);
+    StatusOr<Devices> devices = gpu_options.ok() ? BuildDevices(options.device_flags, *gpu_options)
+                                                 : StatusOr<Devices>(gpu_options.status());
+    if (!devices.ok()) {
+      spdlog::error("{}", devices.status().message());
+      return ExitCodeFor(devices.status().kind());
+    }
+    std::string listing = DevicesListing(*devices);
+    std::fwrite(listing.data(), 1, listing.size(), stdout);
+    return 0;
   }
 
   GraphCommand command(options);

@@ -14,6 +14,28 @@ DeviceSet DeviceSet::CpuOnly() {
   return set;
 }
 
+DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated) {
+  DeviceSet set = CpuOnly();
+  for (const LogicalGpu& gpu : gpus) {
+    Device d;
+    d.spec = DeviceSpec::Local("GPU", gpu.tf_id);
+    d.name = d.spec.ToString();
+    d.type = "GPU";
+    d.id = gpu.tf_id;
+    d.cuda_ordinal = gpu.cuda_ordinal;
+    d.gpu_name = gpu.physical.name;
+    d.pci_bus_id = gpu.physical.pci_bus_id;
+    d.compute_capability = gpu.physical.ComputeCapability();
+    d.memory_limit_bytes = gpu.memory_limit_bytes;
+    d.allow_growth = gpu.allow_growth;
+    d.simulated = simulated;
+    auto allocator = std::make_unique<HostAllocator>("GPU_" + std::to_string(gpu.tf_id) + "_bfc",
+                                                     static_cast<size_t>(gpu.memory_limit_bytes));
+    set.Add(std::move(d), std::move(allocator));
+  }
+  return set;
+}
+
 void DeviceSet::Add(Device device, std::unique_ptr<Allocator> allocator) {
   if (allocator) {
     device.allocator = allocator.get();

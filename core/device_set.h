@@ -8,6 +8,7 @@
 
 #include "core/allocator.h"
 #include "core/device_name.h"
+#include "core/visibility.h"
 
 namespace tfrun {
 
@@ -23,6 +24,8 @@ struct Device {
   std::string gpu_name;
   std::string pci_bus_id;
   std::string compute_capability;  // "8.0"
+  int64_t memory_limit_bytes = 0;
+  bool allow_growth = false;
   bool simulated = false;          // kernels run on the host
 
   // TensorFlow's device type priority (DEVICE_GPU 210, DEVICE_CPU 70).
@@ -33,6 +36,11 @@ class DeviceSet {
  public:
   // CPU:0 alone.
   static DeviceSet CpuOnly();
+
+  // CPU:0 and one GPU device per logical GPU. Simulated GPUs get a host
+  // allocator capped at their memory limit and named as TensorFlow names
+  // the GPU's (GPU_0_bfc), so OOM behaves as on a real GPU.
+  static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated);
 
   void Add(Device device, std::unique_ptr<Allocator> allocator = nullptr);
   const std::vector<Device>& devices() const { return devices_; }

@@ -51,4 +51,41 @@ std::string PlacementLines(const Graph& graph, const DeviceSet& devices,
   return out;
 }
 
+std::string PlacementDot(const Graph& graph, const DeviceSet& devices, const Placement& placement) {
+  static constexpr const char* kPalette[] = {"#cfe2f3", "#d9ead3", "#fce5cd", "#ead1dc", "#fff2cc",
+                                             "#d0e0e3", "#f4cccc", "#d9d2e9"};
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return q + "\"";
+  };
+  std::string dot = "digraph tfrun {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n";
+  for (int d = 0; d < devices.size(); ++d) {
+    std::string members;
+    for (const Node& node : graph.nodes) {
+      if (placement.device_of[node.id] != d) continue;
+      // DOT's own "\n" escape splits the label: name, then op.
+      std::string label = quote(node.name);
+      label.insert(label.size() - 1, "\\n" + node.op);
+      members += fmt::format("    {} [label={}, fillcolor=\"{}\"];\n", quote(node.name), label, kPalette[d % 8]);
+    }
+    if (members.empty()) continue;
+    dot += fmt::format("  subgraph cluster_{} {{\n    label={};\n    style=filled;\n    color=\"#f3f3f3\";\n{}  }}\n",
+                       d, quote(devices[d].name), members);
+  }
+  for (const Node& node : graph.nodes) {
+    auto edge = [&](int from, bool control) {
+      const bool crosses = placement.device_of[from] != placement.device_of[node.id];
+      std::string attrs;
+      if (crosses) attrs = "style=bold, penwidth=3, color=\"#cc0000\"";
+      if (control) attrs += std::string(attrs.empty() ? "" : ", ") + "style=dashed";
+      dot += fmt::format("  {} -> {}{};\n", quote(graph.nodes[from].name), quote(node.name),
+                         attrs.empty() ? "" : " [" + attrs + "]");
+    };
+    for (int in : node.inputs) edge(in, false);
+    for (int in : node.control_inputs) edge(in, true);
+  }
+  return dot + "}\n";
+}
+
 }  // namespace tfrun

@@ -22,4 +22,8 @@ std::string PlacementLines(const Graph& graph, const DeviceSet& devices,
                            const Placement& placement, const CompatProfile& profile,
                            const std::vector<int>& executed);
 
+// The placed graph as Graphviz DOT: one cluster and colour per device,
+// edges that cross devices drawn bold.
+std::string PlacementDot(const Graph& graph, const DeviceSet& devices, const Placement& placement);
+
 }  // namespace tfrun

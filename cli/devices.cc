@@ -1,0 +1,115 @@
+#include "cli/devices.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/simulated_platform.h"
+#include "kernels/cuda/cuda_platform.h"
+
+namespace tfrun {
+namespace {
+
+// "1024,1024;2048": one list of MB per visible GPU.
+StatusOr<std::vector<std::vector<double>>> ParseVirtualDevices(const std::string& text) {
+  std::vector<std::vector<double>> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t semi = text.find(';', start);
+    std::string gpu = text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+    std::vector<double> limits;
+    size_t p = 0;
+    while (p <= gpu.size()) {
+      size_t comma = gpu.find(',', p);
+      std::string mb = gpu.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
+      char* end = nullptr;
+      double v = std::strtod(mb.c_str(), &end);
+      if (mb.empty() || *end != '\0' || !(v > 0) || v > 1e9) {
+        return BadInput(fmt::format("--virtual-devices {}: '{}' is not a memory limit in MB (e.g. 1024,1024;2048)",
+                                    text, mb));
+      }
+      limits.push_back(v);
+      if (comma == std::string::npos) break;
+      p = comma + 1;
+    }
+    out.push_back(limits);
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+  return out;
+}
+
+std::string MegaBytes(int64_t bytes) { return fmt::format("{} MB", bytes >> 20); }
+
+}  // namespace
+
+StatusOr<GpuOptions> ResolveGpuOptions(const DeviceFlags& flags, const GraphConfig* config) {
+  GpuOptions options;
+  if (config != nullptr) {
+    options.visible_device_list = config->visible_device_list;
+    options.virtual_devices = config->virtual_devices;
+    options.per_process_gpu_memory_fraction = config->per_process_gpu_memory_fraction;
+    options.allow_growth = config->allow_growth;
+  }
+  if (flags.visible_devices) options.visible_device_list = *flags.visible_devices;
+  if (!flags.virtual_devices.empty()) {
+    TFRUN_ASSIGN_OR_RETURN(options.virtual_devices, ParseVirtualDevices(flags.virtual_devices));
+  }
+  if (flags.memory_fraction) options.per_process_gpu_memory_fraction = *flags.memory_fraction;
+  options.allow_growth = options.allow_growth || flags.allow_growth;
+  if (const char* force = std::getenv("TF_FORCE_GPU_ALLOW_GROWTH")) {
+    if (std::strcmp(force, "true") == 0) {
+      options.allow_growth = true;
+    } else if (std::strcmp(force, "false") == 0) {
+      options.allow_growth = false;
+    } else {
+      spdlog::error(
+          "The TF_FORCE_GPU_ALLOW_GROWTH environment variable is set but could not be parsed: \"{}\". Valid "
+          "values are \"true\" or \"false\". Using original config value of allow_growth: {}.",
+          force, options.allow_growth ? 1 : 0);
+    }
+  }
+  return options;
+}
+
+StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& options) {
+  std::unique_ptr<GpuPlatform> platform;
+  if (!flags.topology_path.empty()) {
+    const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
+    TFRUN_ASSIGN_OR_RETURN(platform, LoadSimulatedPlatform(flags.topology_path,
+                                                           env ? std::optional<std::string>(env) : std::nullopt));
+  } else {
+    platform = CudaPlatform();  // CUDA applies CUDA_VISIBLE_DEVICES itself
+  }
+  Devices devices;
+  devices.simulated = platform->simulated();
+  TFRUN_ASSIGN_OR_RETURN(devices.physical, platform->VisibleGpus());
+  TFRUN_ASSIGN_OR_RETURN(devices.logical, MakeLogicalGpus(devices.physical, options));
+  devices.set = DeviceSet::WithGpus(devices.logical, devices.simulated);
+  return devices;
+}
+
+std::string DevicesListing(const Devices& devices) {
+  std::string out = "Physical devices:\n";
+  out += "  PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')\n";
+  for (size_t i = 0; i < devices.physical.size(); ++i) {
+    const PhysicalGpu& g = devices.physical[i];
+    out += fmt::format(
+        "  PhysicalDevice(name='/physical_device:GPU:{}', device_type='GPU')  # {}, pci bus id: {}, "
+        "compute capability: {}, {}{}\n",
+        i, g.name, g.pci_bus_id, g.ComputeCapability(), MegaBytes(g.total_bytes), devices.simulated ? ", simulated" : "");
+  }
+  out += "Logical devices:\n";
+  out += "  LogicalDevice(name='/device:CPU:0', device_type='CPU')\n";
+  for (const LogicalGpu& l : devices.logical) {
+    out += fmt::format("  LogicalDevice(name='/device:GPU:{}', device_type='GPU')  # -> device: {}, memory limit: {}{}\n",
+                       l.tf_id, l.cuda_ordinal, MegaBytes(l.memory_limit_bytes), l.allow_growth ? ", allow_growth" : "");
+  }
+  // The TF GPU guide's print(len(gpus), "Physical GPUs,", len(logical_gpus), "Logical GPUs").
+  out += fmt::format("{} Physical GPUs, {} Logical GPUs\n", devices.physical.size(), devices.logical.size());
+  return out;
+}
+
+}  // namespace tfrun

@@ -1,0 +1,39 @@
+// Where physical GPUs come from: the real CUDA platform (kernels/cuda/
+// cuda_platform.h) or a simulated topology file (simulated_platform.h).
+// Both report the GPUs CUDA would show this process, after
+// CUDA_VISIBLE_DEVICES, in CUDA ordinal order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tfrun {
+
+struct PhysicalGpu {
+  std::string name;                // "Tesla K20m"
+  std::string pci_bus_id;          // "0000:02:00.0"
+  int cc_major = 0;                // compute capability
+  int cc_minor = 0;
+  int64_t total_bytes = 0;
+  int64_t free_bytes = 0;          // what TensorFlow sizes its pool from
+  std::string uuid;                // "GPU-..." (CUDA_VISIBLE_DEVICES may name it)
+
+  std::string ComputeCapability() const {
+    return std::to_string(cc_major) + "." + std::to_string(cc_minor);
+  }
+};
+
+class GpuPlatform {
+ public:
+  virtual ~GpuPlatform() = default;
+  // The GPUs visible to this process, CUDA ordinal order. A machine without
+  // a driver has none; that is not an error.
+  virtual StatusOr<std::vector<PhysicalGpu>> VisibleGpus() = 0;
+  // Simulated GPUs run their kernels on the host.
+  virtual bool simulated() const = 0;
+};
+
+}  // namespace tfrun

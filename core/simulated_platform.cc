@@ -1,0 +1,107 @@
+#include "core/simulated_platform.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <regex>
+
+#include "core/loader.h"
+#include "core/visibility.h"
+
+namespace tfrun {
+namespace {
+
+class SimulatedPlatform final : public GpuPlatform {
+ public:
+  explicit SimulatedPlatform(std::vector<PhysicalGpu> visible) : visible_(std::move(visible)) {}
+  StatusOr<std::vector<PhysicalGpu>> VisibleGpus() override { return visible_; }
+  bool simulated() const override { return true; }
+
+ private:
+  std::vector<PhysicalGpu> visible_;
+};
+
+const std::vector<std::string> kGpuKeys = {"name", "pci_bus_id", "compute_capability", "memory_mb", "free_mb", "uuid"};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<GpuPlatform>> LoadSimulatedPlatform(const std::string& path,
+                                                             const std::optional<std::string>& cuda_visible_devices) {
+  auto where = [&](const YAML::Node& n) {
+    return n.Mark().line >= 0 ? fmt::format("{}:{}:{}", path, n.Mark().line + 1, n.Mark().column + 1) : path;
+  };
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return BadInput(fmt::format("{}: cannot read topology file", path));
+  } catch (const YAML::ParserException& e) {
+    return BadInput(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap() || !root["gpus"]) {
+    return BadInput(fmt::format("{}: a topology file is a mapping with a 'gpus' list", path));
+  }
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (it->first.Scalar() != "gpus") {
+      return BadInput(fmt::format("{}: unknown key '{}' in the topology file", where(it->first), it->first.Scalar()));
+    }
+  }
+  const YAML::Node gpus = root["gpus"];
+  if (!gpus.IsSequence()) return BadInput(fmt::format("{}: 'gpus' must be a list", where(gpus)));
+  std::vector<PhysicalGpu> all;
+  static const std::regex kBusId(R"([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])");
+  static const std::regex kCapability(R"((\d{1,2})\.(\d{1,2}))");
+  for (const YAML::Node& g : gpus) {
+    if (!g.IsMap()) return BadInput(fmt::format("{}: each GPU must be a mapping", where(g)));
+    for (auto it = g.begin(); it != g.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      if (std::find(kGpuKeys.begin(), kGpuKeys.end(), key) == kGpuKeys.end()) {
+        std::string hint = ClosestMatch(key, kGpuKeys);
+        return BadInput(fmt::format("{}: unknown key '{}' for a GPU{}", where(it->first), key,
+                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+      }
+    }
+    for (const char* key : {"name", "pci_bus_id", "compute_capability", "memory_mb"}) {
+      if (!g[key] || !g[key].IsScalar()) {
+        return BadInput(fmt::format("{}: a GPU needs '{}'", where(g), key));
+      }
+    }
+    PhysicalGpu gpu;
+    gpu.name = g["name"].Scalar();
+    gpu.pci_bus_id = g["pci_bus_id"].Scalar();
+    if (!std::regex_match(gpu.pci_bus_id, kBusId)) {
+      return BadInput(fmt::format("{}: pci_bus_id '{}' is not like 0000:02:00.0", where(g["pci_bus_id"]),
+                                  gpu.pci_bus_id));
+    }
+    std::smatch m;
+    const std::string cc = g["compute_capability"].Scalar();
+    if (!std::regex_match(cc, m, kCapability)) {
+      return BadInput(fmt::format("{}: compute_capability '{}' is not like 8.0", where(g["compute_capability"]), cc));
+    }
+    gpu.cc_major = std::stoi(m[1]);
+    gpu.cc_minor = std::stoi(m[2]);
+    auto read_mb = [&](const char* key, int64_t* bytes) -> Status {
+      const YAML::Node n = g[key];
+      char* end = nullptr;
+      long long mb = std::strtoll(n.Scalar().c_str(), &end, 10);
+      if (n.Scalar().empty() || *end != '\0' || mb <= 0 || mb > (int64_t{1} << 32)) {
+        return BadInput(fmt::format("{}: {} must be a positive whole number of MB", where(n), key));
+      }
+      *bytes = mb * (int64_t{1} << 20);
+      return Status::Ok();
+    };
+    TFRUN_RETURN_IF_ERROR(read_mb("memory_mb", &gpu.total_bytes));
+    gpu.free_bytes = gpu.total_bytes;
+    if (g["free_mb"]) TFRUN_RETURN_IF_ERROR(read_mb("free_mb", &gpu.free_bytes));
+    if (gpu.free_bytes > gpu.total_bytes) {
+      return BadInput(fmt::format("{}: free_mb exceeds memory_mb", where(g["free_mb"])));
+    }
+    gpu.uuid = g["uuid"] ? g["uuid"].Scalar() : fmt::format("GPU-{:08x}-sim", all.size());
+    all.push_back(gpu);
+  }
+  std::vector<PhysicalGpu> visible;
+  for (int i : CudaVisibleDevices(cuda_visible_devices, all)) visible.push_back(all[i]);
+  return std::unique_ptr<GpuPlatform>(new SimulatedPlatform(std::move(visible)));
+}
+
+}  // namespace tfrun

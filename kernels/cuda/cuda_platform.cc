@@ -1,0 +1,54 @@
+#include "kernels/cuda/cuda_platform.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+namespace tfrun {
+namespace {
+
+class RealCudaPlatform final : public GpuPlatform {
+ public:
+  StatusOr<std::vector<PhysicalGpu>> VisibleGpus() override {
+    std::vector<PhysicalGpu> gpus;
+    int count = 0;  // left untouched (0) without a driver
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky "insufficient driver" error
+      return gpus;
+    }
+    for (int i = 0; i < count; ++i) {
+      cudaDeviceProp prop;
+      cudaError_t e = cudaGetDeviceProperties(&prop, i);
+      if (e != cudaSuccess) {
+        return RuntimeError(fmt::format("cudaGetDeviceProperties({}) failed: {}", i, cudaGetErrorString(e)));
+      }
+      PhysicalGpu gpu;
+      gpu.name = prop.name;
+      gpu.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+      gpu.cc_major = prop.major;
+      gpu.cc_minor = prop.minor;
+      gpu.total_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+      gpu.free_bytes = gpu.total_bytes;
+      // TensorFlow sizes its pool from the free memory it finds.
+      size_t free_bytes = 0, total_bytes = 0;
+      if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+        gpu.free_bytes = static_cast<int64_t>(free_bytes);
+      }
+      std::string uuid = "GPU-";
+      const unsigned char* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+      for (int k = 0; k < 16; ++k) {
+        uuid += fmt::format("{:02x}", b[k]);
+        if (k == 3 || k == 5 || k == 7 || k == 9) uuid += "-";
+      }
+      gpu.uuid = uuid;
+      gpus.push_back(gpu);
+    }
+    return gpus;
+  }
+  bool simulated() const override { return false; }
+};
+
+}  // namespace
+
+std::unique_ptr<GpuPlatform> CudaPlatform() { return std::make_unique<RealCudaPlatform>(); }
+
+}  // namespace tfrun
