@@ -1,0 +1,149 @@
+// The placer is pure logic: these run it on simulated devices.
+#include "core/placer.h"
+
+#include <gtest/gtest.h>
+
+#include "core/loader.h"
+#include "core/placement_log.h"
+
+namespace tfrun {
+namespace {
+
+DeviceSet Gpus(int n) {
+  std::vector<LogicalGpu> logical(n);
+  for (int i = 0; i < n; ++i) {
+    logical[i].tf_id = i;
+    logical[i].cuda_ordinal = i;
+    logical[i].physical.name = "Sim";
+    logical[i].memory_limit_bytes = 1 << 30;
+  }
+  return DeviceSet::WithGpus(logical, true);
+}
+
+struct Placed {
+  Status status;
+  Placement placement;
+  Graph graph;
+  std::string Device(const std::string& node) const {
+    const Node* n = graph.Find(node);
+    return n && placement.device_of[n->id] >= 0 ? std::to_string(placement.device_of[n->id]) : "?";
+  }
+};
+
+Placed Place(const std::string& yaml, int gpus, bool soft, const char* profile = "tf2") {
+  Placed p;
+  StatusOr<Graph> g = LoadGraphText(yaml, "p.yaml");
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  p.graph = std::move(*g);
+  static DeviceSet sets[] = {Gpus(0), Gpus(1), Gpus(2), Gpus(4)};
+  const DeviceSet& devices = sets[gpus == 4 ? 3 : gpus];
+  p.status = PlaceGraph(p.graph, devices, soft, *FindProfile(profile), &p.placement);
+  return p;
+}
+
+// Device indices: 0 is CPU:0, 1 + i is GPU:i.
+TEST(PlacerTest, GpuBeforeCpuAndGeneratorsFollowConsumers) {
+  Placed p = Place(R"(nodes:
+  - {name: a, op: Const, value: 1.0, device: /cpu:0}
+  - {name: b, op: Const, value: 1.0}
+  - {name: c, op: AddN, inputs: [a, b]})", 2, false);
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  EXPECT_EQ(p.Device("c"), "1");  // GPU:0
+  EXPECT_EQ(p.Device("a"), "0");  // pinned
+  EXPECT_EQ(p.Device("b"), "1");  // follows c
+}
+
+TEST(PlacerTest, NameOrderIsStringOrder) {
+  // With twelve GPUs "GPU:10" sorts before "GPU:2" but after "GPU:1"; a
+  // wildcard request takes GPU:0 first.
+  std::vector<LogicalGpu> logical(12);
+  for (int i = 0; i < 12; ++i) logical[i].tf_id = i;
+  DeviceSet devices = DeviceSet::WithGpus(logical, true);
+  StatusOr<Graph> g = LoadGraphText("nodes: [{name: x, op: Identity, inputs: [c], device: '/device:GPU:*'}, "
+                                    "{name: c, op: Const, value: 1}]",
+                                    "p.yaml");
+  ASSERT_FALSE(g.ok());  // inputs must name earlier nodes
+  g = LoadGraphText("nodes: [{name: c, op: Const, value: 1}, {name: x, op: Identity, inputs: [c]}]", "p.yaml");
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*g, devices, false, *FindProfile("tf2"), &placement).ok());
+  EXPECT_EQ(devices[placement.device_of[1]].name, "/job:localhost/replica:0/task:0/device:GPU:0");
+}
+
+TEST(PlacerTest, SoftPlacementClearsTypeAndIdButKeepsTheRest) {
+  const char* yaml = R"(nodes:
+  - {name: a, op: Const, value: 1.0, device: /gpu:3}
+  - {name: b, op: Identity, inputs: [a], device: /gpu:3}
+  - {name: c, op: Cast, inputs: [b], DstT: int32, device: /gpu:0})";
+  Placed hard = Place(yaml, 1, false);
+  EXPECT_FALSE(hard.status.ok());
+  EXPECT_EQ(hard.status.kind(), ErrorKind::kPlacement);
+  Placed soft = Place(yaml, 1, true);
+  ASSERT_TRUE(soft.status.ok()) << soft.status.message();
+  EXPECT_EQ(soft.Device("b"), "1");  // /gpu:3 -> first GPU
+  EXPECT_EQ(soft.Device("c"), "0");  // Cast has no GPU kernel
+  EXPECT_EQ(soft.placement.soft_moves.size(), 3u);
+  EXPECT_NE(soft.placement.soft_moves[1].find("no Cast kernel for int32 on /device:GPU:0"), std::string::npos);
+}
+
+TEST(PlacerTest, VariableGroupIsPlacedTogether) {
+  Placed p = Place(R"(nodes:
+  - device: /gpu:0
+    nodes: [{name: v, op: Variable, dtype: int32, value: 1}])", 1, true);
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  EXPECT_EQ(p.Device("v"), "0");
+  EXPECT_EQ(p.Device("v/Assign"), "0");
+  EXPECT_EQ(p.Device("v/read"), "0");
+  Placed f = Place(R"(nodes:
+  - device: /gpu:0
+    nodes: [{name: w, op: Variable, value: 1.5}])", 1, false);
+  ASSERT_TRUE(f.status.ok()) << f.status.message();
+  EXPECT_EQ(f.Device("w"), "1");
+  EXPECT_EQ(f.Device("w/read"), "1");
+}
+
+TEST(PlacerTest, ImportOrdersOfEachEra) {
+  StatusOr<Graph> g = LoadGraphText(R"(nodes:
+  - device: /gpu:2
+    nodes: [{op: Const, value: 1}, {op: Const, value: 1}, {op: AddN, inputs: [Const, Const_1]}]
+  - device: /gpu:3
+    nodes: [{op: Const, value: 1}, {op: Const, value: 1}, {op: AddN, inputs: [Const_2, Const_3]}]
+  - {op: AddN, inputs: [AddN, AddN_1]})",
+                                    "p.yaml");
+  ASSERT_TRUE(g.ok());
+  auto names = [&](const std::vector<int>& ids) {
+    std::vector<std::string> out;
+    for (int id : ids) out.push_back(g->nodes[id].name);
+    return out;
+  };
+  EXPECT_EQ(names(ImportOrder(*g, ImportOrder::kFile)),
+            (std::vector<std::string>{"Const", "Const_1", "AddN", "Const_2", "Const_3", "AddN_1", "AddN_2"}));
+  EXPECT_EQ(names(ImportOrder(*g, ImportOrder::kStack)),
+            (std::vector<std::string>{"Const_3", "Const_2", "AddN_1", "Const_1", "Const", "AddN", "AddN_2"}));
+}
+
+TEST(PlacerTest, PartialPlacementIsKeptForTheLogOnError) {
+  Placed p = Place(R"(nodes:
+  - {name: a, op: Const, value: 1.0}
+  - {name: ok, op: Identity, inputs: [a]}
+  - {name: bad, op: Identity, inputs: [a], device: /gpu:5})", 1, false);
+  ASSERT_FALSE(p.status.ok());
+  EXPECT_EQ(p.placement.log_order.size(), 1u);  // 'ok' was placed and logged first
+  EXPECT_NE(p.status.message().find("p.yaml:4:5: InvalidArgumentError: Cannot assign a device for operation bad"),
+            std::string::npos)
+      << p.status.message();
+}
+
+TEST(PlacerTest, DotDrawsDevicesAndCrossDeviceEdges) {
+  Placed p = Place(R"(nodes:
+  - {name: a, op: Const, value: 1.0, device: /cpu:0}
+  - {name: b, op: Identity, inputs: [a]})", 1, false);
+  ASSERT_TRUE(p.status.ok());
+  std::string dot = PlacementDot(p.graph, Gpus(1), p.placement);
+  EXPECT_NE(dot.find("subgraph cluster_0"), std::string::npos);
+  EXPECT_NE(dot.find("label=\"/job:localhost/replica:0/task:0/device:GPU:0\""), std::string::npos);
+  EXPECT_NE(dot.find("\"a\" -> \"b\" [style=bold"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"b\\nIdentity\""), std::string::npos) << dot;
+}
+
+}  // namespace
+}  // namespace tfrun
