@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Conformance against real TensorFlow (not part of CI).
+
+For each graph file, builds the equivalent tf.compat.v1 program (graph mode,
+reference variables), runs it with log_device_placement on TensorFlow's CPU
+build, and diffs its placement lines, printed results and placement errors
+against `tfrun --compat tf2`. Constants are taken from tfrun's own --out
+dumps, so both sides compute on identical inputs (tfrun's `random` differs
+from TensorFlow's generators by design).
+
+Setup (once):  python3 -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu pyyaml
+Run:           /tmp/tfenv/bin/python tools/conformance.py graphs/*.yaml testdata/graphs/*.yaml
+
+Exit status 1 when any graph differs. The "Device mapping:" line is not
+compared: TF 2.x logs it to standard error only (README, "Differences").
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import yaml
+
+PLACEMENT = re.compile(r"^\S+: \(\w+\): /job:")
+
+
+def run_tfrun(tfrun, args):
+    p = subprocess.run([tfrun] + args, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def program_for(doc, const_dir, fetch):
+    """Python source of the tf.compat.v1 program equivalent to the graph."""
+    lines = [
+        "import os",
+        "import numpy as np, tensorflow as tf",
+        "tf.compat.v1.disable_eager_execution()",
+        "tf.compat.v1.disable_resource_variables()",
+        "T = {}",
+        "def load(name):",
+        f"    return np.load(os.path.join({const_dir!r}, name.replace('/', '__') + '.npy'))",
+    ]
+
+    def emit(entries, depth):
+        pad = "    " * depth
+        for e in entries:
+            if "nodes" in e:
+                ctx = []
+                if "device" in e:
+                    ctx.append(f"tf.device({e['device']!r} or None)")
+                if "name_scope" in e:
+                    ctx.append(f"tf.name_scope({e['name_scope']!r})")
+                if not ctx:
+                    ctx.append("tf.name_scope(None)")  # a scope that changes nothing
+                lines.append(pad + "with " + ", ".join(ctx) + ":")
+                emit(e["nodes"], depth + 1)
+                continue
+            op = e["op"]
+            name = e.get("name")
+            ins = [f"T[{str(i).removesuffix(':0')!r}]" for i in e.get("inputs", [])]
+            dev = f"tf.device({e['device']!r} or None)" if "device" in e else None
+            if dev:
+                lines.append(pad + f"with {dev}:")
+                pad2 = pad + "    "
+            else:
+                pad2 = pad
+            dtype = e.get("dtype", "float32")
+            nm = f", name={name!r}" if name else ""
+            if op == "Const":
+                expr = f"tf.constant(load(NAME), dtype=tf.{dtype}{nm})"
+            elif op == "Variable":
+                expr = f"tf.compat.v1.Variable(load(NAME + '/initial_value'), dtype=tf.{dtype}{nm})"
+            elif op == "MatMul":
+                expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
+                        f"transpose_b={bool(e.get('transpose_b'))}{nm})")
+            elif op == "AddN":
+                expr = f"tf.math.add_n([{', '.join(ins)}]{nm})"
+            elif op in ("Add", "Sub", "Mul"):
+                # raw ops: TF 2's tf.math.add builds AddV2, the graph says Add.
+                expr = f"tf.raw_ops.{op}(x={ins[0]}, y={ins[1]}{nm})"
+            elif op == "Identity":
+                expr = f"tf.identity({ins[0]}{nm})"
+            elif op == "Cast":
+                expr = f"tf.cast({ins[0]}, tf.{e['DstT']}{nm})"
+            elif op == "NoOp":
+                expr = f"tf.group({', '.join(ins)}{nm})"
+            else:
+                raise ValueError(op)
+            # NAME: the final (unique) name TensorFlow will give this op.
+            base = name or op
+            lines.append(pad2 + f"NAME = tf.compat.v1.get_default_graph().unique_name({base!r}, mark_as_used=False)")
+            lines.append(pad2 + f"_t = {expr}")
+            lines.append(pad2 + "_op = _t if isinstance(_t, tf.Operation) else _t.op")
+            lines.append(pad2 + "T[_op.name] = _t")
+
+    emit(doc["nodes"], 0)
+    cfg = doc.get("config") or {}
+    lines += [
+        "init = tf.compat.v1.global_variables_initializer() if tf.compat.v1.global_variables() else None",
+        f"config = tf.compat.v1.ConfigProto(log_device_placement=True, "
+        f"allow_soft_placement={bool(cfg.get('allow_soft_placement'))})",
+        "with tf.compat.v1.Session(config=config) as sess:",
+        "    try:",
+        "        if init is not None: sess.run(init)",
+        f"        for name in {fetch!r}:",
+        "            t = T.get(name) if name in T else tf.compat.v1.get_default_graph().get_tensor_by_name(name + ':0')",
+        "            print(sess.run(t))",
+        "    except tf.errors.InvalidArgumentError as e:",
+        "        print('TF-ERROR:', ' | '.join(l for l in e.message.splitlines() if l.strip()))",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def check(graph, tfrun, python, golden_dir=None):
+    doc = yaml.safe_load(open(graph))
+    # Names of the constants and fetches, from a run that cannot fail placement.
+    _, info, _ = run_tfrun(tfrun, [graph, "--soft-placement", "--json", "-"])
+    report = json.loads(info)
+    code, out, err = run_tfrun(tfrun, [graph, "--log-placement"])
+    consts = [n["name"] for n in report.get("placement", []) if n["op"] == "Const"]
+    fetch = [r["name"] for r in report.get("results", [])]
+    with tempfile.TemporaryDirectory() as tmp:
+        if consts:
+            args = [graph, "--out", tmp, "--soft-placement"]
+            for c in consts:
+                args += ["--fetch", c]
+            c2, _, e2 = run_tfrun(tfrun, args)
+            if c2 != 0:
+                return [f"could not dump constants: {e2.strip()}"]
+        src = program_for(doc, tmp, fetch)
+        p = subprocess.run([python, "-c", src], capture_output=True, text=True,
+                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1"))
+    if p.returncode != 0:
+        return ["TensorFlow program failed:\n" + textwrap.indent(p.stderr[-2000:], "    ")]
+    tf_lines = p.stdout.splitlines()
+    tf_place = [l for l in tf_lines if PLACEMENT.match(l)]
+    tf_rest = [l for l in tf_lines if not PLACEMENT.match(l)]
+    ours = out.splitlines()
+    our_place = [l for l in ours if PLACEMENT.match(l)]
+    our_rest = [l for l in ours if not PLACEMENT.match(l) and not l.startswith("Device mapping")]
+    diffs = []
+    if code == 3:
+        # Normalised: tfrun's "node X (defined at FILE:LINE)" is the spec's
+        # interpolated form of TF's "{{node X}}"; TF's CPU-only build adds a
+        # sentence about CUDA that a GPU build does not.
+        ours_err = err.strip().split("InvalidArgumentError: ", 1)[-1]
+        ours_err = re.sub(r"node (\S+) \(defined at [^)]*\)", r"{{node \1}}", ours_err)
+        tf_err = next((l for l in tf_lines if l.startswith("TF-ERROR:")), "TF-ERROR: (none)")[10:]
+        tf_err = next((part.strip() for part in tf_err.split(" | ") if "Cannot assign" in part
+                       or "Could not satisfy" in part), tf_err)
+        tf_err = tf_err.replace(" The requested device appears to be a GPU, but CUDA is not enabled.", "")
+        if ours_err != tf_err:
+            diffs.append(f"error differs:\n    tfrun: {ours_err}\n    TF:    {tf_err}")
+        return diffs
+    if tf_place != our_place:
+        diffs.append("placement differs:\n" + "\n".join(
+            f"    {'=' if a == b else '!'} tfrun: {a}\n      TF:    {b}" for a, b in
+            zip(our_place + [''] * len(tf_place), tf_place + [''] * len(our_place)) if a or b))
+    tf_rest = [l for l in tf_rest if not l.startswith("TF-ERROR")]
+    if golden_dir and not diffs:
+        # TensorFlow's own output: the results, and with --log-placement the
+        # contract's mapping line (TF 2.x logs it to stderr) and TF's lines.
+        stem = "tf_" + os.path.splitext(os.path.basename(graph))[0]
+        with open(os.path.join(golden_dir, stem + ".plain.out"), "w") as f:
+            f.write("".join(l + "\n" for l in tf_rest))
+        with open(os.path.join(golden_dir, stem + ".log.out"), "w") as f:
+            f.write("Device mapping: no known devices.\n" + "".join(l + "\n" for l in tf_place + tf_rest))
+    if tf_rest != our_rest:
+        diffs.append("results differ:\n    tfrun: " + repr("\n".join(our_rest)) + "\n    TF:    " +
+                     repr("\n".join(tf_rest)))
+    return diffs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("graphs", nargs="+")
+    ap.add_argument("--tfrun", default="bazel-bin/cli/tfrun")
+    ap.add_argument("--python", default=sys.executable, help="a Python with tensorflow-cpu installed")
+    ap.add_argument("--write-goldens", metavar="DIR",
+                    help="write TensorFlow's output for each successful graph as DIR/tf_NAME.{plain,log}.out")
+    a = ap.parse_args()
+    failed = 0
+    for g in a.graphs:
+        diffs = check(g, a.tfrun, a.python, a.write_goldens)
+        print(("MATCH  " if not diffs else "DIFFER ") + g)
+        for d in diffs:
+            print(textwrap.indent(d, "  "))
+        failed += bool(diffs)
+    print(f"{len(a.graphs) - failed} matched, {failed} differ")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
