@@ -66,7 +66,7 @@ std::string PlacementDot(const Graph& graph, const DeviceSet& devices, const Pla
       if (placement.device_of[node.id] != d) continue;
       // DOT's own "\n" escape splits the label: name, then op.
       std::string label = quote(node.name);
-      label.insert(label.size() - 1, "\\n" + node.op);
+      label.insert(label.size() - 1, "\\n(" + node.op + ")");
       members += fmt::format("    {} [label={}, fillcolor=\"{}\"];\n", quote(node.name), label, kPalette[d % 8]);
     }
     if (members.empty()) continue;

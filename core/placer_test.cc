@@ -142,7 +142,7 @@ TEST(PlacerTest, DotDrawsDevicesAndCrossDeviceEdges) {
   EXPECT_NE(dot.find("subgraph cluster_0"), std::string::npos);
   EXPECT_NE(dot.find("label=\"/job:localhost/replica:0/task:0/device:GPU:0\""), std::string::npos);
   EXPECT_NE(dot.find("\"a\" -> \"b\" [style=bold"), std::string::npos) << dot;
-  EXPECT_NE(dot.find("label=\"b\\nIdentity\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"b\\n(Identity)\""), std::string::npos) << dot;
 }
 
 }  // namespace
