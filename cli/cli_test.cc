@@ -98,6 +98,24 @@ TEST(CliTest, JsonReportsResultsAndErrors) {
   EXPECT_NE(to_stdout.out.find("InvalidArgumentError"), std::string::npos);
 }
 
+// Edges that cross devices are copied (Send/Recv) and each device reports
+// its peak memory; simulated GPUs account memory as real ones do.
+TEST(CliTest, JsonReportsCopiesAndPeakMemoryPerDevice) {
+  Outcome o = Tfrun("graphs/multi_tower.yaml --devices testdata/topologies/k20m_x4.yaml --json -");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("{\"from_node\":\"MatMul\",\"to_node\":\"AddN\",\"from\":\"GPU_2_bfc\",\"to\":\"cpu\","
+                       "\"bytes\":16}"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("\"from\":\"GPU_3_bfc\""), std::string::npos);
+  // GPU:2 held its two constants (24 bytes each) and the 16-byte product.
+  EXPECT_NE(o.out.find("device:GPU:2\",\"type\":\"GPU\""), std::string::npos);
+  EXPECT_NE(o.out.find("\"memory_limit_bytes\":4448059392,\"allow_growth\":false,\"reserved_bytes\":4448059392,"
+                       "\"peak_bytes\":64"),
+            std::string::npos)
+      << o.out;
+}
+
 TEST(CliTest, BadNpyInputsAreCleanErrors) {
   for (const char* file : {"truncated.npy", "bad_magic.npy", "complex.npy", "missing.npy"}) {
     const std::string graph = TmpDir() + "/npy_" + file + ".yaml";

@@ -70,6 +70,12 @@ std::string ReportToJson(const Report& r) {
                            d.cuda_ordinal, Quote(d.gpu_name), Quote(d.pci_bus_id), Quote(d.compute_capability),
                            d.simulated ? "true" : "false");
       }
+      if (d.type == "GPU") {
+        // TensorFlow reserves the whole limit up front unless allow_growth.
+        dev += fmt::format(",\"memory_limit_bytes\":{},\"allow_growth\":{},\"reserved_bytes\":{}",
+                           d.memory_limit_bytes, d.allow_growth ? "true" : "false",
+                           d.allow_growth ? d.allocator->peak_bytes_in_use() : d.memory_limit_bytes);
+      }
       if (d.allocator) dev += fmt::format(",\"peak_bytes\":{}", d.allocator->peak_bytes_in_use());
       devs.push_back(dev + "}");
     }
@@ -101,6 +107,13 @@ std::string ReportToJson(const Report& r) {
                                     t.num_elements() > kMaxJsonValues ? ",\"values_truncated\":true" : ""));
     }
     fields.push_back(fmt::format("\"results\":[{}]", fmt::join(results, ",")));
+    std::vector<std::string> copies;
+    for (const CopyRecord& c : r.result->copies) {
+      copies.push_back(fmt::format("{{\"from_node\":{},\"to_node\":{},\"from\":{},\"to\":{},\"bytes\":{}}}",
+                                   Quote(r.graph->nodes[c.producer].name), Quote(r.graph->nodes[c.consumer].name),
+                                   Quote(c.from), Quote(c.to), c.bytes));
+    }
+    fields.push_back(fmt::format("\"copies\":[{}]", fmt::join(copies, ",")));
   }
   fields.push_back(fmt::format("\"timings_ms\":{{\"load\":{},\"place\":{},\"run\":{},\"total\":{}}}",
                                Number(r.timings.load_ms), Number(r.timings.place_ms), Number(r.timings.run_ms),

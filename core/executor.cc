@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 
 namespace tfrun {
 
@@ -21,6 +23,11 @@ std::vector<bool> Executor::Needed(const std::vector<int>& targets) const {
   return needed;
 }
 
+Allocator* Executor::MemoryFor(const Node& node) const {
+  const Device& device = devices_[placement_.device_of[node.id]];
+  return UsesHostMemory(node, device.type) ? CpuAllocator() : device.allocator;
+}
+
 Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bool keep_targets) {
   const std::vector<bool> needed = Needed(targets);
   const size_t n = graph_.nodes.size();
@@ -34,6 +41,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
     for (int t : targets) ++uses[t];
   }
   std::vector<Tensor> outputs(n);
+  std::map<std::pair<int, Allocator*>, Tensor> copies;
   // Node ids follow the file, which is a topological order.
   for (size_t id = 0; id < n; ++id) {
     if (!needed[id]) continue;
@@ -46,16 +54,39 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
       return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
                                       node.name, kernel_type, node.op));
     }
-    KernelContext context{node, {}, device.allocator, device.name, &variables_, intra_op_threads_, Tensor()};
+    Allocator* memory = MemoryFor(node);
+    KernelContext context{node, {}, memory, device.name, &variables_, intra_op_threads_, Tensor()};
     for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const Tensor& input = outputs[node.inputs[i]];
+      const int producer = node.inputs[i];
+      const Tensor& input = outputs[producer];
       // Assign writes through its reference input; everything else reads.
-      if (!input.is_valid() && !(node.op == "Assign" && i == 0)) {
+      if (!input.is_valid()) {
+        if (node.op == "Assign" && i == 0) {
+          context.inputs.push_back(input);
+          continue;
+        }
         return RuntimeError(fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized "
                                         "value {}",
-                                        graph_.Where(node.location), node.name, graph_.nodes[node.inputs[i]].name));
+                                        graph_.Where(node.location), node.name, graph_.nodes[producer].name));
       }
-      context.inputs.push_back(input);
+      if (input.allocator() == memory || input.num_elements() == 0) {
+        context.inputs.push_back(input);
+        continue;
+      }
+      // The edge crosses memories: copy once per (producer, memory).
+      Tensor& copy = copies[{producer, memory}];
+      if (!copy.is_valid()) {
+        StatusOr<Tensor> moved = Tensor::Allocate(input.dtype(), input.shape(), memory, device.name);
+        if (!moved.ok()) {
+          return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location),
+                                                           node.name, device.name, moved.status().message()));
+        }
+        std::memcpy(moved->raw(), input.raw(), input.num_bytes());  // all memories here are host memory
+        result->copies.push_back(
+            {producer, node.id, input.allocator()->name(), memory->name(), input.num_bytes()});
+        copy = std::move(*moved);
+      }
+      context.inputs.push_back(copy);
     }
     Status s = fn(context);
     if (!s.ok()) {
@@ -66,7 +97,12 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
     outputs[id] = std::move(context.output);
     context.inputs.clear();
     for (int in : node.inputs) {
-      if (--uses[in] == 0) outputs[in] = Tensor();  // last use: free it
+      if (--uses[in] == 0) {  // last use: free it and its copies
+        outputs[in] = Tensor();
+        for (auto it = copies.begin(); it != copies.end();) {
+          it = it->first.first == in ? copies.erase(it) : std::next(it);
+        }
+      }
     }
     if (uses[id] == 0) outputs[id] = Tensor();
   }

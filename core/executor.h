@@ -14,9 +14,20 @@
 
 namespace tfrun {
 
+// A tensor moved between memories because an edge crosses devices
+// (TensorFlow's Send/Recv pair), or into host memory for a HostMemory kernel.
+struct CopyRecord {
+  int producer = 0;
+  int consumer = 0;
+  std::string from;  // allocator names: "cpu", "GPU_0_bfc"
+  std::string to;
+  size_t bytes = 0;
+};
+
 struct RunResult {
   std::vector<Tensor> fetched;   // one per fetch; invalid for NoOp
   std::vector<int> executed;     // node ids in execution order
+  std::vector<CopyRecord> copies;
 };
 
 class Executor {
@@ -35,6 +46,9 @@ class Executor {
 
  private:
   Status RunNodes(const std::vector<int>& targets, RunResult* result, bool keep_targets);
+  // The memory a node's kernel reads and writes: its device's, or the
+  // host's for kernels registered with HostMemory (int32 on GPUs).
+  Allocator* MemoryFor(const Node& node) const;
   std::vector<bool> Needed(const std::vector<int>& targets) const;
 
   const Graph& graph_;

@@ -31,6 +31,8 @@ class Tensor {
   bool is_valid() const { return buffer_ != nullptr; }
 
   void* raw() const { return buffer_ ? buffer_->data() : nullptr; }
+  // The allocator (and so the device memory) the data lives in.
+  Allocator* allocator() const { return buffer_ ? buffer_->allocator() : nullptr; }
   template <typename T> T* data() const { return static_cast<T*>(raw()); }
 
   // Element i as a double (for formatting and comparison).

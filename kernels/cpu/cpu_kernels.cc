@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -65,8 +66,16 @@ Status ForNumericOutput(KernelContext& c, Body&& body) {
   });
 }
 
+// A constant lives in the memory of the device it is placed on: on CPU:0
+// it shares the loaded buffer; elsewhere (a simulated GPU) it is copied into
+// that device's allocator, which can run out of memory as the GPU's would.
 Status ConstKernel(KernelContext& c) {
-  c.output = c.node.value;  // shares the constant's buffer
+  if (c.node.value.allocator() == c.allocator) {
+    c.output = c.node.value;
+    return Status::Ok();
+  }
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  std::memcpy(c.output.raw(), c.node.value.raw(), c.node.value.num_bytes());
   return Status::Ok();
 }
 
