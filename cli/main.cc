@@ -28,6 +28,12 @@
 namespace tfrun {
 namespace {
 
+LoadLimits DefaultLimits() {
+  LoadLimits limits;
+  limits.max_tensor_bytes = static_cast<int64_t>(DefaultHostMemoryBudget());
+  return limits;
+}
+
 struct Options {
   std::string graph_path;
   bool log_placement = false;
@@ -40,7 +46,7 @@ struct Options {
   std::string dot_path;
   DeviceFlags device_flags;
   int intra_op_threads = -1;  // -1: from the graph's config
-  LoadLimits limits;
+  LoadLimits limits = DefaultLimits();
 };
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
@@ -232,6 +238,10 @@ int Main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--max-file-bytes", options.limits.max_file_bytes, "limit on the graph file's size")
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-nodes", options.limits.max_nodes, "limit on the number of nodes")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-depth", options.limits.max_depth, "limit on the nesting of scopes")
+      ->check(CLI::PositiveNumber);
   AddDeviceOptions(&app, &options.device_flags);
   CLI::App* devices_command =
       app.add_subcommand("devices", "list physical and logical devices (like tf.config.list_*_devices)");
@@ -261,6 +271,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
 
+  SetHostMemoryBudget(static_cast<size_t>(options.limits.max_tensor_bytes));
   GraphCommand command(options);
   std::string stdout_text;
   Status status = command.Run(&stdout_text);

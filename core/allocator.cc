@@ -1,5 +1,8 @@
 #include "core/allocator.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 
 namespace tfrun {
@@ -33,9 +36,28 @@ std::shared_ptr<Buffer> Buffer::Create(Allocator* allocator, size_t bytes) {
 
 Buffer::~Buffer() { allocator_->Deallocate(data_, size_); }
 
-Allocator* CpuAllocator() {
-  static HostAllocator* allocator = new HostAllocator("cpu");
+std::string HostAllocator::LimitHint() const {
+  if (limit_flag_.empty() || limit_ == 0) return "";
+  return " (over tfrun's limit of " + std::to_string(limit_) + " bytes of tensors, " + limit_flag_ + ")";
+}
+
+namespace {
+HostAllocator* HostAllocatorInstance() {
+  static HostAllocator* allocator = new HostAllocator("cpu", DefaultHostMemoryBudget(), "--max-tensor-bytes");
   return allocator;
+}
+}  // namespace
+
+Allocator* CpuAllocator() { return HostAllocatorInstance(); }
+
+void SetHostMemoryBudget(size_t bytes) { HostAllocatorInstance()->set_limit(bytes); }
+
+size_t DefaultHostMemoryBudget() {
+  const size_t kCap = size_t{16} << 30;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return kCap;
+  return std::min(kCap, static_cast<size_t>(pages) * static_cast<size_t>(page_size) / 4 * 3);
 }
 
 }  // namespace tfrun

@@ -20,6 +20,10 @@ class Allocator {
   virtual void* Allocate(size_t bytes) = 0;
   virtual void Deallocate(void* ptr, size_t bytes) = 0;
 
+  // Appended to the OOM text when a configured budget, not the device,
+  // refused the allocation ("" for device memory, as TensorFlow prints it).
+  virtual std::string LimitHint() const { return ""; }
+
   size_t bytes_in_use() const { return in_use_; }
   size_t peak_bytes_in_use() const { return peak_; }
 
@@ -33,18 +37,22 @@ class Allocator {
 };
 
 // Host memory, 64-byte aligned (Eigen's packets and cache lines), optionally
-// capped at `limit_bytes` (0 = no cap).
+// capped at `limit_bytes` (0 = no cap). `limit_flag` names the command-line
+// flag that sets the cap, when one does.
 class HostAllocator final : public Allocator {
  public:
-  explicit HostAllocator(std::string name, size_t limit_bytes = 0)
-      : name_(std::move(name)), limit_(limit_bytes) {}
+  explicit HostAllocator(std::string name, size_t limit_bytes = 0, std::string limit_flag = "")
+      : name_(std::move(name)), limit_(limit_bytes), limit_flag_(std::move(limit_flag)) {}
   const std::string& name() const override { return name_; }
   void* Allocate(size_t bytes) override;
   void Deallocate(void* ptr, size_t bytes) override;
+  std::string LimitHint() const override;
+  void set_limit(size_t limit_bytes) { limit_ = limit_bytes; }
 
  private:
   std::string name_;
   size_t limit_;
+  std::string limit_flag_;
 };
 
 // A block of memory from one allocator, freed when the last Tensor that
@@ -68,7 +76,13 @@ class Buffer {
   size_t size_;
 };
 
-// The process-wide host allocator used for CPU:0 and host-memory tensors.
+// The process-wide host allocator used for CPU:0 and host-memory tensors,
+// capped by the tensor-bytes budget (--max-tensor-bytes) so a huge tensor
+// fails cleanly instead of being killed by the kernel's OOM killer.
 Allocator* CpuAllocator();
+void SetHostMemoryBudget(size_t bytes);
+
+// The default budget: 16 GiB or three quarters of physical memory, if less.
+size_t DefaultHostMemoryBudget();
 
 }  // namespace tfrun

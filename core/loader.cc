@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -134,6 +135,9 @@ class Loader {
     YAML::Node root;
     try {
       root = YAML::Load(text);
+    } catch (const YAML::DeepRecursion& e) {
+      return BadInput(fmt::format("{}:{}:{}: YAML nested deeper than {} levels", graph_.path, e.mark.line + 1,
+                                  e.mark.column + 1, e.depth()));
     } catch (const YAML::ParserException& e) {
       return BadInput(fmt::format("{}:{}:{}: YAML syntax error: {}", graph_.path,
                                   e.mark.line + 1, e.mark.column + 1, e.msg));
@@ -164,11 +168,15 @@ class Loader {
                                 node_name, message));
   }
 
+  // Unknown keys (with a "did you mean") and repeated keys, which yaml-cpp
+  // would otherwise resolve silently.
   Status CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
                    const std::string& what) const {
+    std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
       if (!it->first.IsScalar()) return ErrorAt(it->first, fmt::format("{} keys must be strings", what));
       const std::string key = it->first.Scalar();
+      if (!seen.insert(key).second) return ErrorAt(it->first, fmt::format("key '{}' appears twice in {}", key, what));
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
       std::string hint = ClosestMatch(key, allowed);
       return ErrorAt(it->first, fmt::format("unknown key '{}' in {}{}", key, what,
@@ -306,7 +314,8 @@ class Loader {
 
   Status LoadNodeList(const YAML::Node& list, const Scope& scope, int depth) {
     if (depth > limits_.max_depth) {
-      return ErrorAt(list, fmt::format("scopes nested deeper than {} levels", limits_.max_depth));
+      return ErrorAt(list, fmt::format("scopes nested deeper than {} levels (the depth limit, --max-depth)",
+                                       limits_.max_depth));
     }
     if (!list.IsSequence()) return ErrorAt(list, "'nodes' must be a list");
     for (const YAML::Node& entry : list) {
@@ -385,8 +394,8 @@ class Loader {
     std::vector<std::string> allowed = kCommonNodeKeys;
     allowed.insert(allowed.end(), def->attributes.begin(), def->attributes.end());
     TFRUN_RETURN_IF_ERROR(CheckKeys(entry, allowed, fmt::format("a {} node", op)));
-    if (static_cast<int>(graph_.nodes.size()) >= limits_.max_nodes) {
-      return ErrorAt(entry, fmt::format("more than {} nodes (the node-count limit)", limits_.max_nodes));
+    if (static_cast<int>(graph_.nodes.size()) + (op == "Variable" ? 4 : 1) > limits_.max_nodes) {
+      return ErrorAt(entry, fmt::format("more than {} nodes (the node-count limit, --max-nodes)", limits_.max_nodes));
     }
 
     std::string base = op;
@@ -438,6 +447,9 @@ class Loader {
           name.resize(name.size() - 2);
         }
         auto it = graph_.by_name.find(name);
+        if (it == graph_.by_name.end() && name == node->name) {
+          return NodeError(in, node->name, "a node cannot consume its own output (a cycle)");
+        }
         if (it == graph_.by_name.end()) {
           std::vector<std::string> names;
           for (const Node& n : graph_.nodes) names.push_back(n.name);
@@ -584,10 +596,10 @@ class Loader {
     if (sources[0] == "npy") return ReadNpyData(src, node_name, dtype, entry["dtype"].IsDefined(), shape, node);
 
     if (sources[0] == "value" && src.IsSequence()) {
-      std::vector<YAML::Node> leaves;
+      std::vector<Scalar> leaves;
       Shape nested;
       int leaf_depth = -1;
-      TFRUN_RETURN_IF_ERROR(Flatten(src, node_name, 0, shape ? NumElements(*shape).value() : -1, &leaves,
+      TFRUN_RETURN_IF_ERROR(Flatten(src, node_name, dtype, 0, shape ? NumElements(*shape).value() : -1, &leaves,
                                     &nested, &leaf_depth));
       if (leaf_depth >= 0 && static_cast<int>(nested.size()) != leaf_depth + 1) {
         return NodeError(src, node_name, "value is ragged: numbers and lists mixed at one level");
@@ -601,18 +613,18 @@ class Loader {
                                      NumElements(*shape).value()));
       }
       TFRUN_RETURN_IF_ERROR(AllocateData(src, node_name, dtype, *shape, node));
-      for (size_t i = 0; i < leaves.size(); ++i) {
-        TFRUN_RETURN_IF_ERROR(StoreElement(leaves[i], node_name, node->value, i));
-      }
+      for (size_t i = 0; i < leaves.size(); ++i) Store(leaves[i], node->value, i);
       return Status::Ok();
     }
     if (sources[0] == "value" || sources[0] == "fill") {
       if (!src.IsScalar()) return NodeError(src, node_name, fmt::format("{} must be a number{}", sources[0],
                                                                         sources[0] == "value" ? " or a list" : ""));
       if (!shape) shape = Shape{};
+      Scalar v;
+      TFRUN_RETURN_IF_ERROR(ParseElement(src, node_name, dtype, &v.f, &v.i, &v.b));
       TFRUN_RETURN_IF_ERROR(AllocateData(src, node_name, dtype, *shape, node));
-      if (node->value.num_elements() == 0) return CheckElement(src, node_name, dtype);
-      TFRUN_RETURN_IF_ERROR(StoreElement(src, node_name, node->value, 0));
+      if (node->value.num_elements() == 0) return Status::Ok();
+      Store(v, node->value, 0);
       const size_t elem = Info(dtype).size;
       char* base = static_cast<char*>(node->value.raw());
       for (int64_t i = 1; i < node->value.num_elements(); ++i) std::memcpy(base + i * elem, base, elem);
@@ -622,11 +634,22 @@ class Loader {
     return ReadRandom(src, node_name, dtype, *shape, node);
   }
 
-  // Flattens a nested value list, inferring its shape. Rectangular means:
-  // every list at one depth has the same length and every number sits at
-  // the same depth.
-  Status Flatten(const YAML::Node& n, const std::string& node_name, int depth, int64_t expected,
-                 std::vector<YAML::Node>* leaves, Shape* shape, int* leaf_depth) const {
+  // One parsed element of a value list.
+  struct Scalar {
+    double f = 0;
+    int64_t i = 0;
+    bool b = false;
+  };
+
+  // A literal value list longer than this is refused: YAML lists that long
+  // only come from alias bombs (npy, fill and random have no such limit).
+  static constexpr int64_t kMaxLiteralElements = int64_t{1} << 20;
+
+  // Flattens a nested value list, parsing each element as `dtype` and
+  // inferring the shape. Rectangular means: every list at one depth has the
+  // same length and every number sits at the same depth.
+  Status Flatten(const YAML::Node& n, const std::string& node_name, DType dtype, int depth, int64_t expected,
+                 std::vector<Scalar>* leaves, Shape* shape, int* leaf_depth) const {
     if (depth >= kMaxRank) {
       return NodeError(n, node_name, fmt::format("value nests deeper than the maximum rank {}", kMaxRank));
     }
@@ -639,20 +662,23 @@ class Loader {
     }
     for (const YAML::Node& child : n) {
       if (child.IsSequence()) {
-        TFRUN_RETURN_IF_ERROR(Flatten(child, node_name, depth + 1, expected, leaves, shape, leaf_depth));
+        TFRUN_RETURN_IF_ERROR(Flatten(child, node_name, dtype, depth + 1, expected, leaves, shape, leaf_depth));
         continue;
       }
       if (*leaf_depth < 0) *leaf_depth = depth;
       if (*leaf_depth != depth || static_cast<int>(shape->size()) != depth + 1) {
         return NodeError(child, node_name, "value is ragged: numbers and lists mixed at one level");
       }
-      leaves->push_back(child);
-      const int64_t cap = expected >= 0 ? expected : (1 << 24);
-      if (static_cast<int64_t>(leaves->size()) > cap) {
-        return NodeError(child, node_name, expected >= 0
-                                               ? fmt::format("value has more than the {} elements its shape holds", expected)
-                                               : "value lists more than 16777216 elements; use npy or random");
+      if (expected >= 0 && static_cast<int64_t>(leaves->size()) == expected) {
+        return NodeError(child, node_name, fmt::format("value has more than the {} elements its shape holds", expected));
       }
+      if (static_cast<int64_t>(leaves->size()) == kMaxLiteralElements) {
+        return NodeError(child, node_name, fmt::format("value lists more than {} elements; use npy, fill or random",
+                                                       kMaxLiteralElements));
+      }
+      Scalar v;
+      TFRUN_RETURN_IF_ERROR(ParseElement(child, node_name, dtype, &v.f, &v.i, &v.b));
+      leaves->push_back(v);
     }
     return Status::Ok();
   }
@@ -737,31 +763,19 @@ class Loader {
     return Status::Ok();
   }
 
-  Status CheckElement(const YAML::Node& n, const std::string& node_name, DType dtype) const {
-    double f;
-    int64_t i;
-    bool b;
-    return ParseElement(n, node_name, dtype, &f, &i, &b);
-  }
-
-  Status StoreElement(const YAML::Node& n, const std::string& node_name, Tensor& t, int64_t index) const {
-    double f = 0;
-    int64_t i = 0;
-    bool b = false;
-    TFRUN_RETURN_IF_ERROR(ParseElement(n, node_name, t.dtype(), &f, &i, &b));
+  static void Store(const Scalar& v, Tensor& t, int64_t index) {
     DispatchDType(t.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, bool>) {
-        t.data<T>()[index] = b;
+        t.data<T>()[index] = v.b;
       } else if constexpr (std::is_integral_v<T>) {
-        t.data<T>()[index] = static_cast<T>(i);
-      } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
-        t.data<T>()[index] = T(static_cast<float>(f));  // graph values are decimal: one rounding via float
+        t.data<T>()[index] = static_cast<T>(v.i);
+      } else if constexpr (std::is_same_v<T, double>) {
+        t.data<T>()[index] = v.f;
       } else {
-        t.data<T>()[index] = static_cast<T>(f);
+        t.data<T>()[index] = T(static_cast<float>(v.f));  // float32, and via float for 16-bit types
       }
     });
-    return Status::Ok();
   }
 
   Status ReadRandom(const YAML::Node& r, const std::string& node_name, DType dtype, const Shape& shape, Node* node) {

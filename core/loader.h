@@ -12,11 +12,12 @@
 
 namespace tfrun {
 
+// Each limit names its flag in its error message.
 struct LoadLimits {
-  int64_t max_file_bytes = 64ll << 20;     // the graph file itself
-  int64_t max_tensor_bytes = 16ll << 30;   // all constants together
-  int max_nodes = 100000;
-  int max_depth = 64;                      // nested scopes and value lists
+  int64_t max_file_bytes = 64ll << 20;     // the graph file itself (--max-file-bytes)
+  int64_t max_tensor_bytes = 16ll << 30;   // all constants together (--max-tensor-bytes)
+  int max_nodes = 100000;                  // nodes after expansion (--max-nodes)
+  int max_depth = 64;                      // nested scopes (--max-depth)
 };
 
 StatusOr<Graph> LoadGraphFile(const std::string& path,

@@ -8,8 +8,8 @@ std::string OomMessage(const Shape& shape, DType dtype,
                        const std::string& device, const Allocator& allocator) {
   return fmt::format(
       "ResourceExhaustedError: OOM when allocating tensor with shape{} and "
-      "type {} on {} by allocator {}",
-      ShapeDebugString(shape), Info(dtype).tf_name, device, allocator.name());
+      "type {} on {} by allocator {}{}",
+      ShapeDebugString(shape), Info(dtype).tf_name, device, allocator.name(), allocator.LimitHint());
 }
 
 StatusOr<Tensor> Tensor::Allocate(DType dtype, Shape shape,
