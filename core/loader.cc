@@ -268,7 +268,7 @@ class Loader {
     GraphConfig& cfg = graph_.config;
     for (auto it = c.begin(); it != c.end(); ++it) {
       const std::string key = it->first.Scalar();
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;  // a copy: yaml-cpp iterators hand out temporaries
       int64_t i = 0;
       if (key == "log_device_placement") {
         TFRUN_RETURN_IF_ERROR(ReadBool(v, key, &cfg.log_device_placement));

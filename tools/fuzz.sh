@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer target (clang from Debian's packages, with ASan and
+# UBSan) and runs it on a seed corpus from graphs/ and testdata/.
+#   tools/fuzz.sh [SECONDS]        (default 600; findings land in $FUZZ_DIR)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-600}
+dir=${FUZZ_DIR:-/tmp/tfrun-fuzz}
+mkdir -p "$dir/corpus" "$dir/findings" "$dir/obj"
+
+flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+       -fno-sanitize-recover=undefined -I. -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
+srcs=(core/allocator.cc core/array_printer.cc core/compat_profile.cc core/device_name.cc
+      core/device_set.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
+      core/kernel_registry.cc core/loader.cc core/npy.cc core/op_registry.cc core/placement_log.cc
+      core/placer.cc core/shape.cc core/status.cc core/tensor.cc core/visibility.cc
+      kernels/cpu/cpu_kernels.cc third_party/fmt/fmt_compiled.cc tools/fuzz/graph_fuzzer.cc)
+objs=()
+for src in "${srcs[@]}"; do
+  obj="$dir/obj/$(echo "$src" | tr / _).o"
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
+    clang++ "${flags[@]}" -c "$src" -o "$obj"
+  fi
+  objs+=("$obj")
+done
+# random.cc keeps its exact arithmetic: no FMA contraction.
+clang++ "${flags[@]}" -ffp-contract=off -c core/random.cc -o "$dir/obj/random.o"
+clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" "$dir/obj/random.o" -l:libyaml-cpp.a -lpthread \
+  -o "$dir/graph_fuzzer"
+
+cp graphs/*.yaml testdata/graphs/*.yaml testdata/bad/*.yaml "$dir/corpus/" 2>/dev/null || true
+cd "$dir"
+./graph_fuzzer -dict="$OLDPWD/tools/fuzz/graph.dict" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  -max_len=4096 -artifact_prefix=findings/ -print_final_stats=1 corpus

@@ -1,0 +1,76 @@
+// libFuzzer target: load + validate + place (every profile, soft and hard,
+// on simulated GPUs) + run on the CPU + print, for arbitrary graph text.
+// Any crash, hang, sanitizer report or leak is a finding; every finding is
+// fixed and kept as a regression file in testdata/bad/.
+#include <cstdint>
+#include <string>
+
+#include "core/array_printer.h"
+#include "core/compat_profile.h"
+#include "core/executor.h"
+#include "core/loader.h"
+#include "core/placement_log.h"
+#include "core/placer.h"
+#include "kernels/cpu/cpu_kernels.h"
+
+namespace {
+
+const tfrun::DeviceSet& Devices() {
+  static const tfrun::DeviceSet* devices = [] {
+    std::vector<tfrun::LogicalGpu> gpus(2);
+    for (int i = 0; i < 2; ++i) {
+      gpus[i].tf_id = i;
+      gpus[i].cuda_ordinal = i;
+      gpus[i].physical.name = "Fuzz GPU";
+      gpus[i].memory_limit_bytes = 1 << 20;
+    }
+    return new tfrun::DeviceSet(tfrun::DeviceSet::WithGpus(gpus, true));
+  }();
+  return *devices;
+}
+
+const tfrun::KernelRegistry& Kernels() {
+  static const tfrun::KernelRegistry* kernels = [] {
+    auto* k = new tfrun::KernelRegistry();
+    tfrun::RegisterCpuKernels(k);
+    tfrun::SetCpuThreads(1);
+    return k;
+  }();
+  return *kernels;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  tfrun::SetHostMemoryBudget(4 << 20);
+  tfrun::LoadLimits limits;
+  limits.max_tensor_bytes = 1 << 20;
+  limits.max_nodes = 500;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits);
+  if (!graph.ok()) return 0;
+  for (const char* name : {"tf0", "tf1", "tf2", "eager"}) {
+    const tfrun::CompatProfile& profile = *tfrun::FindProfile(name);
+    for (bool soft : {false, true}) {
+      tfrun::Placement placement;
+      tfrun::Status placed = tfrun::PlaceGraph(*graph, Devices(), soft, profile, &placement);
+      (void)tfrun::PlacementLines(*graph, Devices(), placement, profile, {});
+      if (!placed.ok()) continue;
+      (void)tfrun::DeviceMappingBlock(Devices(), profile);
+      (void)tfrun::PlacementDot(*graph, Devices(), placement);
+      if (name != std::string("tf2") || !soft) continue;
+      tfrun::Executor executor(*graph, Devices(), placement, Kernels(), 1);
+      tfrun::StatusOr<tfrun::RunResult> result = executor.Run(graph->fetch);
+      if (!result.ok()) continue;
+      for (const tfrun::Tensor& t : result->fetched) {
+        if (!t.is_valid()) continue;
+        tfrun::NumpyPrintOptions options;
+        (void)tfrun::NumpyStr(t, options);
+        options.legacy_113 = true;
+        (void)tfrun::NumpyStr(t, options);
+        (void)tfrun::EagerTensorStr(t);
+      }
+    }
+  }
+  return 0;
+}
