@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -146,6 +147,49 @@ TEST(CliTest, NpyDtypesRoundTrip) {
     ASSERT_TRUE(WriteNpy(copy, *t).ok());
     EXPECT_EQ(Slurp(copy), Slurp(std::string("testdata/npy/") + file)) << file;  // byte-identical to np.save
   }
+}
+
+// Inputs too big or too strange to commit: made here, each must give one
+// line and exit 2, never a hang or a crash.
+TEST(CliTest, HugeAndFifoGraphFiles) {
+  const std::string huge = TmpDir() + "/huge.yaml";
+  {
+    std::ofstream out(huge);
+    out << "nodes:\n";
+    const std::string line = "  - {op: Const, value: 1.0}   # padding padding padding padding padding\n";
+    for (size_t written = 0; written < (100u << 20); written += line.size()) out << line;
+  }
+  Outcome big = Tfrun(huge);
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_NE(big.err.find("over the 67108864-byte limit for graph files (--max-file-bytes)"), std::string::npos)
+      << big.err;
+  std::remove(huge.c_str());
+
+  const std::string fifo = TmpDir() + "/graph.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Outcome pipe = Tfrun(fifo);  // must not block waiting for a writer
+  EXPECT_EQ(pipe.exit_code, 2);
+  EXPECT_NE(pipe.err.find("not a regular file"), std::string::npos) << pipe.err;
+}
+
+TEST(CliTest, UnreadableGraphFile) {
+  if (getuid() == 0) GTEST_SKIP() << "running as root: every file is readable, so no unreadable file can be made";
+  const std::string locked = TmpDir() + "/locked.yaml";
+  std::ofstream(locked) << "nodes: [{op: Const, value: 1}]\n";
+  ASSERT_EQ(chmod(locked.c_str(), 0), 0);
+  Outcome denied = Tfrun(locked);
+  EXPECT_EQ(denied.exit_code, 2);
+  EXPECT_NE(denied.err.find("Permission denied"), std::string::npos) << denied.err;
+}
+
+// A failed run leaves existing outputs as they were.
+TEST(CliTest, FailedRunDoesNotClobberExistingOutputs) {
+  const std::string dir = TmpDir() + "/keep";
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/MatMul.npy") << "previous";
+  Outcome o = Tfrun("graphs/matmul_gpu2.yaml --out " + dir);
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_EQ(Slurp(dir + "/MatMul.npy"), "previous");
 }
 
 TEST(CliTest, UsageErrorsExitTwo) {

@@ -132,6 +132,12 @@ class Loader {
     if (!IsValidUtf8(text)) {
       return BadInput(fmt::format("{}: not a text file (invalid UTF-8)", graph_.path));
     }
+    if (size_t nul = text.find('\0'); nul != std::string::npos) {
+      const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
+      const size_t line_start = text.rfind('\n', nul);
+      const int column = static_cast<int>(nul - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+      return BadInput(fmt::format("{}:{}:{}: not a text file (a NUL byte)", graph_.path, line, column));
+    }
     YAML::Node root;
     try {
       root = YAML::Load(text);
@@ -223,17 +229,23 @@ class Loader {
 
   // --- config ---------------------------------------------------------------
 
-  Status ReadBool(const YAML::Node& n, const std::string& what, bool* out) const {
+  // Errors of a field that belongs to a node name the node; config fields
+  // pass no node name.
+  Status FieldError(const YAML::Node& n, const std::string& node_name, const std::string& message) const {
+    return node_name.empty() ? ErrorAt(n, message) : NodeError(n, node_name, message);
+  }
+
+  Status ReadBool(const YAML::Node& n, const std::string& what, bool* out, const std::string& node_name = "") const {
     if (n.IsScalar() && n.Tag() != "!") {
       const std::string& s = n.Scalar();
       if (s == "true" || s == "True" || s == "TRUE") { *out = true; return Status::Ok(); }
       if (s == "false" || s == "False" || s == "FALSE") { *out = false; return Status::Ok(); }
     }
-    return ErrorAt(n, fmt::format("{} must be true or false", what));
+    return FieldError(n, node_name, fmt::format("{} must be true or false", what));
   }
 
   Status ReadInt(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi,
-                 int64_t* out) const {
+                 int64_t* out, const std::string& node_name = "") const {
     if (n.IsScalar() && n.Tag() != "!") {
       const std::string& s = n.Scalar();
       char* end = nullptr;
@@ -244,7 +256,7 @@ class Loader {
         return Status::Ok();
       }
     }
-    return ErrorAt(n, fmt::format("{} must be an integer from {} to {}", what, lo, hi));
+    return FieldError(n, node_name, fmt::format("{} must be an integer from {} to {}", what, lo, hi));
   }
 
   Status ReadDouble(const YAML::Node& n, const std::string& what, double* out) const {
@@ -354,8 +366,9 @@ class Loader {
     Scope scope = outer;
     if (const YAML::Node d = entry["device"]) TFRUN_RETURN_IF_ERROR(MergeDevice(d, outer, &scope));
     if (const YAML::Node ns = entry["name_scope"]) {
-      if (!ns.IsScalar() || !IsValidNodeName(ns.Scalar(), false)) {
-        return ErrorAt(ns, fmt::format("invalid name_scope '{}'", ns.IsScalar() ? ns.Scalar() : "?"));
+      if (!ns.IsScalar()) return ErrorAt(ns, "name_scope must be a string");
+      if (!IsValidNodeName(ns.Scalar(), false)) {
+        return ErrorAt(ns, fmt::format("invalid name_scope '{}' (letters, digits, '.', '_', '-', '/')", ns.Scalar()));
       }
       // tf.name_scope makes the scope name itself unique.
       scope.name_prefix = namer_.Unique(outer.name_prefix + ns.Scalar()) + "/";
@@ -363,17 +376,17 @@ class Loader {
     return LoadNodeList(entry["nodes"], scope, depth + 1);
   }
 
-  StatusOr<DType> ReadDType(const YAML::Node& n) const {
-    if (n.IsScalar()) {
-      if (std::optional<DType> d = ParseDType(n.Scalar())) return *d;
-    }
+  StatusOr<DType> ReadDType(const YAML::Node& n, const std::string& node_name) const {
     std::vector<std::string> names;
     for (DType d : kAllDTypes) names.emplace_back(Name(d));
-    std::string text = n.IsScalar() ? n.Scalar() : "?";
-    std::string hint = ClosestMatch(text, names);
-    return ErrorAt(n, fmt::format("unknown dtype '{}'{} (one of {})", text,
-                                  hint.empty() ? "" : fmt::format(", did you mean '{}'?", hint),
-                                  fmt::join(names, ", ")));
+    if (!n.IsScalar()) {
+      return FieldError(n, node_name, fmt::format("a dtype must be one of {}", fmt::join(names, ", ")));
+    }
+    if (std::optional<DType> d = ParseDType(n.Scalar())) return *d;
+    std::string hint = ClosestMatch(n.Scalar(), names);
+    return FieldError(n, node_name, fmt::format("unknown dtype '{}'{} (one of {})", n.Scalar(),
+                                                hint.empty() ? "" : fmt::format(", did you mean '{}'?", hint),
+                                                fmt::join(names, ", ")));
   }
 
   Status LoadNode(const YAML::Node& entry, const Scope& scope) {
@@ -400,9 +413,9 @@ class Loader {
 
     std::string base = op;
     if (const YAML::Node n = entry["name"]) {
-      if (!n.IsScalar() || !IsValidNodeName(n.Scalar(), false)) {
-        return ErrorAt(n, fmt::format("invalid node name '{}' (letters, digits, '.', '_', '-', '/')",
-                                      n.IsScalar() ? n.Scalar() : "?"));
+      if (!n.IsScalar()) return ErrorAt(n, "name must be a string");
+      if (!IsValidNodeName(n.Scalar(), false)) {
+        return ErrorAt(n, fmt::format("invalid node name '{}' (letters, digits, '.', '_', '-', '/')", n.Scalar()));
       }
       base = n.Scalar();
     }
@@ -424,13 +437,17 @@ class Loader {
       TFRUN_RETURN_IF_ERROR(ReadTensorData(entry, node.name, &node));
     }
     if (op == "MatMul") {
-      if (const YAML::Node t = entry["transpose_a"]) TFRUN_RETURN_IF_ERROR(ReadBool(t, "transpose_a", &node.transpose_a));
-      if (const YAML::Node t = entry["transpose_b"]) TFRUN_RETURN_IF_ERROR(ReadBool(t, "transpose_b", &node.transpose_b));
+      if (const YAML::Node t = entry["transpose_a"]) {
+        TFRUN_RETURN_IF_ERROR(ReadBool(t, "transpose_a", &node.transpose_a, node.name));
+      }
+      if (const YAML::Node t = entry["transpose_b"]) {
+        TFRUN_RETURN_IF_ERROR(ReadBool(t, "transpose_b", &node.transpose_b, node.name));
+      }
     }
     if (op == "Cast") {
       const YAML::Node dst = entry["DstT"];
       if (!dst) return NodeError(entry, node.name, "Cast needs DstT, the dtype to cast to");
-      TFRUN_ASSIGN_OR_RETURN(node.dtype, ReadDType(dst));
+      TFRUN_ASSIGN_OR_RETURN(node.dtype, ReadDType(dst, node.name));
     }
     return AddNode(std::move(node), *def, entry);
   }
@@ -564,7 +581,10 @@ class Loader {
     for (const YAML::Node& d : n) {
       int64_t v = 0;
       Status s = ReadInt(d, "a dimension", 0, std::numeric_limits<int64_t>::max(), &v);
-      if (!s.ok()) return NodeError(d, node_name, "dimensions must be non-negative integers");
+      if (!s.ok()) {
+        return NodeError(d, node_name, fmt::format("dimension '{}' is not a non-negative 64-bit integer",
+                                                   d.IsScalar() ? d.Scalar() : "(a list)"));
+      }
       shape->push_back(v);
     }
     std::optional<int64_t> count = NumElements(*shape);
@@ -575,7 +595,7 @@ class Loader {
   Status ReadTensorData(const YAML::Node& entry, const std::string& node_name, Node* node) {
     DType dtype = DType::kFloat32;
     if (const YAML::Node d = entry["dtype"]) {
-      TFRUN_ASSIGN_OR_RETURN(dtype, ReadDType(d));
+      TFRUN_ASSIGN_OR_RETURN(dtype, ReadDType(d, node_name));
     }
     std::optional<Shape> shape;
     if (const YAML::Node s = entry["shape"]) {
@@ -687,8 +707,11 @@ class Loader {
                       const Shape& shape, Node* node) {
     const int64_t n = NumElements(shape).value();
     int64_t bytes = 0;
-    if (__builtin_mul_overflow(n, static_cast<int64_t>(Info(dtype).size), &bytes) ||
-        total_bytes_ + bytes > limits_.max_tensor_bytes) {
+    if (__builtin_mul_overflow(n, static_cast<int64_t>(Info(dtype).size), &bytes)) {
+      return NodeError(where, node_name, fmt::format("shape {} of {} needs more bytes than fit in 64 bits",
+                                                     ShapeDebugString(shape), Name(dtype)));
+    }
+    if (total_bytes_ + bytes > limits_.max_tensor_bytes) {
       return NodeError(where, node_name,
                        fmt::format("constants would need more than {} bytes (the tensor-bytes limit, "
                                    "--max-tensor-bytes)", limits_.max_tensor_bytes));
@@ -795,12 +818,17 @@ class Loader {
     double a = 0, b = 1;  // min/max or mean/stddev
     int64_t seed = 0;
     auto read = [&](const char* key, double* out) -> Status {
-      if (const YAML::Node v = r[key]) return ReadDouble(v, key, out);
+      if (const YAML::Node v = r[key]) {
+        Status s = ReadDouble(v, key, out);
+        if (!s.ok()) return NodeError(v, node_name, fmt::format("{} must be a finite number", key));
+      }
       return Status::Ok();
     };
     TFRUN_RETURN_IF_ERROR(read(dist == "uniform" ? "min" : "mean", &a));
     TFRUN_RETURN_IF_ERROR(read(dist == "uniform" ? "max" : "stddev", &b));
-    if (const YAML::Node s = r["seed"]) TFRUN_RETURN_IF_ERROR(ReadInt(s, "seed", 0, std::numeric_limits<int64_t>::max(), &seed));
+    if (const YAML::Node s = r["seed"]) {
+      TFRUN_RETURN_IF_ERROR(ReadInt(s, "seed", 0, std::numeric_limits<int64_t>::max(), &seed, node_name));
+    }
     if (dist == "uniform" && !(a < b)) return NodeError(r, node_name, "uniform needs min < max");
     if (dist == "normal" && b < 0) return NodeError(r, node_name, "stddev must not be negative");
     TFRUN_RETURN_IF_ERROR(AllocateData(r, node_name, dtype, shape, node));

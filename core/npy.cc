@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -29,6 +31,9 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   auto bad = [&](const std::string& why) {
     return BadInput(fmt::format("{}: not a readable .npy file: {}", path, why));
   };
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return bad(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return bad(S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return bad(std::strerror(errno));
   char magic[8];
