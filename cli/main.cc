@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/benchmark.h"
 #include "cli/devices.h"
 #include "cli/report.h"
 #include "core/array_printer.h"
@@ -44,6 +45,8 @@ struct Options {
   std::string json_path;
   std::string out_dir;
   std::string dot_path;
+  int benchmark_runs = 0;
+  int warmup_runs = 3;
   DeviceFlags device_flags;
   int intra_op_threads = -1;  // -1: from the graph's config
   LoadLimits limits = DefaultLimits();
@@ -81,7 +84,9 @@ std::string NpyFileName(const std::string& node_name) {
 
 class GraphCommand {
  public:
-  explicit GraphCommand(const Options& options) : options_(options) {}
+  // `process_start` anchors the cold-path timings.
+  GraphCommand(const Options& options, std::chrono::steady_clock::time_point process_start)
+      : options_(options), process_start_(process_start) {}
 
   // Appends what TensorFlow would have printed to `stdout_text`, even when
   // a later step fails (the mapping and placement lines come first).
@@ -95,14 +100,18 @@ class GraphCommand {
     graph_ = std::move(*graph);
     report_.graph = &graph_;
     report_.timings.load_ms = MsSince(t0);
+    ColdTimes cold;
+    cold.load_ms = MsSince(process_start_);
     const GraphConfig& config = graph_.config;
 
     TFRUN_RETURN_IF_ERROR(ResolveFetch());
     report_.fetch = fetch_;
 
     TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+    const auto t_devices = std::chrono::steady_clock::now();
     TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options));
     report_.devices = &devices_.set;
+    cold.devices_ms = MsSince(t_devices);
 
     // The session prints the mapping when it is created, then each node's
     // line as the placer assigns it, so a placement error comes after both.
@@ -140,6 +149,14 @@ class GraphCommand {
     result_ = std::move(*result);
     report_.result = &result_;
     report_.timings.run_ms = MsSince(t_run);
+    cold.first_run_ms = MsSince(t_place);
+    if (options_.benchmark_runs > 0) {
+      TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, fetch_,
+                                                                 options_.benchmark_runs, options_.warmup_runs, cold));
+      const std::string table = BenchmarkTable(bench);
+      std::fwrite(table.data(), 1, table.size(), stderr);
+      report_.benchmark_json = BenchmarkJson(bench);
+    }
 
     if (log && profile->line_style == PlacementLineStyle::kExecutingOp) {
       *stdout_text += PlacementLines(graph_, devices, placement_, *profile, result_.executed);
@@ -189,6 +206,7 @@ class GraphCommand {
   }
 
   const Options& options_;
+  std::chrono::steady_clock::time_point process_start_;
   Graph graph_;
   Devices devices_;
   Placement placement_;
@@ -215,6 +233,7 @@ void AddDeviceOptions(CLI::App* app, DeviceFlags* flags) {
 }
 
 int Main(int argc, char** argv) {
+  const auto process_start = std::chrono::steady_clock::now();
   SetUpLogging();
   Options options;
   CLI::App app{"tfrun: run a TensorFlow-style graph file and print placement and results as TensorFlow does"};
@@ -230,6 +249,10 @@ int Main(int argc, char** argv) {
   app.add_option("--json", options.json_path, "write a JSON report to FILE (- for standard output)");
   app.add_option("--out", options.out_dir, "write each fetched tensor as DIR/NAME.npy");
   app.add_option("--dot", options.dot_path, "write the placed graph as Graphviz DOT to FILE");
+  app.add_option("--benchmark", options.benchmark_runs, "run the graph N more times and report timings on stderr")
+      ->check(CLI::Range(1, 100000000));
+  app.add_option("--warmup", options.warmup_runs, "warm-up runs before --benchmark's timed runs (default 3)")
+      ->check(CLI::Range(0, 100000000));
   app.add_option("--intra-op-threads", options.intra_op_threads,
                  "threads per op (0: one per core; default: the graph's config)")
       ->check(CLI::Range(0, 1024));
@@ -272,7 +295,7 @@ int Main(int argc, char** argv) {
   }
 
   SetHostMemoryBudget(static_cast<size_t>(options.limits.max_tensor_bytes));
-  GraphCommand command(options);
+  GraphCommand command(options, process_start);
   std::string stdout_text;
   Status status = command.Run(&stdout_text);
   Report& report = command.report();

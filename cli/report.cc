@@ -118,6 +118,7 @@ std::string ReportToJson(const Report& r) {
   fields.push_back(fmt::format("\"timings_ms\":{{\"load\":{},\"place\":{},\"run\":{},\"total\":{}}}",
                                Number(r.timings.load_ms), Number(r.timings.place_ms), Number(r.timings.run_ms),
                                Number(r.timings.total_ms)));
+  if (!r.benchmark_json.empty()) fields.push_back("\"benchmark\":" + r.benchmark_json);
   if (r.status.ok()) {
     fields.push_back("\"error\":null,\"exit_code\":0");
   } else {

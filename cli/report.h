@@ -28,6 +28,7 @@ struct Report {
   std::vector<int> fetch;
   std::vector<std::string> printed;      // what stdout shows per fetch
   ReportTimings timings;
+  std::string benchmark_json;            // the "benchmark" object, when --benchmark
   Status status;
 };
 

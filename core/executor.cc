@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 
@@ -42,6 +43,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
   }
   std::vector<Tensor> outputs(n);
   std::map<std::pair<int, Allocator*>, Tensor> copies;
+  result->node_ms.resize(n, 0.0);
   // Node ids follow the file, which is a topological order.
   for (size_t id = 0; id < n; ++id) {
     if (!needed[id]) continue;
@@ -54,6 +56,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
       return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
                                       node.name, kernel_type, node.op));
     }
+    const auto started = std::chrono::steady_clock::now();
     Allocator* memory = MemoryFor(node);
     KernelContext context{node, {}, memory, device.name, &variables_, intra_op_threads_, Tensor()};
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -93,6 +96,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
       return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,
                                           device.name, s.message()));
     }
+    result->node_ms[id] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     result->executed.push_back(static_cast<int>(id));
     outputs[id] = std::move(context.output);
     context.inputs.clear();

@@ -28,6 +28,7 @@ struct RunResult {
   std::vector<Tensor> fetched;   // one per fetch; invalid for NoOp
   std::vector<int> executed;     // node ids in execution order
   std::vector<CopyRecord> copies;
+  std::vector<double> node_ms;   // per node id: wall time of its kernel (and input copies)
 };
 
 class Executor {

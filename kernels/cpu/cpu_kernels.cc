@@ -1,5 +1,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 
+#include "kernels/cpu/matmul_avx2.h"
+
 #define EIGEN_USE_THREADS
 #include <fmt/format.h>
 
@@ -110,6 +112,20 @@ Status MatMulKernel(KernelContext& c) {
         mo = ma.contract(mb, dims);
       }
     };
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (avx2::Available()) {
+        auto fn = [](auto... args) {
+          if constexpr (std::is_same_v<T, float>) {
+            avx2::MatMulF32(args...);
+          } else {
+            avx2::MatMulF64(args...);
+          }
+        };
+        fn(a.data<T>(), a.shape()[0], ka, c.node.transpose_a, b.data<T>(), b.shape()[0], kb, c.node.transpose_b,
+           c.output.data<T>(), g_threads);
+        return Status::Ok();
+      }
+    }
     if constexpr (std::is_same_v<Acc, float> && !std::is_same_v<T, float>) {
       std::vector<float> fa(a.num_elements()), fb(b.num_elements()), fo(m * n);
       for (int64_t i = 0; i < a.num_elements(); ++i) fa[i] = static_cast<float>(a.data<T>()[i]);
