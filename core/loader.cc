@@ -17,6 +17,7 @@
 
 #include "core/npy.h"
 #include "core/op_registry.h"
+#include "core/parallel.h"
 #include "core/random.h"
 
 namespace tfrun {
@@ -25,13 +26,16 @@ namespace {
 const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch"};
 const std::vector<std::string> kScopeKeys = {"device", "name_scope", "nodes"};
 const std::vector<std::string> kCommonNodeKeys = {"name", "op", "inputs", "device"};
-const std::vector<std::string> kConfigKeys = {
-    "log_device_placement", "allow_soft_placement", "visible_device_list",
-    "allow_growth", "per_process_gpu_memory_fraction", "virtual_devices",
-    "tensor_float_32", "intra_op_parallelism_threads",
-    "inter_op_parallelism_threads"};
-const std::vector<std::string> kRandomKeys = {"distribution", "min", "max",
-                                              "mean", "stddev", "seed"};
+const std::vector<std::string> kConfigKeys = {"log_device_placement",
+                                              "allow_soft_placement",
+                                              "visible_device_list",
+                                              "allow_growth",
+                                              "per_process_gpu_memory_fraction",
+                                              "virtual_devices",
+                                              "tensor_float_32",
+                                              "intra_op_parallelism_threads",
+                                              "inter_op_parallelism_threads"};
+const std::vector<std::string> kRandomKeys = {"distribution", "min", "max", "mean", "stddev", "seed"};
 
 SourceLocation LocationOf(const YAML::Node& n) {
   YAML::Mark m = n.Mark();
@@ -47,8 +51,8 @@ size_t EditDistance(const std::string& a, const std::string& b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t cur = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         prev + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1)});
+      row[j] =
+          std::min({row[j] + 1, row[j - 1] + 1, prev + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1)});
       prev = cur;
     }
   }
@@ -59,13 +63,11 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 bool IsValidNodeName(const std::string& s, bool allow_leading_underscore) {
   if (s.empty()) return false;
   char c0 = s[0];
-  if (!(std::isalnum(static_cast<unsigned char>(c0)) || c0 == '.' ||
-        (allow_leading_underscore && c0 == '_'))) {
+  if (!(std::isalnum(static_cast<unsigned char>(c0)) || c0 == '.' || (allow_leading_underscore && c0 == '_'))) {
     return false;
   }
   for (char c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
-          c == '-' || c == '/' || c == '>')) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == '/' || c == '>')) {
       return false;
     }
   }
@@ -123,8 +125,7 @@ bool IsValidUtf8(const std::string& s) {
 
 class Loader {
  public:
-  Loader(std::string path, const LoadLimits& limits)
-      : limits_(limits), dir_(DirectoryOf(path)) {
+  Loader(std::string path, const LoadLimits& limits) : limits_(limits), dir_(DirectoryOf(path)) {
     graph_.path = std::move(path);
   }
 
@@ -145,16 +146,15 @@ class Loader {
       return BadInput(fmt::format("{}:{}:{}: YAML nested deeper than {} levels", graph_.path, e.mark.line + 1,
                                   e.mark.column + 1, e.depth()));
     } catch (const YAML::ParserException& e) {
-      return BadInput(fmt::format("{}:{}:{}: YAML syntax error: {}", graph_.path,
-                                  e.mark.line + 1, e.mark.column + 1, e.msg));
+      return BadInput(
+          fmt::format("{}:{}:{}: YAML syntax error: {}", graph_.path, e.mark.line + 1, e.mark.column + 1, e.msg));
     } catch (const std::exception& e) {
       return BadInput(fmt::format("{}: cannot parse YAML: {}", graph_.path, e.what()));
     }
     try {
       TFRUN_RETURN_IF_ERROR(LoadRoot(root));
     } catch (const YAML::Exception& e) {
-      return BadInput(fmt::format("{}:{}:{}: {}", graph_.path, e.mark.line + 1,
-                                  e.mark.column + 1, e.msg));
+      return BadInput(fmt::format("{}:{}:{}: {}", graph_.path, e.mark.line + 1, e.mark.column + 1, e.msg));
     }
     return std::move(graph_);
   }
@@ -168,16 +168,13 @@ class Loader {
   Status ErrorAt(const YAML::Node& n, const std::string& message) const {
     return BadInput(fmt::format("{}: {}", graph_.Where(LocationOf(n)), message));
   }
-  Status NodeError(const YAML::Node& n, const std::string& node_name,
-                   const std::string& message) const {
-    return BadInput(fmt::format("{}: node '{}': {}", graph_.Where(LocationOf(n)),
-                                node_name, message));
+  Status NodeError(const YAML::Node& n, const std::string& node_name, const std::string& message) const {
+    return BadInput(fmt::format("{}: node '{}': {}", graph_.Where(LocationOf(n)), node_name, message));
   }
 
   // Unknown keys (with a "did you mean") and repeated keys, which yaml-cpp
   // would otherwise resolve silently.
-  Status CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
-                   const std::string& what) const {
+  Status CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& what) const {
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
       if (!it->first.IsScalar()) return ErrorAt(it->first, fmt::format("{} keys must be strings", what));
@@ -199,8 +196,8 @@ class Loader {
     TFRUN_RETURN_IF_ERROR(CheckKeys(root, kTopKeys, "the graph file"));
     if (const YAML::Node v = root["version"]) {
       if (!v.IsScalar() || v.Scalar() != "1") {
-        return ErrorAt(v, fmt::format("unsupported version '{}': this tfrun reads version 1",
-                                      v.IsScalar() ? v.Scalar() : "?"));
+        return ErrorAt(
+            v, fmt::format("unsupported version '{}': this tfrun reads version 1", v.IsScalar() ? v.Scalar() : "?"));
       }
     }
     if (const YAML::Node c = root["config"]) TFRUN_RETURN_IF_ERROR(LoadConfig(c));
@@ -238,14 +235,20 @@ class Loader {
   Status ReadBool(const YAML::Node& n, const std::string& what, bool* out, const std::string& node_name = "") const {
     if (n.IsScalar() && n.Tag() != "!") {
       const std::string& s = n.Scalar();
-      if (s == "true" || s == "True" || s == "TRUE") { *out = true; return Status::Ok(); }
-      if (s == "false" || s == "False" || s == "FALSE") { *out = false; return Status::Ok(); }
+      if (s == "true" || s == "True" || s == "TRUE") {
+        *out = true;
+        return Status::Ok();
+      }
+      if (s == "false" || s == "False" || s == "FALSE") {
+        *out = false;
+        return Status::Ok();
+      }
     }
     return FieldError(n, node_name, fmt::format("{} must be true or false", what));
   }
 
-  Status ReadInt(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi,
-                 int64_t* out, const std::string& node_name = "") const {
+  Status ReadInt(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi, int64_t* out,
+                 const std::string& node_name = "") const {
     if (n.IsScalar() && n.Tag() != "!") {
       const std::string& s = n.Scalar();
       char* end = nullptr;
@@ -307,7 +310,8 @@ class Loader {
       } else if (key == "virtual_devices") {
         if (!v.IsSequence()) return ErrorAt(v, "virtual_devices must be a list of lists of memory limits in MB");
         for (const YAML::Node& gpu : v) {
-          if (!gpu.IsSequence()) return ErrorAt(gpu, "each virtual_devices entry must be a list of memory limits in MB");
+          if (!gpu.IsSequence())
+            return ErrorAt(gpu, "each virtual_devices entry must be a list of memory limits in MB");
           std::vector<double> limits;
           for (const YAML::Node& mb : gpu) {
             double x = 0;
@@ -326,8 +330,8 @@ class Loader {
 
   Status LoadNodeList(const YAML::Node& list, const Scope& scope, int depth) {
     if (depth > limits_.max_depth) {
-      return ErrorAt(list, fmt::format("scopes nested deeper than {} levels (the depth limit, --max-depth)",
-                                       limits_.max_depth));
+      return ErrorAt(
+          list, fmt::format("scopes nested deeper than {} levels (the depth limit, --max-depth)", limits_.max_depth));
     }
     if (!list.IsSequence()) return ErrorAt(list, "'nodes' must be a list");
     for (const YAML::Node& entry : list) {
@@ -342,8 +346,7 @@ class Loader {
   }
 
   // `node_name` is empty for a scope's device.
-  Status MergeDevice(const YAML::Node& d, const Scope& outer, Scope* inner,
-                     const std::string& node_name = "") const {
+  Status MergeDevice(const YAML::Node& d, const Scope& outer, Scope* inner, const std::string& node_name = "") const {
     auto error = [&](const std::string& message) {
       return node_name.empty() ? ErrorAt(d, message) : NodeError(d, node_name, message);
     };
@@ -384,9 +387,10 @@ class Loader {
     }
     if (std::optional<DType> d = ParseDType(n.Scalar())) return *d;
     std::string hint = ClosestMatch(n.Scalar(), names);
-    return FieldError(n, node_name, fmt::format("unknown dtype '{}'{} (one of {})", n.Scalar(),
-                                                hint.empty() ? "" : fmt::format(", did you mean '{}'?", hint),
-                                                fmt::join(names, ", ")));
+    return FieldError(
+        n, node_name,
+        fmt::format("unknown dtype '{}'{} (one of {})", n.Scalar(),
+                    hint.empty() ? "" : fmt::format(", did you mean '{}'?", hint), fmt::join(names, ", ")));
   }
 
   Status LoadNode(const YAML::Node& entry, const Scope& scope) {
@@ -472,11 +476,11 @@ class Loader {
           for (const Node& n : graph_.nodes) names.push_back(n.name);
           std::string hint = ClosestMatch(name, names);
           bool later = later_names_.count(name) != 0;
-          return NodeError(in, node->name,
-                           fmt::format("input '{}' {}{}", in.Scalar(),
-                                       later ? "is defined later; inputs must name earlier nodes"
-                                             : "names no earlier node",
-                                       hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+          return NodeError(
+              in, node->name,
+              fmt::format("input '{}' {}{}", in.Scalar(),
+                          later ? "is defined later; inputs must name earlier nodes" : "names no earlier node",
+                          hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
         }
         int id = it->second;
         auto var = variable_reads_.find(id);
@@ -486,11 +490,11 @@ class Loader {
     }
     const int n = static_cast<int>(ids.size());
     if (n < def.min_inputs || (def.max_inputs >= 0 && n > def.max_inputs)) {
-      std::string want = def.max_inputs < 0 ? fmt::format("at least {}", def.min_inputs)
+      std::string want = def.max_inputs < 0                 ? fmt::format("at least {}", def.min_inputs)
                          : def.min_inputs == def.max_inputs ? std::to_string(def.min_inputs)
                                                             : fmt::format("{} to {}", def.min_inputs, def.max_inputs);
-      return NodeError(entry, node->name, fmt::format("{} takes {} input{}, got {}", def.type, want,
-                                                      want == "1" ? "" : "s", n));
+      return NodeError(entry, node->name,
+                       fmt::format("{} takes {} input{}, got {}", def.type, want, want == "1" ? "" : "s", n));
     }
     if (def.type == "NoOp") {
       node->control_inputs = ids;
@@ -582,13 +586,16 @@ class Loader {
       int64_t v = 0;
       Status s = ReadInt(d, "a dimension", 0, std::numeric_limits<int64_t>::max(), &v);
       if (!s.ok()) {
-        return NodeError(d, node_name, fmt::format("dimension '{}' is not a non-negative 64-bit integer",
-                                                   d.IsScalar() ? d.Scalar() : "(a list)"));
+        return NodeError(
+            d, node_name,
+            fmt::format("dimension '{}' is not a non-negative 64-bit integer", d.IsScalar() ? d.Scalar() : "(a list)"));
       }
       shape->push_back(v);
     }
     std::optional<int64_t> count = NumElements(*shape);
-    if (!count) return NodeError(n, node_name, fmt::format("shape {} has more elements than fit in 64 bits", ShapeDebugString(*shape)));
+    if (!count)
+      return NodeError(n, node_name,
+                       fmt::format("shape {} has more elements than fit in 64 bits", ShapeDebugString(*shape)));
     return Status::Ok();
   }
 
@@ -619,26 +626,27 @@ class Loader {
       std::vector<Scalar> leaves;
       Shape nested;
       int leaf_depth = -1;
-      TFRUN_RETURN_IF_ERROR(Flatten(src, node_name, dtype, 0, shape ? NumElements(*shape).value() : -1, &leaves,
-                                    &nested, &leaf_depth));
+      TFRUN_RETURN_IF_ERROR(
+          Flatten(src, node_name, dtype, 0, shape ? NumElements(*shape).value() : -1, &leaves, &nested, &leaf_depth));
       if (leaf_depth >= 0 && static_cast<int>(nested.size()) != leaf_depth + 1) {
         return NodeError(src, node_name, "value is ragged: numbers and lists mixed at one level");
       }
       if (!shape) {
         shape = nested;
       } else if (nested != *shape && !(nested.size() == 1 && nested[0] == NumElements(*shape).value())) {
-        return NodeError(src, node_name,
-                         fmt::format("value has shape {} ({} elements) but shape is {} ({} elements)",
-                                     ShapeDebugString(nested), leaves.size(), ShapeDebugString(*shape),
-                                     NumElements(*shape).value()));
+        return NodeError(
+            src, node_name,
+            fmt::format("value has shape {} ({} elements) but shape is {} ({} elements)", ShapeDebugString(nested),
+                        leaves.size(), ShapeDebugString(*shape), NumElements(*shape).value()));
       }
       TFRUN_RETURN_IF_ERROR(AllocateData(src, node_name, dtype, *shape, node));
       for (size_t i = 0; i < leaves.size(); ++i) Store(leaves[i], node->value, i);
       return Status::Ok();
     }
     if (sources[0] == "value" || sources[0] == "fill") {
-      if (!src.IsScalar()) return NodeError(src, node_name, fmt::format("{} must be a number{}", sources[0],
-                                                                        sources[0] == "value" ? " or a list" : ""));
+      if (!src.IsScalar())
+        return NodeError(src, node_name,
+                         fmt::format("{} must be a number{}", sources[0], sources[0] == "value" ? " or a list" : ""));
       if (!shape) shape = Shape{};
       Scalar v;
       TFRUN_RETURN_IF_ERROR(ParseElement(src, node_name, dtype, &v.f, &v.i, &v.b));
@@ -647,7 +655,9 @@ class Loader {
       Store(v, node->value, 0);
       const size_t elem = Info(dtype).size;
       char* base = static_cast<char*>(node->value.raw());
-      for (int64_t i = 1; i < node->value.num_elements(); ++i) std::memcpy(base + i * elem, base, elem);
+      ParallelFor(node->value.num_elements(), [&](int64_t begin, int64_t end) {
+        for (int64_t i = std::max<int64_t>(begin, 1); i < end; ++i) std::memcpy(base + i * elem, base, elem);
+      });
       return Status::Ok();
     }
     if (!shape) shape = Shape{};
@@ -677,8 +687,9 @@ class Loader {
     if (static_cast<int>(shape->size()) == depth) {
       shape->push_back(size);
     } else if ((*shape)[depth] != size) {
-      return NodeError(n, node_name, fmt::format("value is ragged: a list of {} where lists of {} came before",
-                                                 size, (*shape)[depth]));
+      return NodeError(
+          n, node_name,
+          fmt::format("value is ragged: a list of {} where lists of {} came before", size, (*shape)[depth]));
     }
     for (const YAML::Node& child : n) {
       if (child.IsSequence()) {
@@ -690,11 +701,13 @@ class Loader {
         return NodeError(child, node_name, "value is ragged: numbers and lists mixed at one level");
       }
       if (expected >= 0 && static_cast<int64_t>(leaves->size()) == expected) {
-        return NodeError(child, node_name, fmt::format("value has more than the {} elements its shape holds", expected));
+        return NodeError(child, node_name,
+                         fmt::format("value has more than the {} elements its shape holds", expected));
       }
       if (static_cast<int64_t>(leaves->size()) == kMaxLiteralElements) {
-        return NodeError(child, node_name, fmt::format("value lists more than {} elements; use npy, fill or random",
-                                                       kMaxLiteralElements));
+        return NodeError(
+            child, node_name,
+            fmt::format("value lists more than {} elements; use npy, fill or random", kMaxLiteralElements));
       }
       Scalar v;
       TFRUN_RETURN_IF_ERROR(ParseElement(child, node_name, dtype, &v.f, &v.i, &v.b));
@@ -703,18 +716,20 @@ class Loader {
     return Status::Ok();
   }
 
-  Status AllocateData(const YAML::Node& where, const std::string& node_name, DType dtype,
-                      const Shape& shape, Node* node) {
+  Status AllocateData(const YAML::Node& where, const std::string& node_name, DType dtype, const Shape& shape,
+                      Node* node) {
     const int64_t n = NumElements(shape).value();
     int64_t bytes = 0;
     if (__builtin_mul_overflow(n, static_cast<int64_t>(Info(dtype).size), &bytes)) {
-      return NodeError(where, node_name, fmt::format("shape {} of {} needs more bytes than fit in 64 bits",
-                                                     ShapeDebugString(shape), Name(dtype)));
+      return NodeError(
+          where, node_name,
+          fmt::format("shape {} of {} needs more bytes than fit in 64 bits", ShapeDebugString(shape), Name(dtype)));
     }
     if (total_bytes_ + bytes > limits_.max_tensor_bytes) {
       return NodeError(where, node_name,
                        fmt::format("constants would need more than {} bytes (the tensor-bytes limit, "
-                                   "--max-tensor-bytes)", limits_.max_tensor_bytes));
+                                   "--max-tensor-bytes)",
+                                   limits_.max_tensor_bytes));
     }
     total_bytes_ += bytes;
     StatusOr<Tensor> t = Tensor::AllocateHost(dtype, shape);
@@ -726,14 +741,20 @@ class Loader {
   }
 
   // Parses one YAML scalar as a value of `dtype`.
-  Status ParseElement(const YAML::Node& n, const std::string& node_name, DType dtype,
-                      double* f, int64_t* i, bool* b) const {
+  Status ParseElement(const YAML::Node& n, const std::string& node_name, DType dtype, double* f, int64_t* i,
+                      bool* b) const {
     if (!n.IsScalar()) return NodeError(n, node_name, "each value must be a number");
     const std::string& s = n.Scalar();
     if (n.Tag() == "!") return NodeError(n, node_name, fmt::format("value '{}' is a string, not a number", s));
     if (dtype == DType::kBool) {
-      if (s == "true" || s == "True" || s == "TRUE") { *b = true; return Status::Ok(); }
-      if (s == "false" || s == "False" || s == "FALSE") { *b = false; return Status::Ok(); }
+      if (s == "true" || s == "True" || s == "TRUE") {
+        *b = true;
+        return Status::Ok();
+      }
+      if (s == "false" || s == "False" || s == "FALSE") {
+        *b = false;
+        return Status::Ok();
+      }
       return NodeError(n, node_name, fmt::format("value '{}' is not a bool (true or false)", s));
     }
     if (Info(dtype).is_integer) {
@@ -758,13 +779,18 @@ class Loader {
       sign = body[0] == '-' ? -1 : 1;
       body = body.substr(1);
     }
-    if (kNan.count(body)) { *f = std::numeric_limits<double>::quiet_NaN(); return Status::Ok(); }
-    if (kInf.count(body)) { *f = sign * std::numeric_limits<double>::infinity(); return Status::Ok(); }
+    if (kNan.count(body)) {
+      *f = std::numeric_limits<double>::quiet_NaN();
+      return Status::Ok();
+    }
+    if (kInf.count(body)) {
+      *f = sign * std::numeric_limits<double>::infinity();
+      return Status::Ok();
+    }
     char* end = nullptr;
     errno = 0;
     double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0' || std::isnan(v) || std::isinf(v) ||
-        s.find_first_of("xX") != std::string::npos) {
+    if (s.empty() || *end != '\0' || std::isnan(v) || std::isinf(v) || s.find_first_of("xX") != std::string::npos) {
       if (errno == ERANGE || std::isinf(v)) {
         return NodeError(n, node_name, fmt::format("value {} does not fit {}", s, Name(dtype)));
       }
@@ -777,8 +803,9 @@ class Loader {
     // Values that round to the largest finite value still fit.
     double rounded = dtype == DType::kFloat32   ? static_cast<double>(static_cast<float>(v))
                      : dtype == DType::kFloat16 ? static_cast<double>(static_cast<float>(Eigen::half(v)))
-                     : dtype == DType::kBFloat16 ? static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(v))))
-                                                 : v;
+                     : dtype == DType::kBFloat16
+                         ? static_cast<double>(static_cast<float>(Eigen::bfloat16(static_cast<float>(v))))
+                         : v;
     if (std::isinf(rounded) || std::fabs(rounded) > max) {
       return NodeError(n, node_name, fmt::format("value {} does not fit {}", s, Name(dtype)));
     }
@@ -802,7 +829,9 @@ class Loader {
   }
 
   Status ReadRandom(const YAML::Node& r, const std::string& node_name, DType dtype, const Shape& shape, Node* node) {
-    if (!r.IsMap()) return NodeError(r, node_name, "random must be a mapping such as {distribution: uniform, min: 0, max: 1, seed: 7}");
+    if (!r.IsMap())
+      return NodeError(r, node_name,
+                       "random must be a mapping such as {distribution: uniform, min: 0, max: 1, seed: 7}");
     TFRUN_RETURN_IF_ERROR(CheckKeys(r, kRandomKeys, "random"));
     std::string dist = "uniform";
     if (const YAML::Node d = r["distribution"]) {
@@ -811,10 +840,13 @@ class Loader {
       }
       dist = d.Scalar();
     }
-    if (dist == "uniform" && (r["mean"] || r["stddev"])) return NodeError(r, node_name, "uniform takes min and max, not mean or stddev");
-    if (dist == "normal" && (r["min"] || r["max"])) return NodeError(r, node_name, "normal takes mean and stddev, not min or max");
+    if (dist == "uniform" && (r["mean"] || r["stddev"]))
+      return NodeError(r, node_name, "uniform takes min and max, not mean or stddev");
+    if (dist == "normal" && (r["min"] || r["max"]))
+      return NodeError(r, node_name, "normal takes mean and stddev, not min or max");
     if (dtype == DType::kBool) return NodeError(r, node_name, "random needs a numeric dtype");
-    if (dist == "normal" && Info(dtype).is_integer) return NodeError(r, node_name, "a normal distribution needs a float dtype");
+    if (dist == "normal" && Info(dtype).is_integer)
+      return NodeError(r, node_name, "a normal distribution needs a float dtype");
     double a = 0, b = 1;  // min/max or mean/stddev
     int64_t seed = 0;
     auto read = [&](const char* key, double* out) -> Status {
@@ -837,21 +869,22 @@ class Loader {
     DispatchDType(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = node->value.data<T>();
-      const int64_t n = node->value.num_elements();
-      for (int64_t k = 0; k < n; ++k) {
-        if constexpr (std::is_integral_v<T>) {
-          // [min, max) like tf.random.uniform for integers.
-          const double lo = std::ceil(a), span = std::ceil(b) - lo;
-          out[k] = static_cast<T>(lo + std::floor(UniformUnit(useed, k) * span));
-        } else {
-          double x = uniform ? a + (b - a) * UniformUnit(useed, k) : a + b * StandardNormal(useed, k);
-          if constexpr (std::is_same_v<T, double>) {
-            out[k] = x;
+      ParallelFor(node->value.num_elements(), [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) {
+          if constexpr (std::is_integral_v<T>) {
+            // [min, max) like tf.random.uniform for integers.
+            const double lo = std::ceil(a), span = std::ceil(b) - lo;
+            out[k] = static_cast<T>(lo + std::floor(UniformUnit(useed, k) * span));
           } else {
-            out[k] = T(static_cast<float>(x));
+            double x = uniform ? a + (b - a) * UniformUnit(useed, k) : a + b * StandardNormal(useed, k);
+            if constexpr (std::is_same_v<T, double>) {
+              out[k] = x;
+            } else {
+              out[k] = T(static_cast<float>(x));
+            }
           }
         }
-      }
+      });
     });
     return Status::Ok();
   }
@@ -863,16 +896,20 @@ class Loader {
     StatusOr<Tensor> t = ReadNpy(path);
     if (!t.ok()) return NodeError(src, node_name, t.status().message());
     if (dtype_given && t->dtype() != dtype) {
-      return NodeError(src, node_name, fmt::format("{} holds {} but dtype is {}", src.Scalar(), Name(t->dtype()), Name(dtype)));
+      return NodeError(src, node_name,
+                       fmt::format("{} holds {} but dtype is {}", src.Scalar(), Name(t->dtype()), Name(dtype)));
     }
     if (shape && t->shape() != *shape) {
-      return NodeError(src, node_name, fmt::format("{} has shape {} but shape is {}", src.Scalar(),
-                                                   ShapeDebugString(t->shape()), ShapeDebugString(*shape)));
+      return NodeError(src, node_name,
+                       fmt::format("{} has shape {} but shape is {}", src.Scalar(), ShapeDebugString(t->shape()),
+                                   ShapeDebugString(*shape)));
     }
     total_bytes_ += static_cast<int64_t>(t->num_bytes());
     if (total_bytes_ > limits_.max_tensor_bytes) {
-      return NodeError(src, node_name, fmt::format("constants would need more than {} bytes (the tensor-bytes limit, "
-                                                   "--max-tensor-bytes)", limits_.max_tensor_bytes));
+      return NodeError(src, node_name,
+                       fmt::format("constants would need more than {} bytes (the tensor-bytes limit, "
+                                   "--max-tensor-bytes)",
+                                   limits_.max_tensor_bytes));
     }
     node->dtype = t->dtype();
     node->shape = t->shape();
@@ -954,8 +991,8 @@ StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits)
   if (S_ISDIR(st.st_mode)) return BadInput(fmt::format("{}: is a directory, not a graph file", path));
   if (!S_ISREG(st.st_mode)) return BadInput(fmt::format("{}: not a regular file", path));
   if (st.st_size > limits.max_file_bytes) {
-    return BadInput(fmt::format("{}: file is {} bytes, over the {}-byte limit for graph files (--max-file-bytes)",
-                                path, st.st_size, limits.max_file_bytes));
+    return BadInput(fmt::format("{}: file is {} bytes, over the {}-byte limit for graph files (--max-file-bytes)", path,
+                                st.st_size, limits.max_file_bytes));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
