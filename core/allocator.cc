@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace tfrun {
 
@@ -39,6 +40,25 @@ Buffer::~Buffer() { allocator_->Deallocate(data_, size_); }
 std::string HostAllocator::LimitHint() const {
   if (limit_flag_.empty() || limit_ == 0) return "";
   return " (over tfrun's limit of " + std::to_string(limit_) + " bytes of tensors, " + limit_flag_ + ")";
+}
+
+namespace {
+DeviceCopier g_device_copier = nullptr;
+}  // namespace
+
+void RegisterDeviceCopier(DeviceCopier copier) { g_device_copier = copier; }
+
+Status CopyBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src, size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  if (dst_allocator->host_accessible() && src_allocator->host_accessible()) {
+    std::memcpy(dst, src, bytes);
+    return Status::Ok();
+  }
+  if (g_device_copier == nullptr) {
+    return RuntimeError("no device copier is registered for " + src_allocator->name() + " -> " +
+                        dst_allocator->name());
+  }
+  return g_device_copier(dst_allocator, dst, src_allocator, src, bytes);
 }
 
 namespace {

@@ -20,6 +20,9 @@ class Allocator {
   virtual void* Allocate(size_t bytes) = 0;
   virtual void Deallocate(void* ptr, size_t bytes) = 0;
 
+  // False for device memory the host cannot dereference (a real GPU's).
+  virtual bool host_accessible() const { return true; }
+
   // Appended to the OOM text when a configured budget, not the device,
   // refused the allocation ("" for device memory, as TensorFlow prints it).
   virtual std::string LimitHint() const { return ""; }
@@ -75,6 +78,14 @@ class Buffer {
   void* data_;
   size_t size_;
 };
+
+// Copies `bytes` from memory of `src_allocator` to memory of
+// `dst_allocator`: memcpy between host memories, the registered device
+// copier (the CUDA backend's) otherwise.
+using DeviceCopier = Status (*)(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src,
+                                size_t bytes);
+void RegisterDeviceCopier(DeviceCopier copier);
+Status CopyBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src, size_t bytes);
 
 // The process-wide host allocator used for CPU:0 and host-memory tensors,
 // capped by the tensor-bytes budget (--max-tensor-bytes) so a huge tensor

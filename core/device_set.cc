@@ -14,21 +14,41 @@ DeviceSet DeviceSet::CpuOnly() {
   return set;
 }
 
+namespace {
+
+Device GpuDevice(const LogicalGpu& gpu, bool simulated) {
+  Device d;
+  d.spec = DeviceSpec::Local("GPU", gpu.tf_id);
+  d.name = d.spec.ToString();
+  d.type = "GPU";
+  d.id = gpu.tf_id;
+  d.cuda_ordinal = gpu.cuda_ordinal;
+  d.gpu_name = gpu.physical.name;
+  d.pci_bus_id = gpu.physical.pci_bus_id;
+  d.compute_capability = gpu.physical.ComputeCapability();
+  d.memory_limit_bytes = gpu.memory_limit_bytes;
+  d.allow_growth = gpu.allow_growth;
+  d.simulated = simulated;
+  return d;
+}
+
+}  // namespace
+
+DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFactory factory) {
+  DeviceSet set = CpuOnly();
+  for (const LogicalGpu& gpu : gpus) {
+    GpuBackendParts parts = factory(gpu);
+    Device d = GpuDevice(gpu, false);
+    d.context = std::move(parts.context);
+    set.Add(std::move(d), std::move(parts.allocator));
+  }
+  return set;
+}
+
 DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated) {
   DeviceSet set = CpuOnly();
   for (const LogicalGpu& gpu : gpus) {
-    Device d;
-    d.spec = DeviceSpec::Local("GPU", gpu.tf_id);
-    d.name = d.spec.ToString();
-    d.type = "GPU";
-    d.id = gpu.tf_id;
-    d.cuda_ordinal = gpu.cuda_ordinal;
-    d.gpu_name = gpu.physical.name;
-    d.pci_bus_id = gpu.physical.pci_bus_id;
-    d.compute_capability = gpu.physical.ComputeCapability();
-    d.memory_limit_bytes = gpu.memory_limit_bytes;
-    d.allow_growth = gpu.allow_growth;
-    d.simulated = simulated;
+    Device d = GpuDevice(gpu, simulated);
     auto allocator = std::make_unique<HostAllocator>("GPU_" + std::to_string(gpu.tf_id) + "_bfc",
                                                      static_cast<size_t>(gpu.memory_limit_bytes));
     set.Add(std::move(d), std::move(allocator));

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string>
 #include <vector>
 
 #include "core/allocator.h"
@@ -27,6 +28,9 @@ struct Device {
   int64_t memory_limit_bytes = 0;
   bool allow_growth = false;
   bool simulated = false;          // kernels run on the host
+  // Backend state the device's kernels use (a CUDA stream and cuBLAS
+  // handle); opaque to core, null for CPU:0 and simulated GPUs.
+  std::shared_ptr<void> context;
 
   // TensorFlow's device type priority (DEVICE_GPU 210, DEVICE_CPU 70).
   int priority() const { return type == "GPU" ? 210 : 70; }
@@ -41,6 +45,15 @@ class DeviceSet {
   // allocator capped at their memory limit and named as TensorFlow names
   // the GPU's (GPU_0_bfc), so OOM behaves as on a real GPU.
   static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated);
+
+  // A real GPU's allocator and kernel context, from its backend.
+  struct GpuBackendParts {
+    std::unique_ptr<Allocator> allocator;
+    std::shared_ptr<void> context;
+  };
+  using GpuBackendFactory = GpuBackendParts (*)(const LogicalGpu& gpu);
+  // As above, with each GPU's parts made by `factory`.
+  static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFactory factory);
 
   void Add(Device device, std::unique_ptr<Allocator> allocator = nullptr);
   const std::vector<Device>& devices() const { return devices_; }

@@ -49,8 +49,9 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
     if (!needed[id]) continue;
     const Node& node = graph_.nodes[id];
     const Device& device = devices_[placement_.device_of[id]];
-    // Simulated GPUs run their kernels on the host.
-    const std::string kernel_type = device.simulated ? std::string(kCpu) : device.type;
+    // Simulated GPUs, and ops registered with HostMemory, run host kernels.
+    const std::string kernel_type =
+        device.simulated || UsesHostMemory(node, device.type) ? std::string(kCpu) : device.type;
     KernelFn fn = kernels_.Find(node.op, kernel_type);
     if (fn == nullptr) {
       return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
@@ -58,7 +59,8 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
     }
     const auto started = std::chrono::steady_clock::now();
     Allocator* memory = MemoryFor(node);
-    KernelContext context{node, {}, memory, device.name, &variables_, intra_op_threads_, Tensor()};
+    KernelContext context{node,    {}, memory, device.name, &variables_, intra_op_threads_, device.context.get(),
+                          Tensor()};
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int producer = node.inputs[i];
       const Tensor& input = outputs[producer];
@@ -68,9 +70,10 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
           context.inputs.push_back(input);
           continue;
         }
-        return RuntimeError(fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized "
-                                        "value {}",
-                                        graph_.Where(node.location), node.name, graph_.nodes[producer].name));
+        return RuntimeError(
+            fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized "
+                        "value {}",
+                        graph_.Where(node.location), node.name, graph_.nodes[producer].name));
       }
       if (input.allocator() == memory || input.num_elements() == 0) {
         context.inputs.push_back(input);
@@ -79,14 +82,12 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
       // The edge crosses memories: copy once per (producer, memory).
       Tensor& copy = copies[{producer, memory}];
       if (!copy.is_valid()) {
-        StatusOr<Tensor> moved = Tensor::Allocate(input.dtype(), input.shape(), memory, device.name);
+        StatusOr<Tensor> moved = input.CopyTo(memory, device.name);
         if (!moved.ok()) {
           return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location),
                                                            node.name, device.name, moved.status().message()));
         }
-        std::memcpy(moved->raw(), input.raw(), input.num_bytes());  // all memories here are host memory
-        result->copies.push_back(
-            {producer, node.id, input.allocator()->name(), memory->name(), input.num_bytes()});
+        result->copies.push_back({producer, node.id, input.allocator()->name(), memory->name(), input.num_bytes()});
         copy = std::move(*moved);
       }
       context.inputs.push_back(copy);
@@ -111,7 +112,16 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
     if (uses[id] == 0) outputs[id] = Tensor();
   }
   if (keep_targets) {
-    for (int t : targets) result->fetched.push_back(outputs[t]);
+    // Results are read on the host: bring device-memory ones back.
+    for (int t : targets) {
+      const Tensor& out = outputs[t];
+      if (out.is_valid() && !out.allocator()->host_accessible()) {
+        TFRUN_ASSIGN_OR_RETURN(Tensor host, out.CopyTo(CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0"));
+        result->fetched.push_back(host);
+      } else {
+        result->fetched.push_back(out);
+      }
+    }
   }
   return Status::Ok();
 }

@@ -44,6 +44,7 @@ struct KernelContext {
   const std::string& device_name;
   VariableStore* variables;
   int intra_op_threads;  // 0: choose
+  void* device_context;  // the device's backend state (Device::context)
   Tensor output;         // set by the kernel
 
   StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {

@@ -37,6 +37,12 @@ StatusOr<Tensor> Tensor::AllocateHost(DType dtype, Shape shape) {
                   "/job:localhost/replica:0/task:0/device:CPU:0");
 }
 
+StatusOr<Tensor> Tensor::CopyTo(Allocator* allocator, const std::string& device) const {
+  TFRUN_ASSIGN_OR_RETURN(Tensor copy, Allocate(dtype_, shape_, allocator, device));
+  TFRUN_RETURN_IF_ERROR(CopyBytes(allocator, copy.raw(), this->allocator(), raw(), num_bytes()));
+  return copy;
+}
+
 double Tensor::GetAsDouble(int64_t i) const {
   return DispatchDType(dtype_, [&](auto tag) -> double {
     using T = typename decltype(tag)::type;

@@ -35,7 +35,10 @@ class Tensor {
   Allocator* allocator() const { return buffer_ ? buffer_->allocator() : nullptr; }
   template <typename T> T* data() const { return static_cast<T*>(raw()); }
 
-  // Element i as a double (for formatting and comparison).
+  // A copy of this tensor in `allocator`'s memory.
+  StatusOr<Tensor> CopyTo(Allocator* allocator, const std::string& device) const;
+
+  // Element i as a double (for formatting and comparison); host memory only.
   double GetAsDouble(int64_t i) const;
 
  private:

@@ -76,8 +76,7 @@ Status ConstKernel(KernelContext& c) {
     c.output = c.node.value;
     return Status::Ok();
   }
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
-  std::memcpy(c.output.raw(), c.node.value.raw(), c.node.value.num_bytes());
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.node.value.CopyTo(c.allocator, c.device_name));
   return Status::Ok();
 }
 
