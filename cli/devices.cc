@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/simulated_platform.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_platform.h"
 
 namespace tfrun {
@@ -87,7 +88,12 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   devices.simulated = platform->simulated();
   TFRUN_ASSIGN_OR_RETURN(devices.physical, platform->VisibleGpus());
   TFRUN_ASSIGN_OR_RETURN(devices.logical, MakeLogicalGpus(devices.physical, options));
-  devices.set = DeviceSet::WithGpus(devices.logical, devices.simulated);
+  if (devices.simulated || devices.logical.empty()) {
+    devices.set = DeviceSet::WithGpus(devices.logical, devices.simulated);
+  } else {
+    RegisterCudaCopier();
+    devices.set = DeviceSet::WithGpus(devices.logical, &MakeCudaBackend);
+  }
   return devices;
 }
 

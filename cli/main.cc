@@ -25,6 +25,7 @@
 #include "core/placement_log.h"
 #include "core/placer.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cuda/cuda_backend.h"
 
 namespace tfrun {
 namespace {
@@ -45,6 +46,7 @@ struct Options {
   std::string json_path;
   std::string out_dir;
   std::string dot_path;
+  std::string tf32;  // "on" / "off"; "" = the graph's tensor_float_32
   int benchmark_runs = 0;
   int warmup_runs = 3;
   DeviceFlags device_flags;
@@ -108,6 +110,7 @@ class GraphCommand {
     report_.fetch = fetch_;
 
     TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+    SetCudaTf32(options_.tf32.empty() ? config.tensor_float_32 : options_.tf32 == "on");
     const auto t_devices = std::chrono::steady_clock::now();
     TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options));
     report_.devices = &devices_.set;
@@ -139,6 +142,7 @@ class GraphCommand {
 
     KernelRegistry kernels;
     RegisterCpuKernels(&kernels);
+    RegisterCudaKernels(&kernels);  // binds only; CUDA and cuBLAS load on first GPU use
     const int threads = options_.intra_op_threads >= 0 ? options_.intra_op_threads
                                                        : config.intra_op_parallelism_threads;
     SetCpuThreads(threads);
@@ -249,6 +253,8 @@ int Main(int argc, char** argv) {
   app.add_option("--json", options.json_path, "write a JSON report to FILE (- for standard output)");
   app.add_option("--out", options.out_dir, "write each fetched tensor as DIR/NAME.npy");
   app.add_option("--dot", options.dot_path, "write the placed graph as Graphviz DOT to FILE");
+  app.add_option("--tf32", options.tf32, "TensorFloat-32 for float32 MatMul on GPUs (default: tensor_float_32, on)")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--benchmark", options.benchmark_runs, "run the graph N more times and report timings on stderr")
       ->check(CLI::Range(1, 100000000));
   app.add_option("--warmup", options.warmup_runs, "warm-up runs before --benchmark's timed runs (default 3)")

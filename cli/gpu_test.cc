@@ -1,0 +1,46 @@
+// On a machine with a GPU: the example graphs run on it (no --devices) and
+// print what they print on the CPU (CUDA_VISIBLE_DEVICES=-1), with TF32 off
+// so float32 is bit-faithful. Skips, saying why, where no GPU is visible.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+std::string RunCommand(const std::string& command, int* exit_code) {
+  FILE* p = popen(command.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class GpuGraphTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuGraphTest, SameResultsOnGpuAndCpu) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) GTEST_SKIP() << "no GPU visible (" << cudaGetErrorString(e) << ")";
+  int gpu_exit = 0, cpu_exit = 0;
+  const std::string gpu = RunCommand("cli/tfrun " + GetParam() + " --tf32 off --soft-placement", &gpu_exit);
+  const std::string cpu = RunCommand("CUDA_VISIBLE_DEVICES=-1 cli/tfrun " + GetParam() + " --soft-placement", &cpu_exit);
+  EXPECT_EQ(gpu_exit, 0);
+  EXPECT_EQ(cpu_exit, 0);
+  EXPECT_EQ(gpu, cpu);
+  const std::string log = RunCommand("cli/tfrun " + GetParam() + " --soft-placement --log-placement", &gpu_exit);
+  EXPECT_NE(log.find("device:GPU:0"), std::string::npos) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, GpuGraphTest,
+                         ::testing::Values("graphs/matmul.yaml", "graphs/addn.yaml", "graphs/multi_tower.yaml",
+                                           "graphs/cast_cpu_only.yaml", "graphs/variable_int32_gpu.yaml",
+                                           "graphs/npy_input.yaml", "testdata/graphs/ops_dtypes.yaml",
+                                           "testdata/graphs/variables.yaml"));
+
+}  // namespace

@@ -1,0 +1,258 @@
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "kernels/cuda/cublas.h"
+#include "kernels/cuda/elementwise.h"
+
+namespace tfrun {
+namespace {
+
+bool g_tf32 = true;
+
+#define TFRUN_CUDA_CHECK(call)                                                                        \
+  do {                                                                                                \
+    cudaError_t _e = (call);                                                                          \
+    if (_e != cudaSuccess) return RuntimeError(fmt::format("{} failed: {}", #call, cudaGetErrorString(_e))); \
+  } while (0)
+
+// What a logical GPU's kernels need: its CUDA ordinal, stream and cuBLAS
+// handle (both made on first use).
+struct CudaContext {
+  int ordinal = 0;
+  bool tf32 = false;
+  std::mutex mu;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+
+  Status Activate() {
+    TFRUN_CUDA_CHECK(cudaSetDevice(ordinal));
+    if (stream == nullptr) TFRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return Status::Ok();
+  }
+  Status Cublas(const cuda::CublasApi** api) {
+    TFRUN_ASSIGN_OR_RETURN(*api, cuda::Cublas());
+    if (cublas == nullptr) {
+      cublasStatus_t s = (*api)->create(&cublas);
+      if (s != CUBLAS_STATUS_SUCCESS) return RuntimeError(fmt::format("cublasCreate failed: {}", (*api)->status_string(s)));
+    }
+    (*api)->set_stream(cublas, stream);
+    return Status::Ok();
+  }
+};
+
+// A BFC-style pool: the whole limit reserved with one cudaMalloc on first
+// use (unless allow_growth: one cudaMalloc per tensor), handed out first-fit
+// in 256-byte units. Work on one device runs on one stream in order, so
+// memory freed by a finished node is safe for the next node to reuse.
+class CudaAllocator final : public Allocator {
+ public:
+  CudaAllocator(std::string name, std::shared_ptr<CudaContext> context, size_t limit, bool allow_growth)
+      : name_(std::move(name)), context_(std::move(context)), limit_(limit), allow_growth_(allow_growth) {}
+  const std::string& name() const override { return name_; }
+  bool host_accessible() const override { return false; }
+  CudaContext& context() const { return *context_; }
+
+  void* Allocate(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);
+    if (bytes_in_use() + rounded > limit_ || !context_->Activate().ok()) return nullptr;
+    void* p = nullptr;
+    if (allow_growth_) {
+      if (cudaMalloc(&p, rounded) != cudaSuccess) return nullptr;
+    } else {
+      if (pool_ == nullptr) {
+        if (cudaMalloc(&pool_, limit_) != cudaSuccess) return (pool_ = nullptr);
+        free_[0] = limit_;
+      }
+      for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if (it->second < rounded) continue;
+        const size_t offset = it->first, size = it->second;
+        free_.erase(it);
+        if (size > rounded) free_[offset + rounded] = size - rounded;
+        p = static_cast<char*>(pool_) + offset;
+        break;
+      }
+      if (p == nullptr) return nullptr;
+    }
+    sizes_[p] = rounded;
+    RecordAllocate(rounded);
+    return p;
+  }
+
+  void Deallocate(void* ptr, size_t) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t size = sizes_[ptr];
+    sizes_.erase(ptr);
+    RecordDeallocate(size);
+    if (allow_growth_) {
+      cudaFree(ptr);
+      return;
+    }
+    size_t offset = static_cast<char*>(ptr) - static_cast<char*>(pool_);
+    auto next = free_.find(offset + size);  // coalesce with neighbours
+    size_t merged = size;
+    if (next != free_.end()) {
+      merged += next->second;
+      free_.erase(next);
+    }
+    auto prev = free_.lower_bound(offset);
+    if (prev != free_.begin() && (--prev)->first + prev->second == offset) {
+      prev->second += merged;
+    } else {
+      free_[offset] = merged;
+    }
+  }
+
+ private:
+  std::string name_;
+  std::shared_ptr<CudaContext> context_;
+  size_t limit_;
+  bool allow_growth_;
+  std::mutex mu_;
+  void* pool_ = nullptr;
+  std::map<size_t, size_t> free_;   // offset -> size
+  std::map<void*, size_t> sizes_;   // live allocations
+};
+
+CudaContext& ContextOf(KernelContext& c) { return *static_cast<CudaContext*>(c.device_context); }
+
+Status CudaCopy(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src, size_t bytes) {
+  auto* dst_gpu = dynamic_cast<CudaAllocator*>(dst_allocator);
+  auto* src_gpu = dynamic_cast<CudaAllocator*>(src_allocator);
+  if (src_gpu != nullptr) {  // finish the producer's work first
+    TFRUN_RETURN_IF_ERROR(src_gpu->context().Activate());
+    TFRUN_CUDA_CHECK(cudaStreamSynchronize(src_gpu->context().stream));
+  }
+  if (dst_gpu != nullptr && src_gpu != nullptr) {
+    TFRUN_CUDA_CHECK(cudaMemcpyPeer(dst, dst_gpu->context().ordinal, src, src_gpu->context().ordinal, bytes));
+  } else if (dst_gpu != nullptr) {
+    TFRUN_RETURN_IF_ERROR(dst_gpu->context().Activate());
+    TFRUN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, dst_gpu->context().stream));
+    TFRUN_CUDA_CHECK(cudaStreamSynchronize(dst_gpu->context().stream));  // the host buffer may go away
+  } else {
+    TFRUN_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+  }
+  return Status::Ok();
+}
+
+std::optional<cuda::ElementType> ElementTypeOf(DType d) {
+  switch (d) {
+    case DType::kFloat32: return cuda::ElementType::kFloat32;
+    case DType::kFloat64: return cuda::ElementType::kFloat64;
+    case DType::kFloat16: return cuda::ElementType::kFloat16;
+    case DType::kBFloat16: return cuda::ElementType::kBFloat16;
+    case DType::kInt32: return cuda::ElementType::kInt32;
+    case DType::kInt64: return cuda::ElementType::kInt64;
+    default: return std::nullopt;
+  }
+}
+
+Status LaunchResult(int error, const char* what) {
+  if (error != 0) return RuntimeError(fmt::format("{} failed: {}", what, cudaGetErrorString(static_cast<cudaError_t>(error))));
+  return Status::Ok();
+}
+
+Status ConstKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.node.value.CopyTo(c.allocator, c.device_name));
+  return Status::Ok();
+}
+
+Status ForwardKernel(KernelContext& c) {
+  if (!c.inputs.empty()) c.output = c.inputs[0];
+  return Status::Ok();
+}
+
+Status MatMulKernel(KernelContext& c) {
+  static const std::map<DType, cuda::GemmType> kTypes = {{DType::kFloat32, cuda::GemmType::kFloat32},
+                                                          {DType::kFloat64, cuda::GemmType::kFloat64},
+                                                          {DType::kFloat16, cuda::GemmType::kFloat16},
+                                                          {DType::kBFloat16, cuda::GemmType::kBFloat16}};
+  auto type = kTypes.find(c.node.dtype);
+  if (type == kTypes.end()) return RuntimeError(fmt::format("no GPU MatMul for {}", Name(c.node.dtype)));
+  CudaContext& ctx = ContextOf(c);
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  const cuda::CublasApi* api = nullptr;
+  TFRUN_RETURN_IF_ERROR(ctx.Cublas(&api));
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  const Tensor& a = c.inputs[0];
+  const Tensor& b = c.inputs[1];
+  return cuda::GpuMatMul(*api, ctx.cublas, type->second, a.raw(), a.shape()[0], a.shape()[1], c.node.transpose_a,
+                         b.raw(), b.shape()[0], b.shape()[1], c.node.transpose_b, c.output.raw(), ctx.tf32);
+}
+
+Status AddNKernel(KernelContext& c) {
+  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
+  if (!type) return RuntimeError(fmt::format("no GPU AddN for {}", Name(c.node.dtype)));
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  std::vector<const void*> inputs;
+  for (const Tensor& t : c.inputs) inputs.push_back(t.raw());
+  return LaunchResult(cuda::AddN(*type, inputs.data(), static_cast<int>(inputs.size()), c.output.num_elements(),
+                                 c.output.raw(), ctx.stream),
+                      "AddN kernel launch");
+}
+
+template <cuda::BinaryOp Op>
+Status BinaryKernel(KernelContext& c) {
+  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
+  if (!type) return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(c.node.dtype)));
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  const Tensor& x = c.inputs[0];
+  const Tensor& y = c.inputs[1];
+  return LaunchResult(cuda::Binary(*type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
+                                   y.rank() == 0 && x.rank() != 0, c.output.num_elements(), c.output.raw(), ctx.stream),
+                      "elementwise kernel launch");
+}
+
+Status VariableKernel(KernelContext& c) {
+  auto it = c.variables->find(c.node.name);
+  if (it != c.variables->end()) c.output = it->second;
+  return Status::Ok();
+}
+
+Status AssignKernel(KernelContext& c) {
+  (*c.variables)[c.node.variable] = c.inputs[1];
+  c.output = c.inputs[1];
+  return Status::Ok();
+}
+
+}  // namespace
+
+void SetCudaTf32(bool enabled) { g_tf32 = enabled; }
+
+DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
+  auto context = std::make_shared<CudaContext>();
+  context->ordinal = gpu.cuda_ordinal;
+  context->tf32 = g_tf32 && gpu.physical.cc_major >= 8;
+  DeviceSet::GpuBackendParts parts;
+  parts.allocator = std::make_unique<CudaAllocator>("GPU_" + std::to_string(gpu.tf_id) + "_bfc", context,
+                                                    static_cast<size_t>(gpu.memory_limit_bytes), gpu.allow_growth);
+  parts.context = context;
+  return parts;
+}
+
+void RegisterCudaCopier() { RegisterDeviceCopier(CudaCopy); }
+
+void RegisterCudaKernels(KernelRegistry* registry) {
+  registry->Bind("Const", kGpu, ConstKernel);
+  registry->Bind("Identity", kGpu, ForwardKernel);
+  registry->Bind("NoOp", kGpu, [](KernelContext&) { return Status::Ok(); });
+  registry->Bind("MatMul", kGpu, MatMulKernel);
+  registry->Bind("AddN", kGpu, AddNKernel);
+  registry->Bind("Add", kGpu, BinaryKernel<cuda::BinaryOp::kAdd>);
+  registry->Bind("Sub", kGpu, BinaryKernel<cuda::BinaryOp::kSub>);
+  registry->Bind("Mul", kGpu, BinaryKernel<cuda::BinaryOp::kMul>);
+  registry->Bind("VariableV2", kGpu, VariableKernel);
+  registry->Bind("Assign", kGpu, AssignKernel);
+}
+
+}  // namespace tfrun

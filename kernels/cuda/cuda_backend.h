@@ -1,0 +1,25 @@
+// The CUDA backend for real GPUs: per logical GPU an allocator (TensorFlow's
+// limit, reserved up front unless allow_growth), one stream and a cuBLAS
+// handle; copies between host and GPUs; the GPU kernels of the kernel table.
+#pragma once
+
+#include "core/device_set.h"
+#include "core/kernel_registry.h"
+
+namespace tfrun {
+
+// TensorFloat-32 for float32 MatMul on GPUs of compute capability >= 8.0
+// (config tensor_float_32 / --tf32). Set before MakeCudaBackend.
+void SetCudaTf32(bool enabled);
+
+// The DeviceSet::GpuBackendFactory for real GPUs.
+DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu);
+
+// Registers the copier for memory of real GPUs (RegisterDeviceCopier).
+void RegisterCudaCopier();
+
+// Binds the GPU kernels: Const, Identity, NoOp, MatMul (cuBLAS), AddN, Add,
+// Sub, Mul (kernels/cuda/elementwise.cu), VariableV2 and Assign.
+void RegisterCudaKernels(KernelRegistry* registry);
+
+}  // namespace tfrun
