@@ -45,6 +45,42 @@ const KernelSupport* Lookup(const Node& node, std::string_view device_type) {
 
 }  // namespace
 
+Status ConstKernel(KernelContext& c) {
+  if (c.node.value.allocator() == c.allocator) {
+    c.output = c.node.value;
+    return Status::Ok();
+  }
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.node.value.CopyTo(c.allocator, c.device_name));
+  return Status::Ok();
+}
+
+Status IdentityKernel(KernelContext& c) {
+  c.output = c.inputs[0];
+  return Status::Ok();
+}
+
+Status NoOpKernel(KernelContext&) { return Status::Ok(); }
+
+Status VariableKernel(KernelContext& c) {
+  auto it = c.variables->find(c.node.name);
+  if (it != c.variables->end()) c.output = it->second;
+  return Status::Ok();
+}
+
+Status AssignKernel(KernelContext& c) {
+  (*c.variables)[c.node.variable] = c.inputs[1];
+  c.output = c.inputs[1];
+  return Status::Ok();
+}
+
+void BindHandleKernels(KernelRegistry* registry, std::string_view device_type) {
+  registry->Bind("Const", device_type, ConstKernel);
+  registry->Bind("Identity", device_type, IdentityKernel);
+  registry->Bind("NoOp", device_type, NoOpKernel);
+  registry->Bind("VariableV2", device_type, VariableKernel);
+  registry->Bind("Assign", device_type, AssignKernel);
+}
+
 bool HasKernel(const Node& node, std::string_view device_type) {
   return Lookup(node, device_type) != nullptr;
 }

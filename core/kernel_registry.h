@@ -54,6 +54,21 @@ struct KernelContext {
 
 using KernelFn = Status (*)(KernelContext& context);
 
+// Kernels that only move tensor handles, the same on every device: Const
+// (its data copied into the device's memory when that is not where it was
+// loaded), Identity (forwards its input's buffer, as TensorFlow does), NoOp,
+// VariableV2 (a reference: empty until its Assign ran; only reading it is an
+// error, in the executor) and Assign.
+Status ConstKernel(KernelContext& context);
+Status IdentityKernel(KernelContext& context);
+Status NoOpKernel(KernelContext& context);
+Status VariableKernel(KernelContext& context);
+Status AssignKernel(KernelContext& context);
+
+class KernelRegistry;
+// Binds the five above for `device_type`.
+void BindHandleKernels(KernelRegistry* registry, std::string_view device_type);
+
 // Implementations, bound per (op, device type) by the backends.
 class KernelRegistry {
  public:

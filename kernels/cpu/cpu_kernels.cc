@@ -68,25 +68,6 @@ Status ForNumericOutput(KernelContext& c, Body&& body) {
   });
 }
 
-// A constant lives in the memory of the device it is placed on: on CPU:0
-// it shares the loaded buffer; elsewhere (a simulated GPU) it is copied into
-// that device's allocator, which can run out of memory as the GPU's would.
-Status ConstKernel(KernelContext& c) {
-  if (c.node.value.allocator() == c.allocator) {
-    c.output = c.node.value;
-    return Status::Ok();
-  }
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.node.value.CopyTo(c.allocator, c.device_name));
-  return Status::Ok();
-}
-
-Status IdentityKernel(KernelContext& c) {
-  c.output = c.inputs[0];  // forwards the buffer, as TensorFlow does
-  return Status::Ok();
-}
-
-Status NoOpKernel(KernelContext&) { return Status::Ok(); }
-
 Status MatMulKernel(KernelContext& c) {
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
@@ -222,20 +203,6 @@ Status CastKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-// VariableV2 outputs a reference: before its Assign has run it refers to
-// nothing, and only reading it (executor.cc) is an error.
-Status VariableKernel(KernelContext& c) {
-  auto it = c.variables->find(c.node.name);
-  if (it != c.variables->end()) c.output = it->second;
-  return Status::Ok();
-}
-
-Status AssignKernel(KernelContext& c) {
-  (*c.variables)[c.node.variable] = c.inputs[1];
-  c.output = c.inputs[1];
-  return Status::Ok();
-}
-
 }  // namespace
 
 void SetCpuThreads(int threads) { g_threads = threads; }
@@ -246,19 +213,15 @@ void RegisterCpuKernels(KernelRegistry* registry) {
     KernelFn fn;
   };
   static constexpr Binding kBindings[] = {
-      {"Const", ConstKernel},
-      {"Identity", IdentityKernel},
-      {"NoOp", NoOpKernel},
       {"MatMul", MatMulKernel},
       {"AddN", AddNKernel},
       {"Add", BinaryKernel<BinaryOp::kAdd>},
       {"Sub", BinaryKernel<BinaryOp::kSub>},
       {"Mul", BinaryKernel<BinaryOp::kMul>},
       {"Cast", CastKernel},
-      {"VariableV2", VariableKernel},
-      {"Assign", AssignKernel},
   };
   for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.fn);
+  BindHandleKernels(registry, kCpu);
 }
 
 }  // namespace tfrun

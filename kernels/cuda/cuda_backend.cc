@@ -157,16 +157,6 @@ Status LaunchResult(int error, const char* what) {
   return Status::Ok();
 }
 
-Status ConstKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.node.value.CopyTo(c.allocator, c.device_name));
-  return Status::Ok();
-}
-
-Status ForwardKernel(KernelContext& c) {
-  if (!c.inputs.empty()) c.output = c.inputs[0];
-  return Status::Ok();
-}
-
 Status MatMulKernel(KernelContext& c) {
   static const std::map<DType, cuda::GemmType> kTypes = {{DType::kFloat32, cuda::GemmType::kFloat32},
                                                           {DType::kFloat64, cuda::GemmType::kFloat64},
@@ -213,18 +203,6 @@ Status BinaryKernel(KernelContext& c) {
                       "elementwise kernel launch");
 }
 
-Status VariableKernel(KernelContext& c) {
-  auto it = c.variables->find(c.node.name);
-  if (it != c.variables->end()) c.output = it->second;
-  return Status::Ok();
-}
-
-Status AssignKernel(KernelContext& c) {
-  (*c.variables)[c.node.variable] = c.inputs[1];
-  c.output = c.inputs[1];
-  return Status::Ok();
-}
-
 }  // namespace
 
 void SetCudaTf32(bool enabled) { g_tf32 = enabled; }
@@ -243,16 +221,12 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
 void RegisterCudaCopier() { RegisterDeviceCopier(CudaCopy); }
 
 void RegisterCudaKernels(KernelRegistry* registry) {
-  registry->Bind("Const", kGpu, ConstKernel);
-  registry->Bind("Identity", kGpu, ForwardKernel);
-  registry->Bind("NoOp", kGpu, [](KernelContext&) { return Status::Ok(); });
+  BindHandleKernels(registry, kGpu);
   registry->Bind("MatMul", kGpu, MatMulKernel);
   registry->Bind("AddN", kGpu, AddNKernel);
   registry->Bind("Add", kGpu, BinaryKernel<cuda::BinaryOp::kAdd>);
   registry->Bind("Sub", kGpu, BinaryKernel<cuda::BinaryOp::kSub>);
   registry->Bind("Mul", kGpu, BinaryKernel<cuda::BinaryOp::kMul>);
-  registry->Bind("VariableV2", kGpu, VariableKernel);
-  registry->Bind("Assign", kGpu, AssignKernel);
 }
 
 }  // namespace tfrun
