@@ -12,7 +12,7 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
        -fno-sanitize-recover=undefined -I. -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
 srcs=(core/allocator.cc core/array_printer.cc core/compat_profile.cc core/device_name.cc
       core/device_set.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
-      core/kernel_registry.cc core/loader.cc core/npy.cc core/op_registry.cc core/placement_log.cc
+      core/kernel_registry.cc core/loader.cc core/npy.cc core/op_registry.cc core/parallel.cc core/placement_log.cc
       core/placer.cc core/shape.cc core/status.cc core/tensor.cc core/visibility.cc
       kernels/cpu/cpu_kernels.cc third_party/fmt/fmt_compiled.cc tools/fuzz/graph_fuzzer.cc)
 objs=()
@@ -23,9 +23,12 @@ for src in "${srcs[@]}"; do
   fi
   objs+=("$obj")
 done
-# random.cc keeps its exact arithmetic: no FMA contraction.
+# random.cc keeps its exact arithmetic: no FMA contraction; the AVX2 MatMul
+# is built as in kernels/BUILD.
 clang++ "${flags[@]}" -ffp-contract=off -c core/random.cc -o "$dir/obj/random.o"
-clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" "$dir/obj/random.o" -l:libyaml-cpp.a -lpthread \
+clang++ "${flags[@]}" -mavx2 -mfma -c kernels/cpu/matmul_avx2.cc -o "$dir/obj/matmul_avx2.o"
+clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" "$dir/obj/random.o" "$dir/obj/matmul_avx2.o" \
+  -l:libyaml-cpp.a -lpthread \
   -o "$dir/graph_fuzzer"
 
 cp graphs/*.yaml testdata/graphs/*.yaml testdata/bad/*.yaml "$dir/corpus/" 2>/dev/null || true
