@@ -15,10 +15,13 @@ srcs=(core/allocator.cc core/array_printer.cc core/compat_profile.cc core/device
       core/kernel_registry.cc core/loader.cc core/npy.cc core/op_registry.cc core/parallel.cc core/placement_log.cc
       core/placer.cc core/shape.cc core/status.cc core/tensor.cc core/visibility.cc
       kernels/cpu/cpu_kernels.cc third_party/fmt/fmt_compiled.cc tools/fuzz/graph_fuzzer.cc)
+# An object is stale when its source or any header is newer: a changed
+# struct layout must never meet an old object.
+newest_header=$(ls -t core/*.h kernels/*/*.h | head -1)
 objs=()
 for src in "${srcs[@]}"; do
   obj="$dir/obj/$(echo "$src" | tr / _).o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_header" -nt "$obj" ]; then
     clang++ "${flags[@]}" -c "$src" -o "$obj"
   fi
   objs+=("$obj")
