@@ -147,7 +147,7 @@ class GraphCommand {
                                                        : config.intra_op_parallelism_threads;
     SetCpuThreads(threads);
     const auto t_run = std::chrono::steady_clock::now();
-    Executor executor(graph_, devices, placement_, kernels, threads);
+    Executor executor(graph_, devices, placement_, kernels);
     StatusOr<RunResult> result = executor.Run(fetch_);
     if (!result.ok()) return result.status();
     result_ = std::move(*result);

@@ -59,8 +59,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bo
     }
     const auto started = std::chrono::steady_clock::now();
     Allocator* memory = MemoryFor(node);
-    KernelContext context{node,    {}, memory, device.name, &variables_, intra_op_threads_, device.context.get(),
-                          Tensor()};
+    KernelContext context{node, {}, memory, device.name, &variables_, device.context.get(), Tensor()};
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int producer = node.inputs[i];
       const Tensor& input = outputs[producer];

@@ -34,12 +34,8 @@ struct RunResult {
 class Executor {
  public:
   Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
-           const KernelRegistry& kernels, int intra_op_threads)
-      : graph_(graph),
-        devices_(devices),
-        placement_(placement),
-        kernels_(kernels),
-        intra_op_threads_(intra_op_threads) {}
+           const KernelRegistry& kernels)
+      : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels) {}
 
   // Runs `fetch` (node ids). When they read a Variable, the graph's `init`
   // runs first, as a TF1 program runs sess.run(init) before using them.
@@ -56,7 +52,6 @@ class Executor {
   const DeviceSet& devices_;
   const Placement& placement_;
   const KernelRegistry& kernels_;
-  int intra_op_threads_;
   VariableStore variables_;
 };
 

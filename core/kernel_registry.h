@@ -43,7 +43,6 @@ struct KernelContext {
   Allocator* allocator;
   const std::string& device_name;
   VariableStore* variables;
-  int intra_op_threads;  // 0: choose
   void* device_context;  // the device's backend state (Device::context)
   Tensor output;         // set by the kernel
 

@@ -25,7 +25,7 @@ std::vector<Tensor> RunGraph(const std::string& yaml) {
   EXPECT_TRUE(placed.ok()) << placed.message();
   KernelRegistry kernels;
   RegisterCpuKernels(&kernels);
-  Executor executor(*graph, devices, placement, kernels, 0);
+  Executor executor(*graph, devices, placement, kernels);
   StatusOr<RunResult> result = executor.Run(graph->fetch);
   EXPECT_TRUE(result.ok()) << result.status().message();
   return result.ok() ? result->fetched : std::vector<Tensor>{};
@@ -190,7 +190,7 @@ TEST(CpuKernelsTest, ExecutorFreesIntermediatesAfterLastUse) {
   ASSERT_TRUE(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement).ok());
   KernelRegistry kernels;
   RegisterCpuKernels(&kernels);
-  Executor executor(*graph, devices, placement, kernels, 1);
+  Executor executor(*graph, devices, placement, kernels);
   StatusOr<RunResult> result = executor.Run(graph->fetch);
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_EQ(result->fetched[0].data<float>()[12345], 256.0f);

@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)tfrun::DeviceMappingBlock(Devices(), profile);
       (void)tfrun::PlacementDot(*graph, Devices(), placement);
       if (name != std::string("tf2") || !soft) continue;
-      tfrun::Executor executor(*graph, Devices(), placement, Kernels(), 1);
+      tfrun::Executor executor(*graph, Devices(), placement, Kernels());
       tfrun::StatusOr<tfrun::RunResult> result = executor.Run(graph->fetch);
       if (!result.ok()) continue;
       for (const tfrun::Tensor& t : result->fetched) {
