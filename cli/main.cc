@@ -3,12 +3,12 @@
 //
 // Every error travels up as a Status; only main() turns it into a message on
 // standard error and an exit code (graph-format.md, "Exit codes").
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -95,7 +95,8 @@ class GraphCommand {
   Status Run(std::string* stdout_text) {
     const auto t0 = std::chrono::steady_clock::now();
     const CompatProfile* profile = FindProfile(options_.compat);
-    if (profile == nullptr) return BadInput(fmt::format("--compat {}: expected tf2, tf1, tf0 or eager", options_.compat));
+    if (profile == nullptr)
+      return BadInput(fmt::format("--compat {}: expected tf2, tf1, tf0 or eager", options_.compat));
 
     StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, options_.limits);
     if (!graph.ok()) return graph.status();
@@ -143,8 +144,8 @@ class GraphCommand {
     KernelRegistry kernels;
     RegisterCpuKernels(&kernels);
     RegisterCudaKernels(&kernels);  // binds only; CUDA and cuBLAS load on first GPU use
-    const int threads = options_.intra_op_threads >= 0 ? options_.intra_op_threads
-                                                       : config.intra_op_parallelism_threads;
+    const int threads =
+        options_.intra_op_threads >= 0 ? options_.intra_op_threads : config.intra_op_parallelism_threads;
     SetCpuThreads(threads);
     const auto t_run = std::chrono::steady_clock::now();
     Executor executor(graph_, devices, placement_, kernels);
@@ -185,11 +186,8 @@ class GraphCommand {
     for (const std::string& name : options_.fetch) {
       const Node* node = graph_.Find(name);
       if (node == nullptr) {
-        std::vector<std::string> names;
-        for (const Node& n : graph_.nodes) names.push_back(n.name);
-        std::string hint = ClosestMatch(name, names);
         return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", name, graph_.path, name,
-                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+                                    DidYouMean(name, graph_.NodeNames())));
       }
       if (std::find(fetch_.begin(), fetch_.end(), node->id) != fetch_.end()) {
         return BadInput(fmt::format("--fetch {}: fetched twice", name));
@@ -262,15 +260,12 @@ int Main(int argc, char** argv) {
   app.add_option("--intra-op-threads", options.intra_op_threads,
                  "threads per op (0: one per core; default: the graph's config)")
       ->check(CLI::Range(0, 1024));
-  app.add_option("--max-tensor-bytes", options.limits.max_tensor_bytes,
-                 "limit on the bytes of all constants together")
+  app.add_option("--max-tensor-bytes", options.limits.max_tensor_bytes, "limit on the bytes of all constants together")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-file-bytes", options.limits.max_file_bytes, "limit on the graph file's size")
       ->check(CLI::PositiveNumber);
-  app.add_option("--max-nodes", options.limits.max_nodes, "limit on the number of nodes")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-depth", options.limits.max_depth, "limit on the nesting of scopes")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--max-nodes", options.limits.max_nodes, "limit on the number of nodes")->check(CLI::PositiveNumber);
+  app.add_option("--max-depth", options.limits.max_depth, "limit on the nesting of scopes")->check(CLI::PositiveNumber);
   AddDeviceOptions(&app, &options.device_flags);
   CLI::App* devices_command =
       app.add_subcommand("devices", "list physical and logical devices (like tf.config.list_*_devices)");
@@ -289,8 +284,8 @@ int Main(int argc, char** argv) {
 
   if (devices_command->parsed()) {
     StatusOr<GpuOptions> gpu_options = ResolveGpuOptions(options.device_flags, nullptr);
-    StatusOr<Devices> devices = gpu_options.ok() ? BuildDevices(options.device_flags, *gpu_options)
-                                                 : StatusOr<Devices>(gpu_options.status());
+    StatusOr<Devices> devices =
+        gpu_options.ok() ? BuildDevices(options.device_flags, *gpu_options) : StatusOr<Devices>(gpu_options.status());
     if (!devices.ok()) {
       spdlog::error("{}", devices.status().message());
       return ExitCodeFor(devices.status().kind());

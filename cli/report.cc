@@ -128,17 +128,4 @@ std::string ReportToJson(const Report& r) {
   return "{" + fmt::format("{}", fmt::join(fields, ",")) + "}\n";
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return BadInput(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  }
-  return Status::Ok();
-}
-
 }  // namespace tfrun

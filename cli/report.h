@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/device_set.h"
 #include "core/executor.h"
 #include "core/graph.h"
@@ -33,9 +34,5 @@ struct Report {
 };
 
 std::string ReportToJson(const Report& report);
-
-// Writes `text` to `path` through a temporary file and a rename, so a
-// failure leaves no partial file and does not clobber an existing one.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace tfrun

@@ -29,8 +29,8 @@ Allocator* Executor::MemoryFor(const Node& node) const {
   return UsesHostMemory(node, device.type) ? CpuAllocator() : device.allocator;
 }
 
-Status Executor::RunNodes(const std::vector<int>& targets, RunResult* result, bool keep_targets) {
-  const std::vector<bool> needed = Needed(targets);
+Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<bool>& needed, RunResult* result,
+                          bool keep_targets) {
   const size_t n = graph_.nodes.size();
   // Remaining uses of each output; fetched outputs hold one more.
   std::vector<int> uses(n, 0);
@@ -137,9 +137,9 @@ StatusOr<RunResult> Executor::Run(const std::vector<int>& fetch) {
     for (const Node& node : graph_.nodes) {
       if (node.op == "Assign") assigns.push_back(node.id);
     }
-    TFRUN_RETURN_IF_ERROR(RunNodes(assigns, &result, false));
+    TFRUN_RETURN_IF_ERROR(RunNodes(assigns, Needed(assigns), &result, false));
   }
-  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, &result, true));
+  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, &result, true));
   return result;
 }
 

@@ -42,7 +42,9 @@ class Executor {
   StatusOr<RunResult> Run(const std::vector<int>& fetch);
 
  private:
-  Status RunNodes(const std::vector<int>& targets, RunResult* result, bool keep_targets);
+  // Runs the nodes marked in `needed` (the closure of `targets`).
+  Status RunNodes(const std::vector<int>& targets, const std::vector<bool>& needed, RunResult* result,
+                  bool keep_targets);
   // The memory a node's kernel reads and writes: its device's, or the
   // host's for kernels registered with HostMemory (int32 on GPUs).
   Allocator* MemoryFor(const Node& node) const;

@@ -16,9 +16,6 @@ namespace {
 struct Decimal {
   std::string digits;
   int exponent = 0;
-  int FractionDigits() const {
-    return std::max(0, static_cast<int>(digits.size()) - (exponent + 1));
-  }
 };
 
 // Normalises a printf/fmt rendering such as "0.00120", "12.5" or "1.25e-07".

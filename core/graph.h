@@ -63,6 +63,12 @@ struct Graph {
   GraphConfig config;
   std::unordered_map<std::string, int> by_name;
 
+  std::vector<std::string> NodeNames() const {
+    std::vector<std::string> names;
+    for (const Node& n : nodes) names.push_back(n.name);
+    return names;
+  }
+
   const Node* Find(const std::string& name) const {
     auto it = by_name.find(name);
     return it == by_name.end() ? nullptr : &nodes[it->second];

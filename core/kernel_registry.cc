@@ -3,28 +3,27 @@
 namespace tfrun {
 
 const std::vector<KernelSupport>& KernelTable() {
-  static const DTypeSet kGpuFloat = kFloatTypes;
   static const DTypeSet kInt32 = {DType::kInt32};
   static const std::vector<KernelSupport> table = {
       {"Const", kCpu, kAllTypes, {}},
       {"Const", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kBool, DType::kInt32}, kInt32},
       {"MatMul", kCpu, kNumericTypes, {}},
-      {"MatMul", kGpu, kGpuFloat, {}},
+      {"MatMul", kGpu, kFloatTypes, {}},
       {"AddN", kCpu, kNumericTypes, {}},
-      {"AddN", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"AddN", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
       {"Add", kCpu, kNumericTypes, {}},
-      {"Add", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"Add", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
       {"Sub", kCpu, kNumericTypes, {}},
-      {"Sub", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"Sub", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
       {"Mul", kCpu, kNumericTypes, {}},
-      {"Mul", kGpu, kGpuFloat | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
+      {"Mul", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
       {"Identity", kCpu, kAllTypes, {}},
       {"Identity", kGpu, kAllTypes, kInt32},
       {"Cast", kCpu, kAllTypes, {}},
       {"VariableV2", kCpu, kAllTypes, {}},
-      {"VariableV2", kGpu, kGpuFloat | DTypeSet{DType::kInt64}, {}},
+      {"VariableV2", kGpu, kFloatTypes | DTypeSet{DType::kInt64}, {}},
       {"Assign", kCpu, kAllTypes, {}},
-      {"Assign", kGpu, kGpuFloat | DTypeSet{DType::kInt64}, {}},
+      {"Assign", kGpu, kFloatTypes | DTypeSet{DType::kInt64}, {}},
       {"NoOp", kCpu, kAllTypes, {}},
       {"NoOp", kGpu, kAllTypes, {}},
   };

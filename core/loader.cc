@@ -181,9 +181,7 @@ class Loader {
       const std::string key = it->first.Scalar();
       if (!seen.insert(key).second) return ErrorAt(it->first, fmt::format("key '{}' appears twice in {}", key, what));
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-      std::string hint = ClosestMatch(key, allowed);
-      return ErrorAt(it->first, fmt::format("unknown key '{}' in {}{}", key, what,
-                                            hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+      return ErrorAt(it->first, fmt::format("unknown key '{}' in {}{}", key, what, DidYouMean(key, allowed)));
     }
     return Status::Ok();
   }
@@ -386,7 +384,7 @@ class Loader {
       return FieldError(n, node_name, fmt::format("a dtype must be one of {}", fmt::join(names, ", ")));
     }
     if (std::optional<DType> d = ParseDType(n.Scalar())) return *d;
-    std::string hint = ClosestMatch(n.Scalar(), names);
+    const std::string hint = ClosestMatch(n.Scalar(), names);
     return FieldError(
         n, node_name,
         fmt::format("unknown dtype '{}'{} (one of {})", n.Scalar(),
@@ -404,9 +402,7 @@ class Loader {
       for (const OpDef& d : AllOps()) {
         if (d.in_graph_files) ops.emplace_back(d.type);
       }
-      std::string hint = ClosestMatch(op, ops);
-      return ErrorAt(op_node, fmt::format("unknown op '{}'{}", op,
-                                          hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+      return ErrorAt(op_node, fmt::format("unknown op '{}'{}", op, DidYouMean(op, ops)));
     }
     std::vector<std::string> allowed = kCommonNodeKeys;
     allowed.insert(allowed.end(), def->attributes.begin(), def->attributes.end());
@@ -472,15 +468,12 @@ class Loader {
           return NodeError(in, node->name, "a node cannot consume its own output (a cycle)");
         }
         if (it == graph_.by_name.end()) {
-          std::vector<std::string> names;
-          for (const Node& n : graph_.nodes) names.push_back(n.name);
-          std::string hint = ClosestMatch(name, names);
           bool later = later_names_.count(name) != 0;
           return NodeError(
               in, node->name,
               fmt::format("input '{}' {}{}", in.Scalar(),
                           later ? "is defined later; inputs must name earlier nodes" : "names no earlier node",
-                          hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+                          DidYouMean(name, graph_.NodeNames())));
         }
         int id = it->second;
         auto var = variable_reads_.find(id);
@@ -938,11 +931,8 @@ class Loader {
       if (!f.IsScalar()) return ErrorAt(f, "each fetch must be a node name");
       const Node* n = graph_.Find(f.Scalar());
       if (n == nullptr) {
-        std::vector<std::string> names;
-        for (const Node& x : graph_.nodes) names.push_back(x.name);
-        std::string hint = ClosestMatch(f.Scalar(), names);
-        return ErrorAt(f, fmt::format("fetch '{}' names no node{}", f.Scalar(),
-                                      hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+        return ErrorAt(
+            f, fmt::format("fetch '{}' names no node{}", f.Scalar(), DidYouMean(f.Scalar(), graph_.NodeNames())));
       }
       if (std::find(graph_.fetch.begin(), graph_.fetch.end(), n->id) != graph_.fetch.end()) {
         return ErrorAt(f, fmt::format("'{}' is fetched twice", f.Scalar()));
@@ -976,6 +966,11 @@ std::string ClosestMatch(const std::string& word, const std::vector<std::string>
     }
   }
   return best;
+}
+
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string hint = ClosestMatch(word, candidates);
+  return hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint);
 }
 
 StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, const LoadLimits& limits) {

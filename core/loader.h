@@ -33,4 +33,7 @@ StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path,
 std::string ClosestMatch(const std::string& word,
                          const std::vector<std::string>& candidates);
 
+// " (did you mean 'x'?)" for the closest candidate, or "" when none is close.
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
+
 }  // namespace tfrun

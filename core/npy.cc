@@ -1,5 +1,7 @@
 #include "core/npy.h"
 
+#include "core/atomic_file.h"
+
 #include <fmt/format.h>
 
 #include <sys/stat.h>
@@ -138,35 +140,25 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
 
-  const std::string tmp = path + ".tmp";
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), std::fclose);
-  if (!f) return RuntimeError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
   uint16_t len = static_cast<uint16_t>(header.size());
-  unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                              static_cast<unsigned char>(len & 0xff),
-                              static_cast<unsigned char>(len >> 8)};
-  bool ok = std::fwrite(prefix, 1, 10, f.get()) == 10 &&
-            std::fwrite(header.data(), 1, header.size(), f.get()) == header.size();
-  if (ok && widen) {
-    const Eigen::bfloat16* src = t.data<Eigen::bfloat16>();
-    std::vector<float> chunk;
-    for (int64_t i = 0; ok && i < t.num_elements(); i += 65536) {
-      int64_t n = std::min<int64_t>(65536, t.num_elements() - i);
-      chunk.resize(n);
-      for (int64_t j = 0; j < n; ++j) chunk[j] = static_cast<float>(src[i + j]);
-      ok = std::fwrite(chunk.data(), sizeof(float), n, f.get()) == static_cast<size_t>(n);
+  const unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                                    static_cast<unsigned char>(len & 0xff), static_cast<unsigned char>(len >> 8)};
+  return WriteFileAtomically(path, [&](FILE* f) {
+    bool ok = std::fwrite(prefix, 1, 10, f) == 10 && std::fwrite(header.data(), 1, header.size(), f) == header.size();
+    if (ok && widen) {
+      const Eigen::bfloat16* src = t.data<Eigen::bfloat16>();
+      std::vector<float> chunk;
+      for (int64_t i = 0; ok && i < t.num_elements(); i += 65536) {
+        const int64_t n = std::min<int64_t>(65536, t.num_elements() - i);
+        chunk.resize(n);
+        for (int64_t j = 0; j < n; ++j) chunk[j] = static_cast<float>(src[i + j]);
+        ok = std::fwrite(chunk.data(), sizeof(float), n, f) == static_cast<size_t>(n);
+      }
+    } else if (ok) {
+      ok = std::fwrite(t.raw(), 1, t.num_bytes(), f) == t.num_bytes();
     }
-  } else if (ok) {
-    ok = std::fwrite(t.raw(), 1, t.num_bytes(), f.get()) == t.num_bytes();
-  }
-  ok = (std::fflush(f.get()) == 0) && ok;
-  FILE* raw = f.release();
-  ok = (std::fclose(raw) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  }
-  return Status::Ok();
+    return ok;
+  });
 }
 
 }  // namespace tfrun

@@ -56,9 +56,8 @@ StatusOr<std::unique_ptr<GpuPlatform>> LoadSimulatedPlatform(const std::string& 
     for (auto it = g.begin(); it != g.end(); ++it) {
       const std::string key = it->first.Scalar();
       if (std::find(kGpuKeys.begin(), kGpuKeys.end(), key) == kGpuKeys.end()) {
-        std::string hint = ClosestMatch(key, kGpuKeys);
-        return BadInput(fmt::format("{}: unknown key '{}' for a GPU{}", where(it->first), key,
-                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+        return BadInput(
+            fmt::format("{}: unknown key '{}' for a GPU{}", where(it->first), key, DidYouMean(key, kGpuKeys)));
       }
     }
     for (const char* key : {"name", "pci_bus_id", "compute_capability", "memory_mb"}) {
@@ -70,8 +69,8 @@ StatusOr<std::unique_ptr<GpuPlatform>> LoadSimulatedPlatform(const std::string& 
     gpu.name = g["name"].Scalar();
     gpu.pci_bus_id = g["pci_bus_id"].Scalar();
     if (!std::regex_match(gpu.pci_bus_id, kBusId)) {
-      return BadInput(fmt::format("{}: pci_bus_id '{}' is not like 0000:02:00.0", where(g["pci_bus_id"]),
-                                  gpu.pci_bus_id));
+      return BadInput(
+          fmt::format("{}: pci_bus_id '{}' is not like 0000:02:00.0", where(g["pci_bus_id"]), gpu.pci_bus_id));
     }
     std::smatch m;
     const std::string cc = g["compute_capability"].Scalar();

@@ -10,7 +10,7 @@ mkdir -p "$dir/corpus" "$dir/findings" "$dir/obj"
 
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -I. -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
-srcs=(core/allocator.cc core/array_printer.cc core/compat_profile.cc core/device_name.cc
+srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/compat_profile.cc core/device_name.cc
       core/device_set.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
       core/kernel_registry.cc core/loader.cc core/npy.cc core/op_registry.cc core/parallel.cc core/placement_log.cc
       core/placer.cc core/shape.cc core/status.cc core/tensor.cc core/visibility.cc
