@@ -11,40 +11,23 @@
 #include <sstream>
 #include <string>
 
+#include "cli/run_command.h"
 #include "core/npy.h"
 
 namespace tfrun {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Outcome = CommandResult;
 
-std::string TmpDir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
+std::string TmpDir() { return TestTmpDir(); }
 
 std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  ReadWholeFile(path, &text);
+  return text;
 }
 
-Outcome Tfrun(const std::string& args) {
-  const std::string err_path = TmpDir() + "/stderr.txt";
-  FILE* p = popen(("cli/tfrun " + args + " 2>" + err_path).c_str(), "r");
-  Outcome o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  int status = pclose(p);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.err = Slurp(err_path);
-  return o;
-}
+Outcome Tfrun(const std::string& args) { return RunCommand("cli/tfrun " + args); }
 
 bool Exists(const std::string& path) {
   struct stat st;

@@ -4,6 +4,8 @@
 // TensorFlow and NumPy: each was derived from tf-semantics.md's transcripts
 // and rules or from NumPy, never pasted from tfrun.
 #include <gtest/gtest.h>
+
+#include "cli/run_command.h"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -45,21 +47,10 @@ std::vector<GoldenCase> LoadCases() {
   return cases;
 }
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(GoldenTest, MatchesGolden) {
   const GoldenCase& c = GetParam();
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string err_path = std::string(tmp ? tmp : "/tmp") + "/" + c.name + ".stderr";
   // The args may start with environment assignments (CUDA_VISIBLE_DEVICES=..),
   // which go before the binary; the test's own environment never leaks in.
   std::string cmd;
@@ -75,26 +66,20 @@ TEST_P(GoldenTest, MatchesGolden) {
         rest += word + " ";
       }
     }
-    cmd = "env -u CUDA_VISIBLE_DEVICES -u TF_FORCE_GPU_ALLOW_GROWTH " + env + "cli/tfrun " + rest + "2>" + err_path;
+    cmd = "env -u CUDA_VISIBLE_DEVICES -u TF_FORCE_GPU_ALLOW_GROWTH " + env + "cli/tfrun " + rest;
   }
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  std::string err;
-  ReadFile(err_path, &err);
-  ASSERT_TRUE(WIFEXITED(status)) << "tfrun did not exit normally (crash?)\n" << err;
-  EXPECT_EQ(WEXITSTATUS(status), c.exit_code) << cmd << "\nstderr:\n" << err;
+  const tfrun::CommandResult r = tfrun::RunCommand(cmd);
+  const std::string& out = r.out;
+  const std::string& err = r.err;
+  ASSERT_TRUE(r.exited) << "tfrun did not exit normally (crash?)\n" << err;
+  EXPECT_EQ(r.exit_code, c.exit_code) << cmd << "\nstderr:\n" << err;
 
   std::string expected;
-  ASSERT_TRUE(ReadFile("testdata/golden/" + c.name + ".out", &expected))
+  ASSERT_TRUE(tfrun::ReadWholeFile("testdata/golden/" + c.name + ".out", &expected))
       << "missing testdata/golden/" << c.name << ".out";
   EXPECT_EQ(out, expected) << cmd << "\nstderr:\n" << err;
   std::string expected_err;
-  if (ReadFile("testdata/golden/" + c.name + ".err", &expected_err)) {
+  if (tfrun::ReadWholeFile("testdata/golden/" + c.name + ".err", &expected_err)) {
     EXPECT_EQ(err, expected_err) << cmd;
   }
 }

@@ -3,6 +3,8 @@
 // so float32 is bit-faithful. Skips, saying why, where no GPU is visible.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+
+#include "cli/run_command.h"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -10,15 +12,10 @@
 
 namespace {
 
-std::string RunCommand(const std::string& command, int* exit_code) {
-  FILE* p = popen(command.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+std::string Output(const std::string& command, int* exit_code) {
+  const tfrun::CommandResult r = tfrun::RunCommand(command);
+  *exit_code = r.exit_code;
+  return r.out;
 }
 
 class GpuGraphTest : public ::testing::TestWithParam<std::string> {};
@@ -28,12 +25,12 @@ TEST_P(GpuGraphTest, SameResultsOnGpuAndCpu) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) GTEST_SKIP() << "no GPU visible (" << cudaGetErrorString(e) << ")";
   int gpu_exit = 0, cpu_exit = 0;
-  const std::string gpu = RunCommand("cli/tfrun " + GetParam() + " --tf32 off --soft-placement", &gpu_exit);
-  const std::string cpu = RunCommand("CUDA_VISIBLE_DEVICES=-1 cli/tfrun " + GetParam() + " --soft-placement", &cpu_exit);
+  const std::string gpu = Output("cli/tfrun " + GetParam() + " --tf32 off --soft-placement", &gpu_exit);
+  const std::string cpu = Output("CUDA_VISIBLE_DEVICES=-1 cli/tfrun " + GetParam() + " --soft-placement", &cpu_exit);
   EXPECT_EQ(gpu_exit, 0);
   EXPECT_EQ(cpu_exit, 0);
   EXPECT_EQ(gpu, cpu);
-  const std::string log = RunCommand("cli/tfrun " + GetParam() + " --soft-placement --log-placement", &gpu_exit);
+  const std::string log = Output("cli/tfrun " + GetParam() + " --soft-placement --log-placement", &gpu_exit);
   EXPECT_NE(log.find("device:GPU:0"), std::string::npos) << log;
 }
 
