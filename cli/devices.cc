@@ -75,7 +75,24 @@ StatusOr<GpuOptions> ResolveGpuOptions(const DeviceFlags& flags, const GraphConf
   return options;
 }
 
-StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& options) {
+GpuInventory InventoryForRun(const Graph& graph, const DeviceFlags& flags, const GpuOptions& options,
+                             bool lists_devices) {
+  const bool gpu_options_set = !options.visible_device_list.empty() || !options.virtual_devices.empty() ||
+                               options.per_process_gpu_memory_fraction > 0;
+  if (lists_devices || gpu_options_set || !flags.topology_path.empty()) return GpuInventory::kDevices;
+  const DeviceSpec cpu0 = DeviceSpec::Local("CPU", 0);
+  for (const Node& node : graph.nodes) {
+    if (node.requested_device.type != "CPU" || !node.requested_device.Matches(cpu0)) return GpuInventory::kDevices;
+  }
+  return GpuInventory::kNone;
+}
+
+StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& options, GpuInventory inventory) {
+  if (inventory == GpuInventory::kNone) {
+    Devices devices;
+    devices.set = DeviceSet::CpuOnly();
+    return devices;
+  }
   std::unique_ptr<GpuPlatform> platform;
   if (!flags.topology_path.empty()) {
     const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -86,7 +103,7 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   }
   Devices devices;
   devices.simulated = platform->simulated();
-  TFRUN_ASSIGN_OR_RETURN(devices.physical, platform->VisibleGpus());
+  TFRUN_ASSIGN_OR_RETURN(devices.physical, platform->VisibleGpus(inventory == GpuInventory::kDevicesAndMemory));
   TFRUN_ASSIGN_OR_RETURN(devices.logical, MakeLogicalGpus(devices.physical, options));
   if (devices.simulated || devices.logical.empty()) {
     devices.set = DeviceSet::WithGpus(devices.logical, devices.simulated);

@@ -35,7 +35,20 @@ struct Devices {
 // TF_FORCE_GPU_ALLOW_GROWTH overrides allow_growth as TensorFlow does.
 StatusOr<GpuOptions> ResolveGpuOptions(const DeviceFlags& flags, const GraphConfig* config);
 
-StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& options);
+// How much of the GPUs a command needs to know. kNone gives CPU:0 alone
+// without touching CUDA; kDevices enumerates GPUs (CUDA's driver init) but
+// leaves free memory to each GPU's first allocation; kDevicesAndMemory also
+// measures free memory, which makes a CUDA context per GPU.
+enum class GpuInventory { kNone, kDevices, kDevicesAndMemory };
+
+StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& options, GpuInventory inventory);
+
+// kNone when nothing about the GPUs can change a run of `graph`: no
+// topology file, no option whose check depends on the GPUs present, nothing
+// that lists devices (`lists_devices`: the mapping, --json, --dot), and
+// every node asks for CPU:0, which no placement rule moves.
+GpuInventory InventoryForRun(const Graph& graph, const DeviceFlags& flags, const GpuOptions& options,
+                             bool lists_devices);
 
 // `tfrun devices`: physical and logical devices, like tf.config.list_*.
 std::string DevicesListing(const Devices& devices);

@@ -113,13 +113,15 @@ class GraphCommand {
     TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
     SetCudaTf32(options_.tf32.empty() ? config.tensor_float_32 : options_.tf32 == "on");
     const auto t_devices = std::chrono::steady_clock::now();
-    TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options));
+    const bool log = options_.log_placement || config.log_device_placement;
+    const GpuInventory inventory = InventoryForRun(
+        graph_, options_.device_flags, gpu_options, log || !options_.json_path.empty() || !options_.dot_path.empty());
+    TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options, inventory));
     report_.devices = &devices_.set;
     cold.devices_ms = MsSince(t_devices);
 
     // The session prints the mapping when it is created, then each node's
     // line as the placer assigns it, so a placement error comes after both.
-    const bool log = options_.log_placement || config.log_device_placement;
     const DeviceSet& devices = devices_.set;
     if (log) *stdout_text += DeviceMappingBlock(devices, *profile);
     const auto t_place = std::chrono::steady_clock::now();
@@ -285,7 +287,7 @@ int Main(int argc, char** argv) {
   if (devices_command->parsed()) {
     StatusOr<GpuOptions> gpu_options = ResolveGpuOptions(options.device_flags, nullptr);
     StatusOr<Devices> devices =
-        gpu_options.ok() ? BuildDevices(options.device_flags, *gpu_options) : StatusOr<Devices>(gpu_options.status());
+        gpu_options.ok() ? BuildDevices(options.device_flags, *gpu_options, GpuInventory::kDevicesAndMemory) : StatusOr<Devices>(gpu_options.status());
     if (!devices.ok()) {
       spdlog::error("{}", devices.status().message());
       return ExitCodeFor(devices.status().kind());

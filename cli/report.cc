@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -71,10 +72,14 @@ std::string ReportToJson(const Report& r) {
                            d.simulated ? "true" : "false");
       }
       if (d.type == "GPU") {
-        // TensorFlow reserves the whole limit up front unless allow_growth.
+        // A real GPU's default limit is known once its allocator measured
+        // free memory, on first use; TensorFlow reserves the whole limit
+        // then, unless allow_growth.
+        const int64_t limit = d.memory_limit_bytes >= 0 ? d.memory_limit_bytes : d.allocator->limit_bytes();
+        const int64_t reserved = d.allow_growth ? static_cast<int64_t>(d.allocator->peak_bytes_in_use())
+                                                : std::max<int64_t>(limit, 0);
         dev += fmt::format(",\"memory_limit_bytes\":{},\"allow_growth\":{},\"reserved_bytes\":{}",
-                           d.memory_limit_bytes, d.allow_growth ? "true" : "false",
-                           d.allow_growth ? d.allocator->peak_bytes_in_use() : d.memory_limit_bytes);
+                           limit >= 0 ? std::to_string(limit) : "null", d.allow_growth ? "true" : "false", reserved);
       }
       if (d.allocator) dev += fmt::format(",\"peak_bytes\":{}", d.allocator->peak_bytes_in_use());
       devs.push_back(dev + "}");

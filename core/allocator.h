@@ -26,6 +26,8 @@ class Allocator {
   // Appended to the OOM text when a configured budget, not the device,
   // refused the allocation ("" for device memory, as TensorFlow prints it).
   virtual std::string LimitHint() const { return ""; }
+  // The most it hands out; -1 when unbounded or not yet known.
+  virtual int64_t limit_bytes() const { return -1; }
 
   size_t bytes_in_use() const { return in_use_; }
   size_t peak_bytes_in_use() const { return peak_; }
@@ -50,6 +52,7 @@ class HostAllocator final : public Allocator {
   void* Allocate(size_t bytes) override;
   void Deallocate(void* ptr, size_t bytes) override;
   std::string LimitHint() const override;
+  int64_t limit_bytes() const override { return limit_ == 0 ? -1 : static_cast<int64_t>(limit_); }
   void set_limit(size_t limit_bytes) { limit_ = limit_bytes; }
 
  private:

@@ -18,7 +18,10 @@ struct PhysicalGpu {
   int cc_major = 0;                // compute capability
   int cc_minor = 0;
   int64_t total_bytes = 0;
-  int64_t free_bytes = 0;          // what TensorFlow sizes its pool from
+  // What TensorFlow sizes its pool from; kUnmeasured until someone asks
+  // (measuring creates a CUDA context, which a CPU-only run never needs).
+  int64_t free_bytes = 0;
+  static constexpr int64_t kUnmeasured = -1;
   std::string uuid;                // "GPU-..." (CUDA_VISIBLE_DEVICES may name it)
 
   std::string ComputeCapability() const {
@@ -30,8 +33,9 @@ class GpuPlatform {
  public:
   virtual ~GpuPlatform() = default;
   // The GPUs visible to this process, CUDA ordinal order. A machine without
-  // a driver has none; that is not an error.
-  virtual StatusOr<std::vector<PhysicalGpu>> VisibleGpus() = 0;
+  // a driver has none; that is not an error. Free memory is measured only
+  // when `measure_free_memory` is set; otherwise it may be kUnmeasured.
+  virtual StatusOr<std::vector<PhysicalGpu>> VisibleGpus(bool measure_free_memory) = 0;
   // Simulated GPUs run their kernels on the host.
   virtual bool simulated() const = 0;
 };

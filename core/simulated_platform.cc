@@ -14,7 +14,7 @@ namespace {
 class SimulatedPlatform final : public GpuPlatform {
  public:
   explicit SimulatedPlatform(std::vector<PhysicalGpu> visible) : visible_(std::move(visible)) {}
-  StatusOr<std::vector<PhysicalGpu>> VisibleGpus() override { return visible_; }
+  StatusOr<std::vector<PhysicalGpu>> VisibleGpus(bool) override { return visible_; }
   bool simulated() const override { return true; }
 
  private:

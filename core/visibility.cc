@@ -86,6 +86,11 @@ int64_t MinSystemMemory(int64_t available_bytes, int cc_major) {
   return 1800 * kMiB;
 }
 
+int64_t DefaultMemoryLimit(int64_t free_bytes, int cc_major) {
+  const int64_t reserve = MinSystemMemory(free_bytes, cc_major);
+  return reserve < free_bytes ? free_bytes - reserve : free_bytes;
+}
+
 StatusOr<std::vector<LogicalGpu>> MakeLogicalGpus(const std::vector<PhysicalGpu>& visible,
                                                   const GpuOptions& options) {
   std::vector<LogicalGpu> logical;
@@ -156,14 +161,13 @@ StatusOr<std::vector<LogicalGpu>> MakeLogicalGpus(const std::vector<PhysicalGpu>
       continue;
     }
     // SingleVirtualDeviceMemoryLimit.
-    int64_t limit = gpu.free_bytes;
     if (options.per_process_gpu_memory_fraction > 0) {
-      limit = static_cast<int64_t>(gpu.total_bytes * options.per_process_gpu_memory_fraction);
+      add(static_cast<int64_t>(gpu.total_bytes * options.per_process_gpu_memory_fraction));
+    } else if (gpu.free_bytes == PhysicalGpu::kUnmeasured) {
+      add(LogicalGpu::kLimitOnFirstUse);
     } else {
-      const int64_t reserve = MinSystemMemory(gpu.free_bytes, gpu.cc_major);
-      if (reserve < limit) limit -= reserve;
+      add(DefaultMemoryLimit(gpu.free_bytes, gpu.cc_major));
     }
-    add(limit);
   }
   return logical;
 }

@@ -32,12 +32,20 @@ struct LogicalGpu {
   int tf_id = 0;            // GPU:<tf_id>
   int cuda_ordinal = 0;     // index among the CUDA-visible GPUs
   PhysicalGpu physical;
+  // kLimitOnFirstUse when the limit is TensorFlow's default and the free
+  // memory it comes from was not measured: the allocator applies
+  // DefaultMemoryLimit when it first allocates.
   int64_t memory_limit_bytes = 0;
   bool allow_growth = false;
+  static constexpr int64_t kLimitOnFirstUse = -1;
 };
 
 // TensorFlow's default reserve for the system (MinSystemMemory).
 int64_t MinSystemMemory(int64_t available_bytes, int cc_major);
+
+// The limit without a memory fraction or virtual devices: free memory less
+// MinSystemMemory (SingleVirtualDeviceMemoryLimit).
+int64_t DefaultMemoryLimit(int64_t free_bytes, int cc_major);
 
 // Fails with InvalidArgumentError / UnknownError texts (exit 3).
 StatusOr<std::vector<LogicalGpu>> MakeLogicalGpus(const std::vector<PhysicalGpu>& visible,

@@ -85,6 +85,12 @@ TEST(LogicalGpusTest, MemoryLimitsFollowTensorFlow) {
   EXPECT_EQ(MakeLogicalGpus(gpus, fraction)->at(0).memory_limit_bytes, 2371 * kMiB);
   gpus[0].free_bytes = 1000 * kMiB;  // the reserve comes off free memory
   EXPECT_EQ(MakeLogicalGpus(gpus, GpuOptions())->at(0).memory_limit_bytes, 775 * kMiB);
+  EXPECT_EQ(DefaultMemoryLimit(1000 * kMiB, 3), 775 * kMiB);
+  // Unmeasured free memory: the default limit waits for the first
+  // allocation; a fraction of the total needs no measurement.
+  gpus[0].free_bytes = PhysicalGpu::kUnmeasured;
+  EXPECT_EQ(MakeLogicalGpus(gpus, GpuOptions())->at(0).memory_limit_bytes, LogicalGpu::kLimitOnFirstUse);
+  EXPECT_EQ(MakeLogicalGpus(gpus, fraction)->at(0).memory_limit_bytes, 2371 * kMiB);
 }
 
 TEST(LogicalGpusTest, VirtualDevicesSplitOneGpu) {
@@ -128,7 +134,7 @@ TEST(SimulatedPlatformTest, ReadsTopologyAndAppliesCudaVisibleDevices) {
   - {name: B, pci_bus_id: "0000:02:00.0", compute_capability: "9.0", memory_mb: 2000, free_mb: 1500})");
   auto platform = LoadSimulatedPlatform(path, std::string("1"));
   ASSERT_TRUE(platform.ok()) << platform.status().message();
-  auto gpus = (*platform)->VisibleGpus();
+  auto gpus = (*platform)->VisibleGpus(false);
   ASSERT_EQ(gpus->size(), 1u);
   EXPECT_EQ((*gpus)[0].name, "B");
   EXPECT_EQ((*gpus)[0].cc_major, 9);

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "kernels/cuda/cublas.h"
+#include "kernels/cuda/cuda_platform.h"
 #include "kernels/cuda/elementwise.h"
 
 namespace tfrun {
@@ -51,23 +52,35 @@ struct CudaContext {
 // memory freed by a finished node is safe for the next node to reuse.
 class CudaAllocator final : public Allocator {
  public:
-  CudaAllocator(std::string name, std::shared_ptr<CudaContext> context, size_t limit, bool allow_growth)
-      : name_(std::move(name)), context_(std::move(context)), limit_(limit), allow_growth_(allow_growth) {}
+  // `limit` may be LogicalGpu::kLimitOnFirstUse: TensorFlow's default limit,
+  // from the free memory measured on the first allocation.
+  CudaAllocator(std::string name, std::shared_ptr<CudaContext> context, int64_t limit, int cc_major,
+                bool allow_growth)
+      : name_(std::move(name)), context_(std::move(context)), limit_(limit), cc_major_(cc_major),
+        allow_growth_(allow_growth) {}
   const std::string& name() const override { return name_; }
   bool host_accessible() const override { return false; }
+  int64_t limit_bytes() const override { return limit_; }
   CudaContext& context() const { return *context_; }
 
   void* Allocate(size_t bytes) override {
     std::lock_guard<std::mutex> lock(mu_);
     const size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);
-    if (bytes_in_use() + rounded > limit_ || !context_->Activate().ok()) return nullptr;
+    if (!context_->Activate().ok()) return nullptr;
+    if (limit_ == LogicalGpu::kLimitOnFirstUse) {
+      StatusOr<int64_t> free_bytes = CudaFreeBytes(context_->ordinal);
+      if (!free_bytes.ok()) return nullptr;
+      limit_ = DefaultMemoryLimit(*free_bytes, cc_major_);
+    }
+    const size_t limit = static_cast<size_t>(limit_);
+    if (bytes_in_use() + rounded > limit) return nullptr;
     void* p = nullptr;
     if (allow_growth_) {
       if (cudaMalloc(&p, rounded) != cudaSuccess) return nullptr;
     } else {
       if (pool_ == nullptr) {
-        if (cudaMalloc(&pool_, limit_) != cudaSuccess) return (pool_ = nullptr);
-        free_[0] = limit_;
+        if (cudaMalloc(&pool_, limit) != cudaSuccess) return (pool_ = nullptr);
+        free_[0] = limit;
       }
       for (auto it = free_.begin(); it != free_.end(); ++it) {
         if (it->second < rounded) continue;
@@ -111,7 +124,8 @@ class CudaAllocator final : public Allocator {
  private:
   std::string name_;
   std::shared_ptr<CudaContext> context_;
-  size_t limit_;
+  int64_t limit_;
+  int cc_major_;
   bool allow_growth_;
   std::mutex mu_;
   void* pool_ = nullptr;
@@ -213,7 +227,7 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
   context->tf32 = g_tf32 && gpu.physical.cc_major >= 8;
   DeviceSet::GpuBackendParts parts;
   parts.allocator = std::make_unique<CudaAllocator>("GPU_" + std::to_string(gpu.tf_id) + "_bfc", context,
-                                                    static_cast<size_t>(gpu.memory_limit_bytes), gpu.allow_growth);
+                                                    gpu.memory_limit_bytes, gpu.physical.cc_major, gpu.allow_growth);
   parts.context = context;
   return parts;
 }

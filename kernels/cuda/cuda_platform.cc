@@ -8,7 +8,7 @@ namespace {
 
 class RealCudaPlatform final : public GpuPlatform {
  public:
-  StatusOr<std::vector<PhysicalGpu>> VisibleGpus() override {
+  StatusOr<std::vector<PhysicalGpu>> VisibleGpus(bool measure_free_memory) override {
     std::vector<PhysicalGpu> gpus;
     int count = 0;  // left untouched (0) without a driver
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -27,11 +27,9 @@ class RealCudaPlatform final : public GpuPlatform {
       gpu.cc_major = prop.major;
       gpu.cc_minor = prop.minor;
       gpu.total_bytes = static_cast<int64_t>(prop.totalGlobalMem);
-      gpu.free_bytes = gpu.total_bytes;
-      // TensorFlow sizes its pool from the free memory it finds.
-      size_t free_bytes = 0, total_bytes = 0;
-      if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-        gpu.free_bytes = static_cast<int64_t>(free_bytes);
+      gpu.free_bytes = PhysicalGpu::kUnmeasured;
+      if (measure_free_memory) {
+        TFRUN_ASSIGN_OR_RETURN(gpu.free_bytes, CudaFreeBytes(i));
       }
       std::string uuid = "GPU-";
       const unsigned char* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
@@ -48,6 +46,16 @@ class RealCudaPlatform final : public GpuPlatform {
 };
 
 }  // namespace
+
+StatusOr<int64_t> CudaFreeBytes(int ordinal) {
+  cudaError_t e = cudaSetDevice(ordinal);
+  size_t free_bytes = 0, total_bytes = 0;
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_bytes, &total_bytes);
+  if (e != cudaSuccess) {
+    return RuntimeError(fmt::format("cudaMemGetInfo on CUDA device {} failed: {}", ordinal, cudaGetErrorString(e)));
+  }
+  return static_cast<int64_t>(free_bytes);
+}
 
 std::unique_ptr<GpuPlatform> CudaPlatform() { return std::make_unique<RealCudaPlatform>(); }
 

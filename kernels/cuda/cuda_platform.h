@@ -9,6 +9,12 @@
 
 namespace tfrun {
 
+// Free memory lists kUnmeasured unless asked for: measuring makes a CUDA
+// context (hundreds of milliseconds and of megabytes), so a run leaves it
+// to the GPU's allocator, on its first allocation.
 std::unique_ptr<GpuPlatform> CudaPlatform();
+
+// cudaMemGetInfo's free bytes on CUDA device `ordinal` (makes its context).
+StatusOr<int64_t> CudaFreeBytes(int ordinal);
 
 }  // namespace tfrun
