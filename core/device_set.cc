@@ -40,6 +40,7 @@ DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFac
     GpuBackendParts parts = factory(gpu);
     Device d = GpuDevice(gpu, false);
     d.context = std::move(parts.context);
+    d.queue = std::move(parts.queue);
     set.Add(std::move(d), std::move(parts.allocator));
   }
   return set;

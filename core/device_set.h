@@ -4,11 +4,11 @@
 
 #include <memory>
 #include <string>
-#include <string>
 #include <vector>
 
 #include "core/allocator.h"
 #include "core/device_name.h"
+#include "core/device_queue.h"
 #include "core/visibility.h"
 
 namespace tfrun {
@@ -31,6 +31,8 @@ struct Device {
   // Backend state the device's kernels use (a CUDA stream and cuBLAS
   // handle); opaque to core, null for CPU:0 and simulated GPUs.
   std::shared_ptr<void> context;
+  // Set when the device's kernels run asynchronously (a real GPU's stream).
+  std::shared_ptr<DeviceQueue> queue;
 
   // TensorFlow's device type priority (DEVICE_GPU 210, DEVICE_CPU 70).
   int priority() const { return type == "GPU" ? 210 : 70; }
@@ -50,6 +52,7 @@ class DeviceSet {
   struct GpuBackendParts {
     std::unique_ptr<Allocator> allocator;
     std::shared_ptr<void> context;
+    std::shared_ptr<DeviceQueue> queue;
   };
   using GpuBackendFactory = GpuBackendParts (*)(const LogicalGpu& gpu);
   // As above, with each GPU's parts made by `factory`.

@@ -43,6 +43,8 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
   }
   std::vector<Tensor> outputs(n);
   std::map<std::pair<int, Allocator*>, Tensor> copies;
+  // Asynchronous devices time each node's work on the device, not launch.
+  std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
   result->node_ms.resize(n, 0.0);
   // Node ids follow the file, which is a topological order.
   for (size_t id = 0; id < n; ++id) {
@@ -59,7 +61,14 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     }
     const auto started = std::chrono::steady_clock::now();
     Allocator* memory = MemoryFor(node);
-    KernelContext context{node, {}, memory, device.name, &variables_, device.context.get(), Tensor()};
+    DeviceQueue* queue = device.simulated ? nullptr : device.queue.get();
+    int span = -1;
+    if (queue != nullptr) {
+      TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
+      spans[queue].push_back({span, static_cast<int>(id)});
+    }
+    KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
+                          Tensor()};
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int producer = node.inputs[i];
       const Tensor& input = outputs[producer];
@@ -96,6 +105,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
       return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,
                                           device.name, s.message()));
     }
+    if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
     result->node_ms[id] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     result->executed.push_back(static_cast<int>(id));
     outputs[id] = std::move(context.output);
@@ -109,6 +119,13 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
       }
     }
     if (uses[id] == 0) outputs[id] = Tensor();
+  }
+  // The run ends when every device's work has (Session::Run returns then).
+  for (auto& [queue, node_spans] : spans) {
+    TFRUN_ASSIGN_OR_RETURN(std::vector<double> device_ms, queue->Finish());
+    for (auto [span, id] : node_spans) {
+      if (span < static_cast<int>(device_ms.size())) result->node_ms[id] = device_ms[span];
+    }
   }
   if (keep_targets) {
     // Results are read on the host: bring device-memory ones back.

@@ -1,8 +1,12 @@
 // Runs the nodes the fetches need, in dependency order, on their placed
 // devices, and frees every intermediate tensor after its last use
-// (TensorFlow's executor.cc, single stream).
+// (TensorFlow's executor.cc). Kernels of asynchronous devices only queue
+// their work, so one host thread keeps every GPU busy at once: the two
+// towers of the tutorial run together, and the CPU's AddN waits only for
+// the copies it reads (ordered by the copier with events).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +59,7 @@ class Executor {
   const Placement& placement_;
   const KernelRegistry& kernels_;
   VariableStore variables_;
+  std::map<int, Tensor> device_constants_;  // Const values uploaded to a device, by node id
 };
 
 }  // namespace tfrun

@@ -49,7 +49,11 @@ Status ConstKernel(KernelContext& c) {
     c.output = c.node.value;
     return Status::Ok();
   }
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.node.value.CopyTo(c.allocator, c.device_name));
+  Tensor& uploaded = (*c.device_constants)[c.node.id];
+  if (!uploaded.is_valid()) {
+    TFRUN_ASSIGN_OR_RETURN(uploaded, c.node.value.CopyTo(c.allocator, c.device_name));
+  }
+  c.output = uploaded;
   return Status::Ok();
 }
 

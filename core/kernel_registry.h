@@ -43,6 +43,9 @@ struct KernelContext {
   Allocator* allocator;
   const std::string& device_name;
   VariableStore* variables;
+  // Const values already in device memory, by node id: uploaded on the
+  // first run only, as TensorFlow's GPU Const kernel holds its tensor.
+  std::map<int, Tensor>* device_constants;
   void* device_context;  // the device's backend state (Device::context)
   Tensor output;         // set by the kernel
 

@@ -167,7 +167,9 @@ TEST(CpuKernelsTest, EmptyTensorsRun) {
 }
 
 // Peak memory is the live set, not the sum: a chain of eight 4 MB Adds
-// keeps at most two intermediates alive at once.
+// keeps at most two intermediates alive at once, besides the constant the
+// device holds (uploaded once into this device's own allocator, as
+// TensorFlow's GPU Const kernel holds its tensor).
 TEST(CpuKernelsTest, ExecutorFreesIntermediatesAfterLastUse) {
   std::string yaml = "nodes:\n  - {name: x, op: Const, shape: [1048576], fill: 1}\n"
                      "  - {name: a1, op: Add, inputs: [x, x]}\n";
@@ -195,8 +197,13 @@ TEST(CpuKernelsTest, ExecutorFreesIntermediatesAfterLastUse) {
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_EQ(result->fetched[0].data<float>()[12345], 256.0f);
   const size_t tensor_bytes = 4u << 20;
-  EXPECT_LE(allocator.peak_bytes_in_use(), 2 * tensor_bytes);
-  EXPECT_EQ(allocator.bytes_in_use(), tensor_bytes);  // only the fetched a8
+  EXPECT_LE(allocator.peak_bytes_in_use(), 3 * tensor_bytes);
+  EXPECT_EQ(allocator.bytes_in_use(), 2 * tensor_bytes);  // x and the fetched a8
+  // Later runs reuse the uploaded constant.
+  result->fetched.clear();
+  result = executor.Run(graph->fetch);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_LE(allocator.peak_bytes_in_use(), 3 * tensor_bytes);
 }
 
 TEST(CpuKernelsTest, EveryCpuTableEntryHasAnImplementation) {

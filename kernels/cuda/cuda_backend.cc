@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "kernels/cuda/cublas.h"
 #include "kernels/cuda/cuda_platform.h"
@@ -22,17 +24,28 @@ bool g_tf32 = true;
   } while (0)
 
 // What a logical GPU's kernels need: its CUDA ordinal, stream and cuBLAS
-// handle (both made on first use).
-struct CudaContext {
+// handle (made on first use), and the events that time its nodes and order
+// its stream against the others (DeviceQueue).
+struct CudaContext final : DeviceQueue {
   int ordinal = 0;
   bool tf32 = false;
   std::mutex mu;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
+  cudaEvent_t order_event = nullptr;        // "the stream got this far", for other streams to wait on
+  std::vector<cudaEvent_t> timing_events;   // a (start, end) pair per span, reused across runs
+  int spans = 0;
+
+  ~CudaContext() override {
+    // Process exit: the driver may already be shutting down, so errors are moot.
+    for (cudaEvent_t e : timing_events) cudaEventDestroy(e);
+    if (order_event != nullptr) cudaEventDestroy(order_event);
+  }
 
   Status Activate() {
     TFRUN_CUDA_CHECK(cudaSetDevice(ordinal));
     if (stream == nullptr) TFRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    if (order_event == nullptr) TFRUN_CUDA_CHECK(cudaEventCreateWithFlags(&order_event, cudaEventDisableTiming));
     return Status::Ok();
   }
   Status Cublas(const cuda::CublasApi** api) {
@@ -43,6 +56,44 @@ struct CudaContext {
     }
     (*api)->set_stream(cublas, stream);
     return Status::Ok();
+  }
+  // Makes this stream wait until `other`'s work queued so far is done,
+  // without blocking the host.
+  Status WaitFor(CudaContext& other) {
+    TFRUN_RETURN_IF_ERROR(other.Activate());
+    TFRUN_CUDA_CHECK(cudaEventRecord(other.order_event, other.stream));
+    TFRUN_RETURN_IF_ERROR(Activate());
+    TFRUN_CUDA_CHECK(cudaStreamWaitEvent(stream, other.order_event, 0));
+    return Status::Ok();
+  }
+
+  StatusOr<int> BeginSpan() override {
+    TFRUN_RETURN_IF_ERROR(Activate());
+    const size_t first = 2 * static_cast<size_t>(spans);
+    while (timing_events.size() < first + 2) {
+      cudaEvent_t e = nullptr;
+      TFRUN_CUDA_CHECK(cudaEventCreate(&e));
+      timing_events.push_back(e);
+    }
+    TFRUN_CUDA_CHECK(cudaEventRecord(timing_events[first], stream));
+    return spans++;
+  }
+  Status EndSpan(int span) override {
+    TFRUN_RETURN_IF_ERROR(Activate());
+    TFRUN_CUDA_CHECK(cudaEventRecord(timing_events[2 * static_cast<size_t>(span) + 1], stream));
+    return Status::Ok();
+  }
+  StatusOr<std::vector<double>> Finish() override {
+    TFRUN_RETURN_IF_ERROR(Activate());
+    TFRUN_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<double> ms(static_cast<size_t>(spans));
+    for (size_t i = 0; i < ms.size(); ++i) {
+      float elapsed = 0;
+      TFRUN_CUDA_CHECK(cudaEventElapsedTime(&elapsed, timing_events[2 * i], timing_events[2 * i + 1]));
+      ms[i] = elapsed;
+    }
+    spans = 0;
+    return ms;
   }
 };
 
@@ -135,22 +186,71 @@ class CudaAllocator final : public Allocator {
 
 CudaContext& ContextOf(KernelContext& c) { return *static_cast<CudaContext*>(c.device_context); }
 
+// Peer access between two CUDA devices, enabled once per ordered pair when
+// the hardware has it.
+bool PeerAccess(int from, int to) {
+  static std::mutex mu;
+  static std::map<std::pair<int, int>, bool> enabled;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = enabled.try_emplace({from, to}, false);
+  if (inserted) {
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, from, to) == cudaSuccess && can != 0 && cudaSetDevice(from) == cudaSuccess) {
+      const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+      it->second = e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled;
+    }
+    cudaGetLastError();  // a refused enable is not an error of the next call
+  }
+  return it->second;
+}
+
+// GPU to GPU. The copy runs on the source stream, after the producer, and
+// after the destination stream's work so far (the destination block may
+// have been freed by a node still queued there); the destination stream
+// then waits for the copy. No stream blocks the host.
+Status CopyBetweenGpus(CudaContext& dst_ctx, void* dst, CudaContext& src_ctx, const void* src, size_t bytes) {
+  TFRUN_RETURN_IF_ERROR(src_ctx.WaitFor(dst_ctx));
+  if (dst_ctx.ordinal == src_ctx.ordinal) {  // two logical GPUs on one physical GPU
+    TFRUN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, src_ctx.stream));
+  } else if (PeerAccess(dst_ctx.ordinal, src_ctx.ordinal)) {
+    TFRUN_RETURN_IF_ERROR(src_ctx.Activate());
+    TFRUN_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_ctx.ordinal, src, src_ctx.ordinal, bytes, src_ctx.stream));
+  } else {
+    // No peer path: stage through pinned host memory, freed once both
+    // halves are done.
+    void* staging = nullptr;
+    TFRUN_CUDA_CHECK(cudaMallocHost(&staging, bytes));
+    std::unique_ptr<void, cudaError_t (*)(void*)> staged(staging, cudaFreeHost);
+    TFRUN_RETURN_IF_ERROR(src_ctx.Activate());
+    TFRUN_CUDA_CHECK(cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToHost, src_ctx.stream));
+    TFRUN_CUDA_CHECK(cudaStreamSynchronize(src_ctx.stream));
+    TFRUN_RETURN_IF_ERROR(dst_ctx.Activate());
+    TFRUN_CUDA_CHECK(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, dst_ctx.stream));
+    TFRUN_CUDA_CHECK(cudaStreamSynchronize(dst_ctx.stream));
+    return Status::Ok();
+  }
+  return dst_ctx.WaitFor(src_ctx);
+}
+
 Status CudaCopy(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src, size_t bytes) {
   auto* dst_gpu = dynamic_cast<CudaAllocator*>(dst_allocator);
   auto* src_gpu = dynamic_cast<CudaAllocator*>(src_allocator);
-  if (src_gpu != nullptr) {  // finish the producer's work first
-    TFRUN_RETURN_IF_ERROR(src_gpu->context().Activate());
-    TFRUN_CUDA_CHECK(cudaStreamSynchronize(src_gpu->context().stream));
-  }
   if (dst_gpu != nullptr && src_gpu != nullptr) {
-    TFRUN_CUDA_CHECK(cudaMemcpyPeer(dst, dst_gpu->context().ordinal, src, src_gpu->context().ordinal, bytes));
-  } else if (dst_gpu != nullptr) {
-    TFRUN_RETURN_IF_ERROR(dst_gpu->context().Activate());
-    TFRUN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, dst_gpu->context().stream));
-    TFRUN_CUDA_CHECK(cudaStreamSynchronize(dst_gpu->context().stream));  // the host buffer may go away
-  } else {
-    TFRUN_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    return CopyBetweenGpus(dst_gpu->context(), dst, src_gpu->context(), src, bytes);
   }
+  if (dst_gpu != nullptr) {
+    // From pageable host memory CUDA stages the data before returning, so
+    // the host buffer may go away at once; the copy itself stays queued.
+    CudaContext& ctx = dst_gpu->context();
+    TFRUN_RETURN_IF_ERROR(ctx.Activate());
+    TFRUN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx.stream));
+    return Status::Ok();
+  }
+  // To the host: the reader is host code, so wait for this stream only.
+  CudaContext& ctx = src_gpu->context();
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx.stream));
+  TFRUN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
   return Status::Ok();
 }
 
@@ -229,6 +329,7 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
   parts.allocator = std::make_unique<CudaAllocator>("GPU_" + std::to_string(gpu.tf_id) + "_bfc", context,
                                                     gpu.memory_limit_bytes, gpu.physical.cc_major, gpu.allow_growth);
   parts.context = context;
+  parts.queue = context;
   return parts;
 }
 

@@ -1,0 +1,111 @@
+// The executor's bookkeeping for asynchronous devices, with a fake queue in
+// place of a CUDA stream: which nodes are timed on the device, that every
+// run ends by waiting for each queue once, and that device times replace
+// host launch times.
+#include "core/executor.h"
+
+#include <gtest/gtest.h>
+
+#include "core/loader.h"
+
+namespace tfrun {
+namespace {
+
+class FakeQueue final : public DeviceQueue {
+ public:
+  StatusOr<int> BeginSpan() override {
+    begun_.push_back(static_cast<int>(begun_.size()));
+    return begun_.back();
+  }
+  Status EndSpan(int span) override {
+    ended_.push_back(span);
+    return Status::Ok();
+  }
+  StatusOr<std::vector<double>> Finish() override {
+    ++finishes;
+    std::vector<double> ms;
+    for (size_t i = 0; i < begun_.size(); ++i) ms.push_back(10.0 + static_cast<double>(i));
+    spans_per_run.push_back(static_cast<int>(begun_.size()));
+    EXPECT_EQ(begun_, ended_);
+    begun_.clear();
+    ended_.clear();
+    return ms;
+  }
+  int finishes = 0;
+  std::vector<int> spans_per_run;
+
+ private:
+  std::vector<int> begun_, ended_;
+};
+
+// A host "kernel" standing in for a device's Add: the fake GPU's memory is
+// host memory under a GPU allocator name.
+Status FakeAdd(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  const float* x = c.inputs[0].data<float>();
+  const float* y = c.inputs[1].data<float>();
+  float* out = c.output.data<float>();
+  for (int64_t i = 0; i < c.output.num_elements(); ++i) out[i] = x[i] + y[i];
+  return Status::Ok();
+}
+
+struct TwoDevices {
+  HostAllocator cpu_memory{"cpu"};
+  HostAllocator gpu_memory{"GPU_0_bfc"};
+  std::shared_ptr<FakeQueue> queue = std::make_shared<FakeQueue>();
+  DeviceSet set;
+
+  TwoDevices() {
+    Device cpu;
+    cpu.spec = DeviceSpec::Local("CPU", 0);
+    cpu.name = cpu.spec.ToString();
+    cpu.type = "CPU";
+    cpu.allocator = &cpu_memory;
+    set.Add(cpu);
+    Device gpu;
+    gpu.spec = DeviceSpec::Local("GPU", 0);
+    gpu.name = gpu.spec.ToString();
+    gpu.type = "GPU";
+    gpu.allocator = &gpu_memory;
+    gpu.queue = queue;
+    set.Add(gpu);
+  }
+};
+
+TEST(ExecutorTest, AsynchronousDeviceNodesAreTimedOnTheDevice) {
+  StatusOr<Graph> graph = LoadGraphText(R"(
+nodes:
+  - {name: x, op: Const, device: /gpu:0, value: [1.0, 2.0]}
+  - {name: y, op: Add, device: /gpu:0, inputs: [x, x]}
+  - {name: z, op: Add, device: /cpu:0, inputs: [y, y]}
+)",
+                                        "queue.yaml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  TwoDevices devices;
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*graph, devices.set, false, *FindProfile("tf2"), &placement).ok());
+  KernelRegistry kernels;
+  BindHandleKernels(&kernels, kCpu);
+  BindHandleKernels(&kernels, kGpu);
+  kernels.Bind("Add", kCpu, FakeAdd);
+  kernels.Bind("Add", kGpu, FakeAdd);
+  Executor executor(*graph, devices.set, placement, kernels);
+
+  for (int run = 1; run <= 2; ++run) {
+    StatusOr<RunResult> result = executor.Run(graph->fetch);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    EXPECT_EQ(devices.queue->finishes, run);  // one wait per queue per run
+    EXPECT_EQ(result->node_ms[0], 10.0);      // x, then y: the device's span times
+    EXPECT_EQ(result->node_ms[1], 11.0);
+    ASSERT_EQ(result->copies.size(), 1u);     // y crosses to the CPU once, read twice
+    EXPECT_EQ(result->copies[0].from, "GPU_0_bfc");
+    EXPECT_EQ(result->copies[0].to, "cpu");
+    EXPECT_EQ(result->fetched[0].data<float>()[1], 8.0f);
+  }
+  EXPECT_EQ(devices.queue->spans_per_run, (std::vector<int>{2, 2}));
+  // x was uploaded once and stays on the device; nothing else does.
+  EXPECT_EQ(devices.gpu_memory.bytes_in_use(), 2 * sizeof(float));
+}
+
+}  // namespace
+}  // namespace tfrun
