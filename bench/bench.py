@@ -3,18 +3,24 @@
 machine; prints one ratio per line (>1 means tfrun is faster or smaller).
 
 (a) CPU MatMul float32 at 512, 1024, 2048: tfrun --benchmark (median kernel
-    time) against NumPy's a @ b (OpenBLAS), same thread count.
+    time) against NumPy's a @ b (OpenBLAS), same thread count, alternating
+    in rounds.
 (b) End to end, process start to exit: the tutorial graph through tfrun
     against `python3 -c` doing the same with NumPy, and against
     `import tensorflow` when TFRUN_BENCH_TF_PYTHON names a Python that has it.
-(c) GPU MatMul against torch.mm: needs a GPU (the device machine); skipped
-    here with the reason.
+(c) GPU MatMul (CUDA-event kernel time) against torch.mm timed the same way:
+    float32 with and without TF32, float16, bfloat16, at 4096 and 8192; and
+    two towers of MatMuls on two logical GPUs (one stream each) against one.
+    Runs where tfrun sees a GPU and torch has CUDA (the device machine:
+    `python3 bench/bench.py --tfrun .device/tfrun --gpu-only`); skipped with
+    the reason elsewhere.
 (d) Peak resident memory of the tutorial run.
 """
 import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -77,6 +83,105 @@ def peak_rss_mb(cmd):
     return int(out.strip().splitlines()[-1]) / 1024
 
 
+def gpu_count(tfrun):
+    out = subprocess.run([tfrun, "devices"], capture_output=True, text=True).stdout
+    m = re.search(r"^(\d+) Physical GPUs", out, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def write_graph(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def tfrun_json(tfrun, graph_text, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        g = os.path.join(tmp, "g.yaml")
+        write_graph(g, graph_text)
+        out = subprocess.run([tfrun, g, "--json", "-"] + args, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"tfrun {' '.join(args)} failed: {out.stderr.strip()}")
+        return json.loads(out.stdout)
+
+
+def tfrun_gpu_matmul_ms(tfrun, n, dtype, tf32, runs):
+    graph = f"""nodes:
+  - {{name: a, op: Const, device: /gpu:0, dtype: {dtype}, shape: [{n}, {n}], random: {{distribution: uniform, min: -1, max: 1, seed: 1}}}}
+  - {{name: b, op: Const, device: /gpu:0, dtype: {dtype}, shape: [{n}, {n}], random: {{distribution: uniform, min: -1, max: 1, seed: 2}}}}
+  - {{name: c, op: MatMul, device: /gpu:0, inputs: [a, b]}}
+fetch: [c]
+"""
+    args = ["--benchmark", str(runs), "--warmup", "3", "--tf32", tf32 or "on"]
+    node = tfrun_json(tfrun, graph, args)["benchmark"]["nodes"]["c"]
+    if "GPU" not in node["device"]:
+        raise RuntimeError(f"MatMul ran on {node['device']}, not a GPU")
+    return node["median_ms"]  # CUDA-event time on the device
+
+
+def torch_mm_ms(n, dtype, tf32, runs):
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = tf32 == "on"
+    t = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+    a = (torch.rand(n, n, device="cuda") * 2 - 1).to(t)
+    b = (torch.rand(n, n, device="cuda") * 2 - 1).to(t)
+    for _ in range(3):
+        torch.mm(a, b)
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.mm(a, b)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def two_tower_graph(n, depth):
+    # Each tower: a chain of `depth` n x n MatMuls, then a MatMul by an n x 1
+    # vector so that only n floats cross to the CPU for the AddN.
+    lines = ["nodes:"]
+    for t in (0, 1):
+        dev = f"/gpu:{t}"
+        lines.append(f"  - {{name: w{t}, op: Const, device: {dev}, shape: [{n}, {n}], "
+                     f"random: {{distribution: uniform, min: -0.01, max: 0.01, seed: {t + 1}}}}}")
+        lines.append(f"  - {{name: v{t}, op: Const, device: {dev}, shape: [{n}, 1], fill: 1}}")
+        prev = f"w{t}"
+        for d in range(depth):
+            lines.append(f"  - {{name: t{t}_{d}, op: MatMul, device: {dev}, inputs: [{prev}, w{t}]}}")
+            prev = f"t{t}_{d}"
+        lines.append(f"  - {{name: out{t}, op: MatMul, device: {dev}, inputs: [{prev}, v{t}]}}")
+    lines.append("  - {name: sum, op: AddN, device: /cpu:0, inputs: [out0, out1]}")
+    lines.append("fetch: [sum]")
+    return "\n".join(lines) + "\n"
+
+
+def gpu_section(tfrun, runs, row):
+    try:
+        import torch  # noqa: F401
+        have_torch = torch.cuda.is_available()
+    except ImportError:
+        have_torch = False
+    if gpu_count(tfrun) == 0 or not have_torch:
+        print("(c) GPU MatMul vs torch.mm, two towers on 2 vs 1 logical GPUs: skipped "
+              f"({'no GPU visible to tfrun' if gpu_count(tfrun) == 0 else 'no CUDA torch'}; run on the device machine)")
+        return
+    for n in (4096, 8192):
+        for dtype, tf32 in (("float32", "on"), ("float32", "off"), ("float16", None), ("bfloat16", None)):
+            ours = tfrun_gpu_matmul_ms(tfrun, n, dtype, tf32, runs)
+            ref = torch_mm_ms(n, dtype, tf32, runs)
+            label = dtype + (f" tf32 {tf32}" if tf32 else "")
+            tf = lambda ms: 2 * n ** 3 / (ms * 1e9)
+            row(f"(c) GPU MatMul {label} {n}: TFLOP/s vs torch.mm", tf(ours), tf(ref), "TF", True)
+    # Two logical GPUs carved from GPU 0 (one stream each) against one
+    # logical GPU running both towers (soft placement moves tower 1 there).
+    graph = two_tower_graph(4096, 8)
+    args = ["--benchmark", str(runs), "--warmup", "2"]
+    two = tfrun_json(tfrun, graph, args + ["--virtual-devices", "16384,16384"])["benchmark"]["run_ms"]["median"]
+    one = tfrun_json(tfrun, graph, args + ["--virtual-devices", "32768", "--soft-placement"])["benchmark"]["run_ms"]["median"]
+    row("(c) two towers, 2 logical GPUs vs 1 (run ms)", two, one, "ms")
+
+
 NUMPY_TUTORIAL = ("import numpy as np; a = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.float32).reshape(2, 3); "
                   "b = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.float32).reshape(3, 2); print(a @ b)")
 
@@ -85,6 +190,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tfrun", default="bazel-bin/cli/tfrun")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--gpu-only", action="store_true", help="only (c), on a machine with a GPU and torch")
     a = ap.parse_args()
     runs = 5 if a.quick else 15
     os.environ["OPENBLAS_NUM_THREADS"] = str(THREADS)
@@ -96,9 +202,18 @@ def main():
         ratio = (ours / ref) if higher_is_better else (ref / ours)
         print(f"{name:<52} {ours:>9.2f} {unit:<2} {ref:>9.2f} {unit:<2} {ratio:>6.2f}x")
 
+    if a.gpu_only:
+        gpu_section(a.tfrun, runs, row)
+        return
+    rounds = 1 if a.quick else 5
     for n in (512, 1024, 2048):
-        ours = tfrun_matmul_ms(a.tfrun, n, runs)
-        ref = numpy_matmul_ms(n, runs)
+        # Alternate the two in rounds so that a noisy neighbour on a shared
+        # machine slows both alike; each side keeps its median round.
+        ours_rounds, ref_rounds = [], []
+        for _ in range(rounds):
+            ours_rounds.append(tfrun_matmul_ms(a.tfrun, n, runs))
+            ref_rounds.append(numpy_matmul_ms(n, runs))
+        ours, ref = statistics.median(ours_rounds), statistics.median(ref_rounds)
         gf = lambda ms: 2 * n ** 3 / (ms * 1e6)
         row(f"(a) CPU MatMul f32 {n}: GFLOP/s vs NumPy+OpenBLAS", gf(ours), gf(ref), "GF", True)
 
@@ -113,8 +228,7 @@ def main():
         row("(b) tutorial graph end to end vs import tensorflow", ours, tf_ms, "ms")
     else:
         print("(b) vs import tensorflow: skipped (set TFRUN_BENCH_TF_PYTHON to a Python with tensorflow)")
-    print("(c) GPU MatMul vs torch.mm, two towers on 2 vs 1 logical GPUs: skipped (no GPU on this machine; "
-          "run on the device machine)")
+    gpu_section(a.tfrun, runs, row)
     row("(d) peak resident memory of the tutorial run vs NumPy's", peak_rss_mb(tutorial), peak_rss_mb(numpy_tutorial),
         "MB")
 

@@ -1,5 +1,6 @@
 // float32/float64 MatMul built for AVX2+FMA, used when the CPU has them
-// (the binary stays portable: the generic Eigen build remains the fallback).
+// (the binary stays portable: the generic Eigen build remains the fallback):
+// float32 through the packed Sgemm (sgemm_avx2.h), float64 through Eigen.
 #pragma once
 
 #include <cstdint>
