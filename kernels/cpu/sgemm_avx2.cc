@@ -24,12 +24,14 @@ constexpr int64_t kNc = 4080; // a multiple of kNr
 // A thread's packing buffer, kept for its next call.
 float* Scratch(std::unique_ptr<float, decltype(&std::free)>& buffer, size_t* capacity, size_t floats) {
   if (*capacity < floats) {
-    // 2 MiB aligned and on huge pages where the kernel allows: B's panels
-    // reach 8 MiB.
+    // B's panels reach 8 MiB: from 4 MiB, 2 MiB aligned and on huge pages
+    // where the kernel allows (small ones would only grow the process).
     constexpr size_t kHugePage = size_t{2} << 20;
-    const size_t bytes = (floats * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
-    buffer.reset(static_cast<float*>(std::aligned_alloc(kHugePage, bytes)));
-    madvise(buffer.get(), bytes, MADV_HUGEPAGE);
+    const bool huge = floats * sizeof(float) >= 2 * kHugePage;
+    const size_t align = huge ? kHugePage : 64;
+    const size_t bytes = (floats * sizeof(float) + align - 1) / align * align;
+    buffer.reset(static_cast<float*>(std::aligned_alloc(align, bytes)));
+    if (huge) madvise(buffer.get(), bytes, MADV_HUGEPAGE);
     *capacity = floats;
   }
   return buffer.get();
