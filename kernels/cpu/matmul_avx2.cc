@@ -48,8 +48,12 @@ void MatMul(const T* a, int64_t a_rows, int64_t a_cols, bool ta, const T* b, int
 // Splits the output into one slab per pool thread (whole micro-tiles), each
 // a separate Sgemm; slabs share no output.
 void ParallelSgemm(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, float* out, int threads) {
+  if (m * n * k < kParallelWork) {  // not worth waking (or even starting) the pool
+    Sgemm(m, n, k, a, b, out, n);
+    return;
+  }
   const Eigen::ThreadPoolDevice& pool = Pool(threads);
-  const int parts = m * n * k >= kParallelWork ? pool.numThreads() : 1;
+  const int parts = pool.numThreads();
   // Column slabs measured faster than row slabs on square products (each
   // thread packs a narrower B); rows when the columns are too few to share.
   const bool split_rows = n < 128 * parts && m > n;
