@@ -2,14 +2,21 @@
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 namespace tfrun {
 namespace {
+
+// The NVIDIA driver's control device (/dev/dxg under WSL 2). Without it no
+// GPU can be visible, and a stat is far cheaper than CUDA's search of the
+// library path for a libcuda that is not there.
+bool DriverDevicePresent() { return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/dxg", F_OK) == 0; }
 
 class RealCudaPlatform final : public GpuPlatform {
  public:
   StatusOr<std::vector<PhysicalGpu>> VisibleGpus(bool measure_free_memory) override {
     std::vector<PhysicalGpu> gpus;
+    if (!DriverDevicePresent()) return gpus;
     int count = 0;  // left untouched (0) without a driver
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
       cudaGetLastError();  // clear the sticky "insufficient driver" error
