@@ -10,13 +10,18 @@ namespace tfrun {
 namespace cuda {
 namespace {
 
-// Up to this many inputs travel in the kernel's parameter block; more are
-// summed in chunks, each chunk adding onto the running result.
-constexpr int kMaxInputsPerPass = 16;
+// The input pointers travel in the kernel's parameter block, in one of
+// three sizes so that a small AddN does not ship 32 KB of parameters: up to
+// 4000 inputs are one pass (CUDA 12.1+ allows 32764 bytes of parameters on
+// sm_70 and later, and this file is built for sm_80/sm_90). Beyond that,
+// passes of 4000 add onto the running result.
+constexpr int kSmallPass = 16;
+constexpr int kMediumPass = 256;
+constexpr int kMaxInputsPerPass = 4000;
 
-template <typename T>
+template <typename T, int kCapacity>
 struct InputPointers {
-  const T* p[kMaxInputsPerPass];
+  const T* p[kCapacity];
 };
 
 // Arithmetic type: half and bfloat16 compute in float and round per step,
@@ -49,8 +54,9 @@ __device__ T Store(typename Compute<T>::type v) {
   }
 }
 
-template <typename T>
-__global__ void AddNKernel(InputPointers<T> in, int count, bool accumulate, int64_t n, T* out) {
+template <typename T, int kCapacity>
+__global__ void AddNKernel(const __grid_constant__ InputPointers<T, kCapacity> in, int count, bool accumulate,
+                           int64_t n, T* out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     T acc = accumulate ? out[i] : in.p[0][i];
@@ -76,15 +82,29 @@ dim3 GridFor(int64_t n) {
   return dim3(static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
 }
 
+template <typename T, int kCapacity>
+void LaunchAddN(const void* const* inputs, int count, bool accumulate, int64_t n, T* out, cudaStream_t stream) {
+  InputPointers<T, kCapacity> ptrs{};
+  for (int k = 0; k < count; ++k) ptrs.p[k] = static_cast<const T*>(inputs[k]);
+  AddNKernel<T, kCapacity><<<GridFor(n), 256, 0, stream>>>(ptrs, count, accumulate, n, out);
+}
+
 template <typename T>
 int AddNTyped(const void* const* inputs, int num_inputs, int64_t n, void* out, cudaStream_t stream) {
+  T* o = static_cast<T*>(out);
   for (int start = 0; start < num_inputs; start += kMaxInputsPerPass) {
-    InputPointers<T> ptrs{};
-    int count = num_inputs - start < kMaxInputsPerPass ? num_inputs - start : kMaxInputsPerPass;
-    for (int k = 0; k < count; ++k) ptrs.p[k] = static_cast<const T*>(inputs[start + k]);
-    AddNKernel<T><<<GridFor(n), 256, 0, stream>>>(ptrs, count, start > 0, n, static_cast<T*>(out));
+    const int count = num_inputs - start < kMaxInputsPerPass ? num_inputs - start : kMaxInputsPerPass;
+    if (count <= kSmallPass) {
+      LaunchAddN<T, kSmallPass>(inputs + start, count, start > 0, n, o, stream);
+    } else if (count <= kMediumPass) {
+      LaunchAddN<T, kMediumPass>(inputs + start, count, start > 0, n, o, stream);
+    } else {
+      LaunchAddN<T, kMaxInputsPerPass>(inputs + start, count, start > 0, n, o, stream);
+    }
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return static_cast<int>(e);
   }
-  return static_cast<int>(cudaGetLastError());
+  return 0;
 }
 
 template <typename T>

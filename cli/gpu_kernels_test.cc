@@ -1,0 +1,166 @@
+// Every GPU kernel of the kernel table against the CPU kernel, through the
+// product's own path (real CUDA devices, placement, executor, copies):
+// random inputs of many shapes, non-multiples of 8, empty and large, and a
+// tolerance that depends on the dtype and TF32. Skips, saying why, where no
+// GPU is visible.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cli/devices.h"
+#include "core/executor.h"
+#include "core/kernel_registry.h"
+#include "core/loader.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cuda/cuda_backend.h"
+
+namespace tfrun {
+namespace {
+
+class GpuKernelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<Devices> devices = BuildDevices(DeviceFlags(), GpuOptions(), GpuInventory::kDevices);
+    ASSERT_TRUE(devices.ok()) << devices.status().message();
+    devices_ = std::move(*devices);
+    if (!devices_.set.HasGpu()) GTEST_SKIP() << "no GPU visible (no NVIDIA driver, or CUDA_VISIBLE_DEVICES hides it)";
+    RegisterCpuKernels(&kernels_);
+    RegisterCudaKernels(&kernels_);
+  }
+
+  // Runs `yaml` with every node on `device`; returns the fetched tensor.
+  Tensor RunOn(const std::string& yaml, const std::string& device) {
+    std::string text = yaml;
+    for (size_t at = text.find("DEVICE"); at != std::string::npos; at = text.find("DEVICE", at)) {
+      text.replace(at, 6, device);
+    }
+    StatusOr<Graph> graph = LoadGraphText(text, "gpu_kernels.yaml");
+    EXPECT_TRUE(graph.ok()) << graph.status().message();
+    if (!graph.ok()) return Tensor();
+    Placement placement;
+    Status placed = PlaceGraph(*graph, devices_.set, false, *FindProfile("tf2"), &placement);
+    EXPECT_TRUE(placed.ok()) << placed.message();
+    if (!placed.ok()) return Tensor();
+    Executor executor(*graph, devices_.set, placement, kernels_);
+    StatusOr<RunResult> result = executor.Run(graph->fetch);
+    EXPECT_TRUE(result.ok()) << result.status().message();
+    if (!result.ok() || result->fetched.empty()) return Tensor();
+    return result->fetched[0];
+  }
+
+  // The same graph on /gpu:0 and /cpu:0; `tolerance(i, cpu_value)` bounds
+  // the difference at element i.
+  template <typename Tolerance>
+  void Compare(const std::string& yaml, const std::string& what, Tolerance tolerance) {
+    const Tensor gpu = RunOn(yaml, "/gpu:0");
+    const Tensor cpu = RunOn(yaml, "/cpu:0");
+    ASSERT_TRUE(gpu.is_valid() && cpu.is_valid()) << what;
+    ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+    for (int64_t i = 0; i < cpu.num_elements(); ++i) {
+      const double want = cpu.GetAsDouble(i), got = gpu.GetAsDouble(i);
+      ASSERT_LE(std::fabs(got - want), tolerance(want)) << what << " at " << i << ": GPU " << got << ", CPU " << want;
+    }
+  }
+
+  Devices devices_;
+  KernelRegistry kernels_;
+};
+
+std::string Input(const std::string& name, DType dtype, const std::vector<int64_t>& shape, int seed) {
+  std::string dims;
+  for (int64_t d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  const bool integer = dtype == DType::kInt32 || dtype == DType::kInt64;
+  return "  - {name: " + name + ", op: Const, device: DEVICE, dtype: " + std::string(Name(dtype)) + ", shape: [" +
+         dims + "], random: {distribution: uniform, min: " + (integer ? "-1000, max: 1000" : "-1, max: 1") +
+         ", seed: " + std::to_string(seed) + "}}\n";
+}
+
+// The dtypes the GPU side of the table lists for `op` that the CPU also has.
+std::vector<DType> GpuDTypes(const std::string& op) {
+  std::vector<DType> out;
+  for (const KernelSupport& k : KernelTable()) {
+    if (k.op != op || k.device_type != kGpu) continue;
+    for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32,
+                    DType::kInt64}) {
+      if (k.dtypes.Contains(d)) out.push_back(d);
+    }
+  }
+  return out;
+}
+
+TEST_F(GpuKernelsTest, ElementwiseOpsAreExactForEveryDTypeAndShape) {
+  const std::vector<std::vector<int64_t>> shapes = {{0}, {1}, {7}, {17, 33}, {1000, 3}, {(1 << 20) + 3}};
+  for (const char* op : {"Add", "Sub", "Mul", "AddN", "Identity"}) {
+    for (DType dtype : GpuDTypes(op)) {
+      for (const auto& shape : shapes) {
+        for (int inputs : std::string(op) == "AddN" ? std::vector<int>{1, 2, 17, 300} : std::vector<int>{1}) {
+          if (std::string(op) == "AddN" && inputs > 17 && shape.size() == 1 && shape[0] > 1000) continue;
+          const int arity = std::string(op) == "AddN" ? inputs : std::string(op) == "Identity" ? 1 : 2;
+          std::string yaml = "nodes:\n";
+          std::string names;
+          for (int i = 0; i < arity; ++i) {
+            yaml += Input("x" + std::to_string(i), dtype, shape, i + 1);
+            names += (i ? ", x" : "x") + std::to_string(i);
+          }
+          yaml += "  - {name: out, op: " + std::string(op) + ", device: DEVICE, inputs: [" + names + "]}\n";
+          yaml += "fetch: [out]\n";
+          // Each step rounds to the dtype on both sides, in the same order.
+          Compare(yaml, std::string(op) + " " + std::string(Name(dtype)) + " x" + std::to_string(arity),
+                  [](double) { return 0.0; });
+        }
+      }
+      // A scalar operand broadcasts.
+      if (std::string(op) == "Add" || std::string(op) == "Mul") {
+        std::string yaml = "nodes:\n" + Input("x", dtype, {1000}, 1) + Input("s", dtype, {}, 2) +
+                           "  - {name: out, op: " + op + ", device: DEVICE, inputs: [s, x]}\nfetch: [out]\n";
+        Compare(yaml, std::string(op) + " scalar " + std::string(Name(dtype)), [](double) { return 0.0; });
+      }
+    }
+  }
+}
+
+TEST_F(GpuKernelsTest, MatMulMatchesTheCpuWithinItsDTypesRounding) {
+  struct Case {
+    int64_t m, k, n;
+  };
+  const Case cases[] = {{1, 1, 1}, {7, 13, 5}, {17, 33, 65}, {0, 4, 3}, {4, 0, 3}, {64, 128, 256}, {257, 1000, 31}};
+  for (DType dtype : GpuDTypes("MatMul")) {
+    for (bool tf32 : {false, true}) {
+      if (tf32 && dtype != DType::kFloat32) continue;
+      SetCudaTf32(tf32);
+      // Backends take the TF32 switch when they are made.
+      StatusOr<Devices> devices = BuildDevices(DeviceFlags(), GpuOptions(), GpuInventory::kDevices);
+      ASSERT_TRUE(devices.ok());
+      devices_ = std::move(*devices);
+      // Relative rounding of one product sum in the output dtype (or TF32).
+      const double eps = dtype == DType::kFloat64   ? 1e-13
+                         : dtype == DType::kFloat32 ? (tf32 ? 4e-3 : 2e-6)
+                         : dtype == DType::kFloat16 ? 2e-3
+                                                    : 1.6e-2;
+      for (const Case& c : cases) {
+        for (bool ta : {false, true}) {
+          for (bool tb : {false, true}) {
+            std::string yaml = "nodes:\n" +
+                               Input("a", dtype, ta ? std::vector<int64_t>{c.k, c.m} : std::vector<int64_t>{c.m, c.k}, 1) +
+                               Input("b", dtype, tb ? std::vector<int64_t>{c.n, c.k} : std::vector<int64_t>{c.k, c.n}, 2) +
+                               "  - {name: out, op: MatMul, device: DEVICE, inputs: [a, b], transpose_a: " +
+                               (ta ? "true" : "false") + ", transpose_b: " + (tb ? "true" : "false") +
+                               "}\nfetch: [out]\n";
+            // Inputs in [-1, 1]: a sum of k products is about sqrt(k) in size.
+            const double scale = std::sqrt(static_cast<double>(c.k)) + 1;
+            Compare(yaml,
+                    fmt::format("MatMul {} {}x{}x{} ta={} tb={} tf32={}", Name(dtype), c.m, c.k, c.n, ta, tb, tf32),
+                    [&](double want) { return eps * (std::fabs(want) + scale); });
+          }
+        }
+      }
+    }
+  }
+  SetCudaTf32(true);
+}
+
+}  // namespace
+}  // namespace tfrun
