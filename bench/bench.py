@@ -28,8 +28,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 THREADS = os.cpu_count() or 1
 
 
@@ -53,6 +51,7 @@ def tfrun_matmul_ms(tfrun, n, runs):
 
 
 def numpy_matmul_ms(n, runs):
+    import numpy as np
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
     b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
@@ -81,6 +80,14 @@ def peak_rss_mb(cmd):
     out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, check=True).stderr
     return int(out.strip().splitlines()[-1]) / 1024
+
+
+def numpy_version():
+    try:
+        import numpy as np
+        return np.__version__
+    except ImportError:  # the GPU section needs only torch
+        return "absent"
 
 
 def gpu_count(tfrun):
@@ -195,7 +202,7 @@ def main():
     runs = 5 if a.quick else 15
     os.environ["OPENBLAS_NUM_THREADS"] = str(THREADS)
     print(f"# {time.strftime('%Y-%m-%d')} {platform.node()} {platform.processor() or platform.machine()}, "
-          f"{THREADS} threads, NumPy {np.__version__}")
+          f"{THREADS} threads, NumPy {numpy_version()}")
     print(f"{'measure':<52} {'tfrun':>12} {'reference':>12} {'ratio':>7}")
 
     def row(name, ours, ref, unit, higher_is_better=False):
