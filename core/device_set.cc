@@ -2,26 +2,26 @@
 
 namespace tfrun {
 
+Device Device::Local(const std::string& type, int id, Allocator* allocator) {
+  Device d;
+  d.spec = DeviceSpec::Local(type, id);
+  d.name = d.spec.ToString();
+  d.type = type;
+  d.id = id;
+  d.allocator = allocator;
+  return d;
+}
+
 DeviceSet DeviceSet::CpuOnly() {
   DeviceSet set;
-  Device cpu;
-  cpu.spec = DeviceSpec::Local("CPU", 0);
-  cpu.name = cpu.spec.ToString();
-  cpu.type = "CPU";
-  cpu.id = 0;
-  cpu.allocator = CpuAllocator();
-  set.Add(std::move(cpu));
+  set.Add(Device::Local("CPU", 0, CpuAllocator()));
   return set;
 }
 
 namespace {
 
 Device GpuDevice(const LogicalGpu& gpu, bool simulated) {
-  Device d;
-  d.spec = DeviceSpec::Local("GPU", gpu.tf_id);
-  d.name = d.spec.ToString();
-  d.type = "GPU";
-  d.id = gpu.tf_id;
+  Device d = Device::Local("GPU", gpu.tf_id, nullptr);
   d.cuda_ordinal = gpu.cuda_ordinal;
   d.gpu_name = gpu.physical.name;
   d.pci_bus_id = gpu.physical.pci_bus_id;

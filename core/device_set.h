@@ -34,6 +34,9 @@ struct Device {
   // Set when the device's kernels run asynchronously (a real GPU's stream).
   std::shared_ptr<DeviceQueue> queue;
 
+  // "/job:localhost/replica:0/task:0/device:TYPE:ID" using `allocator`.
+  static Device Local(const std::string& type, int id, Allocator* allocator);
+
   // TensorFlow's device type priority (DEVICE_GPU 210, DEVICE_CPU 70).
   int priority() const { return type == "GPU" ? 210 : 70; }
 };

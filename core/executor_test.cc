@@ -56,17 +56,8 @@ struct TwoDevices {
   DeviceSet set;
 
   TwoDevices() {
-    Device cpu;
-    cpu.spec = DeviceSpec::Local("CPU", 0);
-    cpu.name = cpu.spec.ToString();
-    cpu.type = "CPU";
-    cpu.allocator = &cpu_memory;
-    set.Add(cpu);
-    Device gpu;
-    gpu.spec = DeviceSpec::Local("GPU", 0);
-    gpu.name = gpu.spec.ToString();
-    gpu.type = "GPU";
-    gpu.allocator = &gpu_memory;
+    set.Add(Device::Local("CPU", 0, &cpu_memory));
+    Device gpu = Device::Local("GPU", 0, &gpu_memory);
     gpu.queue = queue;
     set.Add(gpu);
   }

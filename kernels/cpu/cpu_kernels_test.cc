@@ -182,12 +182,7 @@ TEST(CpuKernelsTest, ExecutorFreesIntermediatesAfterLastUse) {
   ASSERT_TRUE(graph.ok()) << graph.status().message();
   HostAllocator allocator("cpu");
   DeviceSet devices;
-  Device cpu;
-  cpu.spec = DeviceSpec::Local("CPU", 0);
-  cpu.name = cpu.spec.ToString();
-  cpu.type = "CPU";
-  cpu.allocator = &allocator;
-  devices.Add(cpu);
+  devices.Add(Device::Local("CPU", 0, &allocator));
   Placement placement;
   ASSERT_TRUE(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement).ok());
   KernelRegistry kernels;
