@@ -45,15 +45,17 @@ void MatMul(const T* a, int64_t a_rows, int64_t a_cols, bool ta, const T* b, int
   }
 }
 
-// Splits the output into one slab per pool thread (whole micro-tiles), each
+// Splits the output into one slab per thread (whole micro-tiles), each
 // a separate Sgemm; slabs share no output.
 void ParallelSgemm(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, float* out, int threads) {
   if (m * n * k < kParallelWork) {  // not worth waking (or even starting) the pool
     Sgemm(m, n, k, a, b, out, n);
     return;
   }
-  const Eigen::ThreadPoolDevice& pool = Pool(threads);
-  const int parts = pool.numThreads();
+  // The caller computes one slab, so the helpers are one fewer than the
+  // threads: an idle extra helper would spin on a core the others need.
+  static const int parts = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  static auto* helpers = parts > 1 ? new Eigen::ThreadPool(parts - 1) : nullptr;
   // Column slabs measured faster than row slabs on square products (each
   // thread packs a narrower B); rows when the columns are too few to share.
   const bool split_rows = n < 128 * parts && m > n;
@@ -71,7 +73,7 @@ void ParallelSgemm(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, 
   const int64_t slabs = (extent + per - 1) / per;
   Eigen::Barrier done(static_cast<unsigned>(slabs - 1));
   for (int64_t s = 1; s < slabs; ++s) {
-    pool.enqueueNoNotification([&, s] {
+    helpers->Schedule([&, s] {
       slab(s * per);
       done.Notify();
     });
