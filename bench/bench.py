@@ -50,19 +50,31 @@ def tfrun_matmul_ms(tfrun, n, runs):
         return json.loads(out)["benchmark"]["nodes"]["c"]["median_ms"]
 
 
+NUMPY_MATMUL = """
+import statistics, sys, time
+import numpy as np
+n, runs = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+for _ in range(2):
+    a @ b
+times = []
+for _ in range(runs):
+    t0 = time.perf_counter()
+    a @ b
+    times.append((time.perf_counter() - t0) * 1e3)
+print(statistics.median(times))
+"""
+
+
 def numpy_matmul_ms(n, runs):
-    import numpy as np
-    rng = np.random.default_rng(0)
-    a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
-    b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
-    for _ in range(2):
-        a @ b
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        a @ b
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    # In its own process, like tfrun: OpenBLAS's threads spin for a while
+    # after each call, and in this process they would steal a core from the
+    # tfrun run that follows.
+    out = subprocess.run([sys.executable, "-c", NUMPY_MATMUL, str(n), str(runs)], capture_output=True, text=True,
+                         check=True).stdout
+    return float(out)
 
 
 def wall_ms(cmd, runs, env=None):
