@@ -73,11 +73,14 @@ std::string ReportToJson(const Report& r) {
       }
       if (d.type == "GPU") {
         // A real GPU's default limit is known once its allocator measured
-        // free memory, on first use; TensorFlow reserves the whole limit
-        // then, unless allow_growth.
+        // free memory, on first use, and its pool says what it reserved.
+        // Simulated GPUs reserve as TensorFlow would: the whole limit, or
+        // with allow_growth what was used.
         const int64_t limit = d.memory_limit_bytes >= 0 ? d.memory_limit_bytes : d.allocator->limit_bytes();
-        const int64_t reserved = d.allow_growth ? static_cast<int64_t>(d.allocator->peak_bytes_in_use())
-                                                : std::max<int64_t>(limit, 0);
+        int64_t reserved = d.allocator->reserved_bytes();
+        if (reserved < 0) {
+          reserved = d.allow_growth ? static_cast<int64_t>(d.allocator->peak_bytes_in_use()) : std::max<int64_t>(limit, 0);
+        }
         dev += fmt::format(",\"memory_limit_bytes\":{},\"allow_growth\":{},\"reserved_bytes\":{}",
                            limit >= 0 ? std::to_string(limit) : "null", d.allow_growth ? "true" : "false", reserved);
       }

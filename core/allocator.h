@@ -28,6 +28,9 @@ class Allocator {
   virtual std::string LimitHint() const { return ""; }
   // The most it hands out; -1 when unbounded or not yet known.
   virtual int64_t limit_bytes() const { return -1; }
+  // Device memory it holds from the device (a real GPU's pool); -1 when it
+  // keeps no pool.
+  virtual int64_t reserved_bytes() const { return -1; }
 
   size_t bytes_in_use() const { return in_use_; }
   size_t peak_bytes_in_use() const { return peak_; }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/block_pool.h"
 #include "kernels/cuda/cublas.h"
 #include "kernels/cuda/cuda_platform.h"
 #include "kernels/cuda/elementwise.h"
@@ -97,10 +98,12 @@ struct CudaContext final : DeviceQueue {
   }
 };
 
-// A BFC-style pool: the whole limit reserved with one cudaMalloc on first
-// use (unless allow_growth: one cudaMalloc per tensor), handed out first-fit
-// in 256-byte units. Work on one device runs on one stream in order, so
-// memory freed by a finished node is safe for the next node to reuse.
+// One logical GPU's memory: a BlockPool over cudaMalloc'd regions (the
+// whole limit on first use, or growing regions with allow_growth; nothing is
+// cudaFree'd before exit, since cudaFree waits for the whole device). Work
+// on one device runs on one stream in order, so a block freed by a queued
+// node is safe for the next node there; copies from other streams wait for
+// this stream first (CopyBetweenGpus).
 class CudaAllocator final : public Allocator {
  public:
   // `limit` may be LogicalGpu::kLimitOnFirstUse: TensorFlow's default limit,
@@ -116,60 +119,46 @@ class CudaAllocator final : public Allocator {
 
   void* Allocate(size_t bytes) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);
     if (!context_->Activate().ok()) return nullptr;
-    if (limit_ == LogicalGpu::kLimitOnFirstUse) {
-      StatusOr<int64_t> free_bytes = CudaFreeBytes(context_->ordinal);
-      if (!free_bytes.ok()) return nullptr;
-      limit_ = DefaultMemoryLimit(*free_bytes, cc_major_);
-    }
-    const size_t limit = static_cast<size_t>(limit_);
-    if (bytes_in_use() + rounded > limit) return nullptr;
-    void* p = nullptr;
-    if (allow_growth_) {
-      if (cudaMalloc(&p, rounded) != cudaSuccess) return nullptr;
-    } else {
-      if (pool_ == nullptr) {
-        if (cudaMalloc(&pool_, limit) != cudaSuccess) return (pool_ = nullptr);
-        free_[0] = limit;
+    if (pool_ == nullptr) {
+      if (limit_ == LogicalGpu::kLimitOnFirstUse) {
+        StatusOr<int64_t> free_bytes = CudaFreeBytes(context_->ordinal);
+        if (!free_bytes.ok()) return nullptr;
+        limit_ = DefaultMemoryLimit(*free_bytes, cc_major_);
       }
-      for (auto it = free_.begin(); it != free_.end(); ++it) {
-        if (it->second < rounded) continue;
-        const size_t offset = it->first, size = it->second;
-        free_.erase(it);
-        if (size > rounded) free_[offset + rounded] = size - rounded;
-        p = static_cast<char*>(pool_) + offset;
-        break;
-      }
-      if (p == nullptr) return nullptr;
+      const int ordinal = context_->ordinal;
+      pool_ = std::make_unique<BlockPool>(
+          static_cast<size_t>(limit_), allow_growth_,
+          [ordinal](size_t region) -> void* {
+            void* p = nullptr;
+            if (cudaSetDevice(ordinal) != cudaSuccess || cudaMalloc(&p, region) != cudaSuccess) {
+              cudaGetLastError();  // the refusal becomes TensorFlow's OOM error, not a sticky one
+              return nullptr;
+            }
+            return p;
+          },
+          [](void* region) { cudaFree(region); });
     }
-    sizes_[p] = rounded;
-    RecordAllocate(rounded);
+    void* p = pool_->Allocate(bytes);
+    if (p != nullptr) {
+      sizes_[p] = bytes;
+      RecordAllocate(bytes);
+    }
     return p;
   }
 
   void Deallocate(void* ptr, size_t) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const size_t size = sizes_[ptr];
-    sizes_.erase(ptr);
-    RecordDeallocate(size);
-    if (allow_growth_) {
-      cudaFree(ptr);
-      return;
-    }
-    size_t offset = static_cast<char*>(ptr) - static_cast<char*>(pool_);
-    auto next = free_.find(offset + size);  // coalesce with neighbours
-    size_t merged = size;
-    if (next != free_.end()) {
-      merged += next->second;
-      free_.erase(next);
-    }
-    auto prev = free_.lower_bound(offset);
-    if (prev != free_.begin() && (--prev)->first + prev->second == offset) {
-      prev->second += merged;
-    } else {
-      free_[offset] = merged;
-    }
+    auto it = sizes_.find(ptr);
+    if (it == sizes_.end()) return;
+    RecordDeallocate(it->second);
+    sizes_.erase(it);
+    pool_->Deallocate(ptr);
+  }
+
+  int64_t reserved_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pool_ ? static_cast<int64_t>(pool_->reserved_bytes()) : 0;
   }
 
  private:
@@ -178,10 +167,9 @@ class CudaAllocator final : public Allocator {
   int64_t limit_;
   int cc_major_;
   bool allow_growth_;
-  std::mutex mu_;
-  void* pool_ = nullptr;
-  std::map<size_t, size_t> free_;   // offset -> size
-  std::map<void*, size_t> sizes_;   // live allocations
+  mutable std::mutex mu_;
+  std::unique_ptr<BlockPool> pool_;
+  std::map<void*, size_t> sizes_;  // live allocations, as requested
 };
 
 CudaContext& ContextOf(KernelContext& c) { return *static_cast<CudaContext*>(c.device_context); }
