@@ -174,8 +174,9 @@ class CudaAllocator final : public Allocator {
 
 CudaContext& ContextOf(KernelContext& c) { return *static_cast<CudaContext*>(c.device_context); }
 
-// Peer access between two CUDA devices, enabled once per ordered pair when
-// the hardware has it.
+// Peer access from CUDA device `from` to `to`'s memory, enabled once per
+// ordered pair when the hardware has it (TensorFlow enables every pair both
+// ways at start-up; here only pairs that copy pay for it).
 bool PeerAccess(int from, int to) {
   static std::mutex mu;
   static std::map<std::pair<int, int>, bool> enabled;
@@ -200,7 +201,7 @@ Status CopyBetweenGpus(CudaContext& dst_ctx, void* dst, CudaContext& src_ctx, co
   TFRUN_RETURN_IF_ERROR(src_ctx.WaitFor(dst_ctx));
   if (dst_ctx.ordinal == src_ctx.ordinal) {  // two logical GPUs on one physical GPU
     TFRUN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, src_ctx.stream));
-  } else if (PeerAccess(dst_ctx.ordinal, src_ctx.ordinal)) {
+  } else if (PeerAccess(src_ctx.ordinal, dst_ctx.ordinal) && PeerAccess(dst_ctx.ordinal, src_ctx.ordinal)) {
     TFRUN_RETURN_IF_ERROR(src_ctx.Activate());
     TFRUN_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_ctx.ordinal, src, src_ctx.ordinal, bytes, src_ctx.stream));
   } else {
