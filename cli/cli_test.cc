@@ -34,6 +34,16 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
+// The binary starts where no CUDA library is installed: cudart is linked
+// statically and cuBLAS is opened at the first GPU MatMul.
+TEST(CliTest, LinksNoCudaLibrary) {
+  const Outcome ldd = RunCommand("ldd cli/tfrun");
+  if (ldd.exit_code != 0) GTEST_SKIP() << "ldd is not available here";
+  for (const char* lib : {"libcuda", "libcudart", "libcublas", "libnvrtc"}) {
+    EXPECT_EQ(ldd.out.find(lib), std::string::npos) << lib << " in:\n" << ldd.out;
+  }
+}
+
 TEST(CliTest, OutWritesNpyFilesPerFetch) {
   const std::string dir = TmpDir() + "/out1";
   Outcome o = Tfrun("graphs/multi_tower.yaml --out " + dir + " --fetch AddN --fetch MatMul_1");

@@ -55,7 +55,8 @@ struct CudaContext final : DeviceQueue {
       cublasStatus_t s = (*api)->create(&cublas);
       if (s != CUBLAS_STATUS_SUCCESS) return RuntimeError(fmt::format("cublasCreate failed: {}", (*api)->status_string(s)));
     }
-    (*api)->set_stream(cublas, stream);
+    cublasStatus_t s = (*api)->set_stream(cublas, stream);
+    if (s != CUBLAS_STATUS_SUCCESS) return RuntimeError(fmt::format("cublasSetStream failed: {}", (*api)->status_string(s)));
     return Status::Ok();
   }
   // Makes this stream wait until `other`'s work queued so far is done,
@@ -270,11 +271,16 @@ Status MatMulKernel(KernelContext& c) {
   CudaContext& ctx = ContextOf(c);
   std::lock_guard<std::mutex> lock(ctx.mu);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  const cuda::CublasApi* api = nullptr;
-  TFRUN_RETURN_IF_ERROR(ctx.Cublas(&api));
   TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
+  if (c.output.num_elements() == 0) return Status::Ok();
+  if (a.num_elements() == 0) {  // k = 0: a sum of nothing (cuBLAS refuses a leading dimension of 0)
+    TFRUN_CUDA_CHECK(cudaMemsetAsync(c.output.raw(), 0, c.output.num_bytes(), ctx.stream));
+    return Status::Ok();
+  }
+  const cuda::CublasApi* api = nullptr;
+  TFRUN_RETURN_IF_ERROR(ctx.Cublas(&api));
   return cuda::GpuMatMul(*api, ctx.cublas, type->second, a.raw(), a.shape()[0], a.shape()[1], c.node.transpose_a,
                          b.raw(), b.shape()[0], b.shape()[1], c.node.transpose_b, c.output.raw(), ctx.tf32);
 }
