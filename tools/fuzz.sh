@@ -30,7 +30,9 @@ done
 # is built as in kernels/BUILD.
 clang++ "${flags[@]}" -ffp-contract=off -c core/random.cc -o "$dir/obj/random.o"
 clang++ "${flags[@]}" -mavx2 -mfma -c kernels/cpu/matmul_avx2.cc -o "$dir/obj/matmul_avx2.o"
+clang++ "${flags[@]}" -mavx2 -mfma -c kernels/cpu/sgemm_avx2.cc -o "$dir/obj/sgemm_avx2.o"
 clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" "$dir/obj/random.o" "$dir/obj/matmul_avx2.o" \
+  "$dir/obj/sgemm_avx2.o" \
   -l:libyaml-cpp.a -lpthread \
   -o "$dir/graph_fuzzer"
 
