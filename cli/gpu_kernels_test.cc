@@ -143,9 +143,9 @@ TEST_F(GpuKernelsTest, MatMulMatchesTheCpuWithinItsDTypesRounding) {
       for (const Case& c : cases) {
         for (bool ta : {false, true}) {
           for (bool tb : {false, true}) {
-            std::string yaml = "nodes:\n" +
-                               Input("a", dtype, ta ? std::vector<int64_t>{c.k, c.m} : std::vector<int64_t>{c.m, c.k}, 1) +
-                               Input("b", dtype, tb ? std::vector<int64_t>{c.n, c.k} : std::vector<int64_t>{c.k, c.n}, 2) +
+            using Dims = std::vector<int64_t>;
+            std::string yaml = "nodes:\n" + Input("a", dtype, ta ? Dims{c.k, c.m} : Dims{c.m, c.k}, 1) +
+                               Input("b", dtype, tb ? Dims{c.n, c.k} : Dims{c.k, c.n}, 2) +
                                "  - {name: out, op: MatMul, device: DEVICE, inputs: [a, b], transpose_a: " +
                                (ta ? "true" : "false") + ", transpose_b: " + (tb ? "true" : "false") +
                                "}\nfetch: [out]\n";

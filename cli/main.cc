@@ -287,7 +287,8 @@ int Main(int argc, char** argv) {
   if (devices_command->parsed()) {
     StatusOr<GpuOptions> gpu_options = ResolveGpuOptions(options.device_flags, nullptr);
     StatusOr<Devices> devices =
-        gpu_options.ok() ? BuildDevices(options.device_flags, *gpu_options, GpuInventory::kDevicesAndMemory) : StatusOr<Devices>(gpu_options.status());
+        gpu_options.ok() ? BuildDevices(options.device_flags, *gpu_options, GpuInventory::kDevicesAndMemory)
+                         : StatusOr<Devices>(gpu_options.status());
     if (!devices.ok()) {
       spdlog::error("{}", devices.status().message());
       return ExitCodeFor(devices.status().kind());

@@ -79,7 +79,8 @@ std::string ReportToJson(const Report& r) {
         const int64_t limit = d.memory_limit_bytes >= 0 ? d.memory_limit_bytes : d.allocator->limit_bytes();
         int64_t reserved = d.allocator->reserved_bytes();
         if (reserved < 0) {
-          reserved = d.allow_growth ? static_cast<int64_t>(d.allocator->peak_bytes_in_use()) : std::max<int64_t>(limit, 0);
+          reserved = d.allow_growth ? static_cast<int64_t>(d.allocator->peak_bytes_in_use())
+                                    : std::max<int64_t>(limit, 0);
         }
         dev += fmt::format(",\"memory_limit_bytes\":{},\"allow_growth\":{},\"reserved_bytes\":{}",
                            limit >= 0 ? std::to_string(limit) : "null", d.allow_growth ? "true" : "false", reserved);

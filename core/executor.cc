@@ -61,7 +61,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     }
     const auto started = std::chrono::steady_clock::now();
     Allocator* memory = MemoryFor(node);
-    DeviceQueue* queue = device.simulated ? nullptr : device.queue.get();
+    DeviceQueue* queue = device.queue.get();  // set only for real GPUs
     int span = -1;
     if (queue != nullptr) {
       TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());

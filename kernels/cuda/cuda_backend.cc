@@ -51,13 +51,12 @@ struct CudaContext final : DeviceQueue {
   }
   Status Cublas(const cuda::CublasApi** api) {
     TFRUN_ASSIGN_OR_RETURN(*api, cuda::Cublas());
-    if (cublas == nullptr) {
-      cublasStatus_t s = (*api)->create(&cublas);
-      if (s != CUBLAS_STATUS_SUCCESS) return RuntimeError(fmt::format("cublasCreate failed: {}", (*api)->status_string(s)));
-    }
-    cublasStatus_t s = (*api)->set_stream(cublas, stream);
-    if (s != CUBLAS_STATUS_SUCCESS) return RuntimeError(fmt::format("cublasSetStream failed: {}", (*api)->status_string(s)));
-    return Status::Ok();
+    auto check = [&](cublasStatus_t s, const char* call) {
+      return s == CUBLAS_STATUS_SUCCESS ? Status::Ok()
+                                        : RuntimeError(fmt::format("{} failed: {}", call, (*api)->status_string(s)));
+    };
+    if (cublas == nullptr) TFRUN_RETURN_IF_ERROR(check((*api)->create(&cublas), "cublasCreate"));
+    return check((*api)->set_stream(cublas, stream), "cublasSetStream");
   }
   // Makes this stream wait until `other`'s work queued so far is done,
   // without blocking the host.
