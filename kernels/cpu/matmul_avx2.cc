@@ -8,6 +8,8 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "kernels/cpu/matmul_avx2.h"
+
+#include "core/parallel.h"
 #include "kernels/cpu/sgemm_avx2.h"
 
 #include <algorithm>
@@ -45,41 +47,31 @@ void MatMul(const T* a, int64_t a_rows, int64_t a_cols, bool ta, const T* b, int
   }
 }
 
-// Splits the output into one slab per thread (whole micro-tiles), each
-// a separate Sgemm; slabs share no output.
+// Splits the output into one slab per thread (whole micro-tiles), each a
+// separate Sgemm; slabs share no output.
 void ParallelSgemm(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, float* out, int threads) {
-  if (m * n * k < kParallelWork) {  // not worth waking (or even starting) the pool
-    Sgemm(m, n, k, a, b, out, n);
-    return;
-  }
-  // The caller computes one slab, so the helpers are one fewer than the
-  // threads: an idle extra helper would spin on a core the others need.
-  static const int parts = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  static auto* helpers = parts > 1 ? new Eigen::ThreadPool(parts - 1) : nullptr;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int parts = m * n * k < kParallelWork ? 1 : threads > 0 ? threads : cores;
   // Column slabs measured faster than row slabs on square products (each
   // thread packs a narrower B); rows when the columns are too few to share.
   const bool split_rows = n < 128 * parts && m > n;
   const int64_t extent = split_rows ? m : n;
   const int64_t unit = split_rows ? 6 : 16;
   const int64_t per = ((extent + parts - 1) / parts + unit - 1) / unit * unit;
-  auto slab = [&](int64_t begin) {
-    const int64_t size = std::min(per, extent - begin);
-    if (split_rows) {
-      Sgemm(size, n, k, {a.data + begin * a.row_stride, a.row_stride, a.col_stride}, b, out + begin * n, n);
-    } else {
-      Sgemm(m, size, k, a, {b.data + begin * b.col_stride, b.row_stride, b.col_stride}, out + begin, n);
-    }
-  };
   const int64_t slabs = (extent + per - 1) / per;
-  Eigen::Barrier done(static_cast<unsigned>(slabs - 1));
-  for (int64_t s = 1; s < slabs; ++s) {
-    helpers->Schedule([&, s] {
-      slab(s * per);
-      done.Notify();
-    });
-  }
-  slab(0);
-  done.Wait();
+  ParallelFor(
+      slabs,
+      [&](int64_t first, int64_t last) {
+        for (int64_t s = first; s < last; ++s) {
+          const int64_t begin = s * per, size = std::min(per, extent - begin);
+          if (split_rows) {
+            Sgemm(size, n, k, {a.data + begin * a.row_stride, a.row_stride, a.col_stride}, b, out + begin * n, n);
+          } else {
+            Sgemm(m, size, k, a, {b.data + begin * b.col_stride, b.row_stride, b.col_stride}, out + begin, n);
+          }
+        }
+      },
+      1, parts);
 }
 
 }  // namespace
