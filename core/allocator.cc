@@ -1,6 +1,7 @@
 #include "core/allocator.h"
 
-#include <sys/mman.h>
+#include "core/host_memory.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,17 +19,8 @@ void Allocator::RecordAllocate(size_t bytes) {
 
 void* HostAllocator::Allocate(size_t bytes) {
   if (limit_ != 0 && bytes_in_use() + bytes > limit_) return nullptr;
-  // Large tensors start on a 2 MiB boundary and ask for transparent huge
-  // pages, as NumPy does from 4 MiB: a 2048x2048 MatMul walks its output a
-  // row (8 KiB) apart, and 4 KiB pages cost it a TLB miss per row.
-  constexpr size_t kHugePage = size_t{2} << 20;
-  const bool huge = bytes >= 2 * kHugePage;
-  const size_t align = huge ? kHugePage : 64;
-  size_t rounded = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
-  if (p == nullptr) return nullptr;
-  if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure just means small pages
-  RecordAllocate(bytes);
+  void* p = AllocateHostBytes(bytes);
+  if (p != nullptr) RecordAllocate(bytes);
   return p;
 }
 

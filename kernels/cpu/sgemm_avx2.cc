@@ -1,12 +1,12 @@
 #include "kernels/cpu/sgemm_avx2.h"
 
 #include <immintrin.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
+
+#include "core/host_memory.h"
 
 namespace tfrun {
 namespace avx2 {
@@ -21,21 +21,22 @@ constexpr int64_t kKc = 512;
 constexpr int64_t kMc = 72;   // a multiple of kMr
 constexpr int64_t kNc = 4080; // a multiple of kNr
 
-// A thread's packing buffer, kept for its next call.
-float* Scratch(std::unique_ptr<float, decltype(&std::free)>& buffer, size_t* capacity, size_t floats) {
-  if (*capacity < floats) {
-    // B's panels reach 8 MiB: from 4 MiB, 2 MiB aligned and on huge pages
-    // where the kernel allows (small ones would only grow the process).
-    constexpr size_t kHugePage = size_t{2} << 20;
-    const bool huge = floats * sizeof(float) >= 2 * kHugePage;
-    const size_t align = huge ? kHugePage : 64;
-    const size_t bytes = (floats * sizeof(float) + align - 1) / align * align;
-    buffer.reset(static_cast<float*>(std::aligned_alloc(align, bytes)));
-    if (huge) madvise(buffer.get(), bytes, MADV_HUGEPAGE);
-    *capacity = floats;
+// A thread's packing buffer, kept for its next call. A type of its own,
+// not a std::unique_ptr: this AVX2 file must emit no library template code
+// that the linker could share with generic files (matmul_avx2.h).
+struct Scratch {
+  float* data = nullptr;
+  size_t capacity = 0;
+  ~Scratch() { std::free(data); }
+  float* Reserve(size_t floats) {
+    if (capacity < floats) {
+      std::free(data);
+      data = static_cast<float*>(AllocateHostBytes(floats * sizeof(float)));  // huge pages from 4 MiB
+      capacity = floats;
+    }
+    return data;
   }
-  return buffer.get();
-}
+};
 
 // a[0:mc, 0:kc] into kMr-row panels, each stored k-major (kMr values per
 // k), zero-padded to whole panels.
@@ -161,13 +162,11 @@ void Sgemm(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, float* c
     for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(float));
     return;
   }
-  thread_local std::unique_ptr<float, decltype(&std::free)> a_buffer(nullptr, &std::free);
-  thread_local std::unique_ptr<float, decltype(&std::free)> b_buffer(nullptr, &std::free);
-  thread_local size_t a_capacity = 0, b_capacity = 0;
+  thread_local Scratch a_buffer, b_buffer;
   const int64_t kc_max = std::min(kKc, k);
-  float* packed_a = Scratch(a_buffer, &a_capacity, static_cast<size_t>(kMc * kc_max));
+  float* packed_a = a_buffer.Reserve(static_cast<size_t>(kMc * kc_max));
   const int64_t nc_max = (std::min(kNc, n) + kNr - 1) / kNr * kNr;
-  float* packed_b = Scratch(b_buffer, &b_capacity, static_cast<size_t>(kc_max * nc_max));
+  float* packed_b = b_buffer.Reserve(static_cast<size_t>(kc_max * nc_max));
   for (int64_t jc = 0; jc < n; jc += kNc) {
     const int64_t nc = std::min(kNc, n - jc);
     for (int64_t pc = 0; pc < k; pc += kKc) {

@@ -10,13 +10,15 @@
 namespace tfrun {
 namespace avx2 {
 
-// A strided float32 matrix view: element (i, j) is data[i * row_stride +
+// A strided matrix view: element (i, j) is data[i * row_stride +
 // j * col_stride], so a transpose is a view with the strides swapped.
-struct MatrixView {
-  const float* data;
+template <typename T>
+struct Strided {
+  const T* data;
   int64_t row_stride;
   int64_t col_stride;
 };
+using MatrixView = Strided<float>;
 
 // c[m, n] (row-major, row stride ldc) = a[m, k] * b[k, n], on this thread.
 // Each element sums over k in order within 512-wide blocks, with FMA.

@@ -49,6 +49,33 @@ TEST(SgemmTest, MatchesADoubleReferenceForEveryShapeAndTranspose) {
   }
 }
 
+TEST(SgemmTest, Float64ThroughEigenSplitTheSameWay) {
+  if (!Available()) GTEST_SKIP() << "this CPU has no AVX2+FMA; the Eigen MatMul runs instead";
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (const Case& c : kCases) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        std::vector<double> a(c.m * c.k), b(c.k * c.n), out(c.m * c.n, NAN);
+        for (double& x : a) x = uniform(rng);
+        for (double& x : b) x = uniform(rng);
+        MatMulF64(a.data(), ta ? c.k : c.m, ta ? c.m : c.k, ta, b.data(), tb ? c.n : c.k, tb ? c.k : c.n, tb,
+                  out.data(), 2);
+        for (int64_t i = 0; i < c.m; ++i) {
+          for (int64_t j = 0; j < c.n; ++j) {
+            long double sum = 0;
+            for (int64_t p = 0; p < c.k; ++p) {
+              sum += static_cast<long double>(a[ta ? p * c.m + i : i * c.k + p]) * b[tb ? j * c.k + p : p * c.n + j];
+            }
+            ASSERT_NEAR(out[i * c.n + j], static_cast<double>(sum), 1e-13 * (1 + static_cast<double>(c.k)))
+                << c.m << "x" << c.n << "x" << c.k << " ta=" << ta << " tb=" << tb << " at " << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(SgemmTest, WritesOnlyItsOwnRowsOfALargerOutput) {
   if (!Available()) GTEST_SKIP() << "this CPU has no AVX2+FMA";
   const int64_t m = 7, n = 19, k = 4, ldc = 24;

@@ -1,0 +1,15 @@
+// Host memory for tensors and kernel buffers, released with std::free:
+// 64-byte aligned (Eigen's packets, cache lines); from 4 MiB on a 2 MiB
+// boundary with transparent huge pages requested, as NumPy does, since a
+// large MatMul walks its rows a page or more apart. A header of its own,
+// with nothing inline, so the AVX2-built GEMM can include it without
+// sharing template code with the generic build.
+#pragma once
+
+#include <cstddef>
+
+namespace tfrun {
+
+void* AllocateHostBytes(size_t bytes);
+
+}  // namespace tfrun
