@@ -181,9 +181,10 @@ def gpu_section(tfrun, runs, row):
         have_torch = torch.cuda.is_available()
     except ImportError:
         have_torch = False
-    if gpu_count(tfrun) == 0 or not have_torch:
+    gpus = gpu_count(tfrun)
+    if gpus == 0 or not have_torch:
         print("(c) GPU MatMul vs torch.mm, two towers on 2 vs 1 logical GPUs: skipped "
-              f"({'no GPU visible to tfrun' if gpu_count(tfrun) == 0 else 'no CUDA torch'}; run on the device machine)")
+              f"({'no GPU visible to tfrun' if gpus == 0 else 'no CUDA torch'}; run on the device machine)")
         return
     for n in (4096, 8192):
         for dtype, tf32 in (("float32", "on"), ("float32", "off"), ("float16", None), ("bfloat16", None)):
