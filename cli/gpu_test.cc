@@ -1,10 +1,10 @@
 // On a machine with a GPU: the example graphs run on it (no --devices) and
 // print what they print on the CPU (CUDA_VISIBLE_DEVICES=-1), with TF32 off
 // so float32 is bit-faithful. Skips, saying why, where no GPU is visible.
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include "cli/run_command.h"
+#include "kernels/cuda/gpu_visible.h"
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -21,9 +21,8 @@ std::string Output(const std::string& command, int* exit_code) {
 class GpuGraphTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuGraphTest, SameResultsOnGpuAndCpu) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) GTEST_SKIP() << "no GPU visible (" << cudaGetErrorString(e) << ")";
+  std::string why;
+  if (!tfrun::GpuVisible(&why)) GTEST_SKIP() << why;
   int gpu_exit = 0, cpu_exit = 0;
   const std::string gpu = Output("cli/tfrun " + GetParam() + " --tf32 off --soft-placement", &gpu_exit);
   const std::string cpu = Output("CUDA_VISIBLE_DEVICES=-1 cli/tfrun " + GetParam() + " --soft-placement", &cpu_exit);

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <random>
 
+#include "kernels/cuda/gpu_visible.h"
+
 namespace tfrun {
 namespace cuda {
 namespace {
@@ -39,16 +41,6 @@ TEST(CublasLoaderTest, LoadsTheToolkitsLibraryAndFailsCleanlyWithoutAGpu) {
   if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0) GTEST_SKIP() << "a GPU is visible";
   cublasHandle_t handle = nullptr;
   EXPECT_NE(api->create(&handle), CUBLAS_STATUS_SUCCESS);  // no GPU: an error, not a crash
-}
-
-bool GpuVisible(std::string* why) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    *why = std::string("no GPU visible (") + cudaGetErrorString(e) + ")";
-    return false;
-  }
-  return true;
 }
 
 // float32 without TF32 must match a double-precision host product closely;

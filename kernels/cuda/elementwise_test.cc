@@ -8,19 +8,11 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cuda/gpu_visible.h"
+
 namespace tfrun {
 namespace cuda {
 namespace {
-
-bool GpuVisible(std::string* why) {
-  int count = 0;  // left untouched when no driver is installed
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    *why = std::string("no GPU visible (") + cudaGetErrorString(e) + ")";
-    return false;
-  }
-  return true;
-}
 
 template <typename T>
 T* ToDevice(const std::vector<T>& host) {
