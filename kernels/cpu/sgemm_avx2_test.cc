@@ -21,26 +21,28 @@ struct Case {
 const Case kCases[] = {{1, 1, 1},   {5, 15, 3},    {6, 16, 8},   {7, 17, 513}, {73, 33, 1030},
                        {13, 4097, 5}, {150, 40, 0}, {2, 3, 1024}, {144, 160, 512}};
 
-TEST(SgemmTest, MatchesADoubleReferenceForEveryShapeAndTranspose) {
-  if (!Available()) GTEST_SKIP() << "this CPU has no AVX2+FMA; the Eigen MatMul runs instead";
+// `matmul` (MatMulF32 or MatMulF64) against a long-double reference for
+// every case and transpose, within `tolerance(k)`.
+template <typename T, typename MatMulFn, typename Tolerance>
+void CheckEveryShapeAndTranspose(MatMulFn matmul, Tolerance tolerance) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::uniform_real_distribution<T> uniform(-1, 1);
   for (const Case& c : kCases) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
-        std::vector<float> a(c.m * c.k), b(c.k * c.n), out(c.m * c.n, NAN);
-        for (float& x : a) x = uniform(rng);
-        for (float& x : b) x = uniform(rng);
+        std::vector<T> a(c.m * c.k), b(c.k * c.n), out(c.m * c.n, NAN);
+        for (T& x : a) x = uniform(rng);
+        for (T& x : b) x = uniform(rng);
         // As stored: a is m x k, or k x m when transposed; likewise b.
-        MatMulF32(a.data(), ta ? c.k : c.m, ta ? c.m : c.k, ta, b.data(), tb ? c.n : c.k, tb ? c.k : c.n, tb,
-                  out.data(), 2);
+        matmul(a.data(), ta ? c.k : c.m, ta ? c.m : c.k, ta, b.data(), tb ? c.n : c.k, tb ? c.k : c.n, tb,
+               out.data(), 2);
         for (int64_t i = 0; i < c.m; ++i) {
           for (int64_t j = 0; j < c.n; ++j) {
-            double sum = 0;
+            long double sum = 0;
             for (int64_t p = 0; p < c.k; ++p) {
-              sum += double{a[ta ? p * c.m + i : i * c.k + p]} * double{b[tb ? j * c.k + p : p * c.n + j]};
+              sum += static_cast<long double>(a[ta ? p * c.m + i : i * c.k + p]) * b[tb ? j * c.k + p : p * c.n + j];
             }
-            ASSERT_NEAR(out[i * c.n + j], sum, 1e-5 * (1 + std::sqrt(static_cast<double>(c.k))))
+            ASSERT_NEAR(out[i * c.n + j], static_cast<double>(sum), tolerance(static_cast<double>(c.k)))
                 << c.m << "x" << c.n << "x" << c.k << " ta=" << ta << " tb=" << tb << " at " << i << "," << j;
           }
         }
@@ -49,31 +51,14 @@ TEST(SgemmTest, MatchesADoubleReferenceForEveryShapeAndTranspose) {
   }
 }
 
+TEST(SgemmTest, MatchesADoubleReferenceForEveryShapeAndTranspose) {
+  if (!Available()) GTEST_SKIP() << "this CPU has no AVX2+FMA; the Eigen MatMul runs instead";
+  CheckEveryShapeAndTranspose<float>(MatMulF32, [](double k) { return 1e-5 * (1 + std::sqrt(k)); });
+}
+
 TEST(SgemmTest, Float64ThroughEigenSplitTheSameWay) {
   if (!Available()) GTEST_SKIP() << "this CPU has no AVX2+FMA; the Eigen MatMul runs instead";
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  for (const Case& c : kCases) {
-    for (bool ta : {false, true}) {
-      for (bool tb : {false, true}) {
-        std::vector<double> a(c.m * c.k), b(c.k * c.n), out(c.m * c.n, NAN);
-        for (double& x : a) x = uniform(rng);
-        for (double& x : b) x = uniform(rng);
-        MatMulF64(a.data(), ta ? c.k : c.m, ta ? c.m : c.k, ta, b.data(), tb ? c.n : c.k, tb ? c.k : c.n, tb,
-                  out.data(), 2);
-        for (int64_t i = 0; i < c.m; ++i) {
-          for (int64_t j = 0; j < c.n; ++j) {
-            long double sum = 0;
-            for (int64_t p = 0; p < c.k; ++p) {
-              sum += static_cast<long double>(a[ta ? p * c.m + i : i * c.k + p]) * b[tb ? j * c.k + p : p * c.n + j];
-            }
-            ASSERT_NEAR(out[i * c.n + j], static_cast<double>(sum), 1e-13 * (1 + static_cast<double>(c.k)))
-                << c.m << "x" << c.n << "x" << c.k << " ta=" << ta << " tb=" << tb << " at " << i << "," << j;
-          }
-        }
-      }
-    }
-  }
+  CheckEveryShapeAndTranspose<double>(MatMulF64, [](double k) { return 1e-13 * (1 + k); });
 }
 
 TEST(SgemmTest, WritesOnlyItsOwnRowsOfALargerOutput) {
