@@ -13,7 +13,7 @@
 #include "cli/devices.h"
 #include "core/executor.h"
 #include "core/kernel_registry.h"
-#include "core/loader.h"
+#include "core/graph_file/loader.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cuda/cuda_backend.h"
 

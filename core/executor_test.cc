@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/loader.h"
+#include "core/graph_file/loader.h"
 
 namespace tfrun {
 namespace {

@@ -1,5 +1,7 @@
 // A graph as read from a graph file: nodes in program order, with their
-// inferred dtypes and shapes, requested devices and source locations.
+// inferred dtypes and shapes, requested devices and source locations. The
+// graph keeps each node's consumers as nodes are added (TensorFlow's
+// out_edges), so no pass has to rescan it to find them.
 #pragma once
 
 #include <optional>
@@ -25,6 +27,9 @@ struct Node {
   std::string op;  // TensorFlow op type: Const, MatMul, VariableV2, ...
   std::vector<int> inputs;
   std::vector<int> control_inputs;
+  // Nodes that read this one (data or control), in id order, once per
+  // edge; kept by Graph::Add.
+  std::vector<int> consumers;
 
   bool has_output = true;  // NoOp has none
   DType dtype = DType::kFloat32;
@@ -62,6 +67,10 @@ struct Graph {
   std::vector<int> fetch;
   GraphConfig config;
   std::unordered_map<std::string, int> by_name;
+
+  // Appends `node` (its inputs must be earlier nodes): sets its id, its
+  // name's entry and its producers' consumers. Returns the id.
+  int Add(Node node);
 
   std::vector<std::string> NodeNames() const {
     std::vector<std::string> names;

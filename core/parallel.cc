@@ -20,6 +20,8 @@ Eigen::ThreadPool& Helpers() {
 
 }  // namespace
 
+int ParallelCores() { return Cores(); }
+
 void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& body, int64_t min_per_thread,
                  int max_threads) {
   const int64_t limit = max_threads > 0 ? max_threads : Cores();

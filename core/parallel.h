@@ -11,6 +11,9 @@
 
 namespace tfrun {
 
+// The cores ParallelFor uses when not told otherwise.
+int ParallelCores();
+
 // At most `max_threads` chunks (0: one per core), each at least
 // `min_per_thread` long.
 void ParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& body,

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/loader.h"
+#include "core/graph_file/loader.h"
 #include "core/placement_log.h"
 
 namespace tfrun {

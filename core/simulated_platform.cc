@@ -5,7 +5,7 @@
 
 #include <regex>
 
-#include "core/loader.h"
+#include "core/did_you_mean.h"
 #include "core/visibility.h"
 
 namespace tfrun {

@@ -8,7 +8,7 @@
 
 #include "core/compat_profile.h"
 #include "core/executor.h"
-#include "core/loader.h"
+#include "core/graph_file/loader.h"
 #include "core/placer.h"
 
 namespace tfrun {

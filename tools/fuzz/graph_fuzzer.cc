@@ -8,7 +8,7 @@
 #include "core/array_printer.h"
 #include "core/compat_profile.h"
 #include "core/executor.h"
-#include "core/loader.h"
+#include "core/graph_file/loader.h"
 #include "core/placement_log.h"
 #include "core/placer.h"
 #include "kernels/cpu/cpu_kernels.h"

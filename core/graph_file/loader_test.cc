@@ -1,4 +1,4 @@
-#include "core/loader.h"
+#include "core/graph_file/loader.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,57 @@
+#include "core/graph_file/graph_builder.h"
+
+#include <fmt/format.h>
+
+#include "core/did_you_mean.h"
+
+namespace tfrun {
+
+Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* node) const {
+  std::vector<int> ids;
+  if (const YamlNode inputs = entry["inputs"]) {
+    if (!inputs.IsSequence()) return fields_.NodeError(inputs, node->name, "inputs must be a list of node names");
+    ids.reserve(inputs.size());
+    for (const YamlNode& in : inputs.Elements()) {
+      if (!in.IsScalar()) return fields_.NodeError(in, node->name, "each input must be a node name");
+      std::string name = in.ScalarString();
+      if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) name.resize(name.size() - 2);
+      auto it = graph_->by_name.find(name);
+      if (it == graph_->by_name.end() && name == node->name) {
+        return fields_.NodeError(in, node->name, "a node cannot consume its own output (a cycle)");
+      }
+      if (it == graph_->by_name.end()) {
+        return fields_.NodeError(
+            in, node->name,
+            fmt::format("input '{}' {}{}", in.Scalar(),
+                        defined_later_(name) ? "is defined later; inputs must name earlier nodes"
+                                             : "names no earlier node",
+                        DidYouMean(name, graph_->NodeNames())));
+      }
+      int id = it->second;
+      auto var = variable_reads_.find(id);
+      if (var != variable_reads_.end()) id = var->second;
+      ids.push_back(id);
+    }
+  }
+  const int n = static_cast<int>(ids.size());
+  if (n < def.min_inputs || (def.max_inputs >= 0 && n > def.max_inputs)) {
+    std::string want = def.max_inputs < 0                 ? fmt::format("at least {}", def.min_inputs)
+                       : def.min_inputs == def.max_inputs ? std::to_string(def.min_inputs)
+                                                          : fmt::format("{} to {}", def.min_inputs, def.max_inputs);
+    return fields_.NodeError(entry, node->name,
+                             fmt::format("{} takes {} input{}, got {}", def.type, want, want == "1" ? "" : "s", n));
+  }
+  (def.type == "NoOp" ? node->control_inputs : node->inputs) = std::move(ids);
+  return Status::Ok();
+}
+
+StatusOr<int> GraphBuilder::Add(Node node, const OpDef& def, const YamlNode& where) {
+  std::vector<const Node*> inputs;
+  inputs.reserve(node.inputs.size());
+  for (int id : node.inputs) inputs.push_back(&graph_->nodes[id]);
+  Status s = def.infer(node, inputs);
+  if (!s.ok()) return fields_.NodeError(where, node.name, s.message());
+  return graph_->Add(std::move(node));
+}
+
+}  // namespace tfrun

@@ -1,0 +1,252 @@
+#include "core/graph_file/loader.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <unordered_set>
+
+#include "core/did_you_mean.h"
+#include "core/graph_file/fetch.h"
+#include "core/graph_file/graph_builder.h"
+#include "core/graph_file/graph_config.h"
+#include "core/graph_file/names_and_scopes.h"
+#include "core/graph_file/op_attributes.h"
+#include "core/graph_file/tensor_literal.h"
+#include "core/graph_file/variables.h"
+#include "core/graph_file/yaml_document.h"
+#include "core/graph_file/yaml_fields.h"
+
+namespace tfrun {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch"};
+const std::vector<std::string> kCommonNodeKeys = {"name", "op", "inputs", "device"};
+
+bool IsValidUtf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = s[i];
+    int n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
+    if (n < 0 || i + n >= s.size() + (n == 0 ? 1 : 0)) {
+      if (n != 0) return false;
+    }
+    for (int k = 1; k <= n; ++k) {
+      if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+// A graph file is UTF-8 text without NUL bytes.
+Status CheckIsText(const std::string& text, const std::string& path) {
+  if (!IsValidUtf8(text)) return BadInput(fmt::format("{}: not a text file (invalid UTF-8)", path));
+  if (size_t nul = text.find('\0'); nul != std::string::npos) {
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
+    const size_t line_start = text.rfind('\n', nul);
+    const int column = static_cast<int>(nul - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+    return BadInput(fmt::format("{}:{}:{}: not a text file (a NUL byte)", path, line, column));
+  }
+  return Status::Ok();
+}
+
+// Reads to the end, whatever the size the file system reported (files
+// under /proc say 0).
+std::string ReadAll(std::ifstream& in, size_t expected_size) {
+  std::string text(expected_size + 1, '\0');
+  size_t size = 0;
+  while (in) {
+    if (size == text.size()) text.resize(2 * text.size());
+    in.read(text.data() + size, static_cast<std::streamsize>(text.size() - size));
+    size += static_cast<size_t>(in.gcount());
+  }
+  text.resize(size);
+  return text;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+// Walks a parsed graph file in program order and wires the steps.
+class GraphFileLoader {
+ public:
+  GraphFileLoader(const YamlDocument& doc, const std::string& path, const LoadLimits& limits)
+      : doc_(doc),
+        limits_(limits),
+        fields_(path),
+        builder_(fields_, &graph_, [this](const std::string& name) { return DefinedLater(name); }),
+        scopes_(fields_, &namer_),
+        literals_(fields_, DirectoryOf(path), limits.max_tensor_bytes),
+        variables_(&builder_, &namer_, &literals_) {
+    graph_.path = path;
+  }
+
+  StatusOr<Graph> Load() {
+    const YamlNode root = doc_.root();
+    if (root.IsNull()) return BadInput(fmt::format("{}: empty graph file", graph_.path));
+    if (!root.IsMap()) {
+      return fields_.ErrorAt(root, "a graph file is a mapping with 'nodes' (and optionally version, config, fetch)");
+    }
+    TFRUN_RETURN_IF_ERROR(fields_.CheckKeys(root, kTopKeys, "the graph file"));
+    if (const YamlNode v = root["version"]) {
+      if (!v.IsScalar() || v.Scalar() != "1") {
+        return fields_.ErrorAt(v, fmt::format("unsupported version '{}': this tfrun reads version 1",
+                                              v.IsScalar() ? v.Scalar() : "?"));
+      }
+    }
+    if (const YamlNode c = root["config"]) TFRUN_RETURN_IF_ERROR(ReadGraphConfig(fields_, c, &graph_.config));
+    const YamlNode nodes = root["nodes"];
+    if (!nodes) return BadInput(fmt::format("{}: the graph file has no 'nodes'", graph_.path));
+    TFRUN_RETURN_IF_ERROR(ReadNodeList(nodes, Scope{}, 1));
+    variables_.AddInitializer();
+    if (graph_.nodes.empty()) return fields_.ErrorAt(nodes, "the graph has no nodes");
+    TFRUN_RETURN_IF_ERROR(ReadFetch(fields_, root["fetch"], &graph_));
+    return std::move(graph_);
+  }
+
+ private:
+  Status ReadNodeList(const YamlNode& list, const Scope& scope, int depth) {
+    if (depth > limits_.max_depth) {
+      return fields_.ErrorAt(
+          list, fmt::format("scopes nested deeper than {} levels (the depth limit, --max-depth)", limits_.max_depth));
+    }
+    if (!list.IsSequence()) return fields_.ErrorAt(list, "'nodes' must be a list");
+    for (const YamlNode& entry : list.Elements()) {
+      if (!entry.IsMap()) return fields_.ErrorAt(entry, "each entry of 'nodes' must be a mapping (a node or a scope)");
+      if (const YamlNode nested = entry["nodes"]) {
+        TFRUN_ASSIGN_OR_RETURN(const Scope inner, scopes_.Enter(entry, scope));
+        TFRUN_RETURN_IF_ERROR(ReadNodeList(nested, inner, depth + 1));
+      } else {
+        TFRUN_RETURN_IF_ERROR(ReadNode(entry, scope));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status ReadNode(const YamlNode& entry, const Scope& scope) {
+    const YamlNode op_node = entry["op"];
+    if (!op_node) return fields_.ErrorAt(entry, "a node needs 'op' (or 'nodes', for a scope)");
+    if (!op_node.IsScalar()) return fields_.ErrorAt(op_node, "op must be a string");
+    const std::string op = op_node.ScalarString();
+    const OpDef* def = FindOp(op);
+    if (def == nullptr || !def->in_graph_files) {
+      std::vector<std::string> ops;
+      for (const OpDef& d : AllOps()) {
+        if (d.in_graph_files) ops.emplace_back(d.type);
+      }
+      return fields_.ErrorAt(op_node, fmt::format("unknown op '{}'{}", op, DidYouMean(op, ops)));
+    }
+    TFRUN_RETURN_IF_ERROR(fields_.CheckKeys(entry, KeysOf(*def), fmt::format("a {} node", op)));
+    const bool is_variable = op == "Variable";
+    if (static_cast<int64_t>(graph_.nodes.size()) + (is_variable ? 4 : 1) > limits_.max_nodes) {
+      return fields_.ErrorAt(entry,
+                             fmt::format("more than {} nodes (the node-count limit, --max-nodes)", limits_.max_nodes));
+    }
+    std::string base = op;
+    if (const YamlNode n = entry["name"]) {
+      if (!n.IsScalar()) return fields_.ErrorAt(n, "name must be a string");
+      if (!IsValidNodeName(n.Scalar(), false)) {
+        return fields_.ErrorAt(n,
+                               fmt::format("invalid node name '{}' (letters, digits, '.', '_', '-', '/')", n.Scalar()));
+      }
+      base = n.ScalarString();
+    }
+    TFRUN_ASSIGN_OR_RETURN(const Scope node_scope, scopes_.ForNode(entry["device"], scope, scope.name_prefix + base));
+    if (is_variable) return variables_.Expand(entry, node_scope, base);
+
+    Node node;
+    node.op = op;
+    node.name = namer_.Unique(scope.name_prefix + base);
+    node.location = entry.location();
+    node.requested_device = node_scope.device;
+    node.requested_device_text = node_scope.device_text;
+    TFRUN_RETURN_IF_ERROR(builder_.ReadInputs(entry, *def, &node));
+    TFRUN_RETURN_IF_ERROR(ReadOpAttributes(entry, fields_, &literals_, &node));
+    return builder_.Add(std::move(node), *def, entry).status();
+  }
+
+  // The keys a node of `def`'s op may have, computed once per op.
+  const std::vector<std::string>& KeysOf(const OpDef& def) {
+    std::vector<std::string>& keys = node_keys_[def.type];
+    if (keys.empty()) {
+      keys = kCommonNodeKeys;
+      keys.insert(keys.end(), def.attributes.begin(), def.attributes.end());
+    }
+    return keys;
+  }
+
+  // Whether the file names `name` explicitly anywhere (scopes by their
+  // name_scope as written). Only an error asks, so it is computed then.
+  bool DefinedLater(const std::string& name) {
+    if (!explicit_names_) {
+      explicit_names_.emplace();
+      CollectExplicitNames(doc_.root()["nodes"], "", 1);
+    }
+    return explicit_names_->count(name) != 0;
+  }
+
+  void CollectExplicitNames(const YamlNode& list, const std::string& prefix, int depth) {
+    if (!list.IsSequence() || depth > limits_.max_depth) return;
+    for (const YamlNode& entry : list.Elements()) {
+      if (!entry.IsMap()) continue;
+      if (const YamlNode nested = entry["nodes"]) {
+        const YamlNode ns = entry["name_scope"];
+        CollectExplicitNames(nested, ns && ns.IsScalar() ? prefix + ns.ScalarString() + "/" : prefix, depth + 1);
+      } else if (const YamlNode name = entry["name"]) {
+        if (name.IsScalar()) explicit_names_->insert(prefix + name.ScalarString());
+      }
+    }
+  }
+
+  const YamlDocument& doc_;
+  LoadLimits limits_;
+  Graph graph_;
+  FieldReader fields_;
+  UniqueNamer namer_;
+  GraphBuilder builder_;
+  ScopeReader scopes_;
+  TensorLiteralReader literals_;
+  VariableExpander variables_;
+  std::unordered_map<std::string_view, std::vector<std::string>> node_keys_;
+  std::optional<std::unordered_set<std::string>> explicit_names_;
+};
+
+}  // namespace
+
+StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, const LoadLimits& limits) {
+  TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
+  TFRUN_ASSIGN_OR_RETURN(const YamlDocument doc, ParseYaml(text, path));
+  return GraphFileLoader(doc, path, limits).Load();
+}
+
+StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) return BadInput(fmt::format("{}: is a directory, not a graph file", path));
+  if (!S_ISREG(st.st_mode)) return BadInput(fmt::format("{}: not a regular file", path));
+  if (st.st_size > limits.max_file_bytes) {
+    return BadInput(fmt::format("{}: file is {} bytes, over the {}-byte limit for graph files (--max-file-bytes)", path,
+                                st.st_size, limits.max_file_bytes));
+  }
+  std::optional<YamlDocument> doc;
+  {
+    // The text is dropped once parsed: the document holds what is needed.
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
+    const std::string text = ReadAll(in, static_cast<size_t>(st.st_size));
+    TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
+    TFRUN_ASSIGN_OR_RETURN(doc, ParseYaml(text, path));
+  }
+  return GraphFileLoader(*doc, path, limits).Load();
+}
+
+}  // namespace tfrun

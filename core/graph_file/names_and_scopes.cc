@@ -1,0 +1,85 @@
+#include "core/graph_file/names_and_scopes.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace tfrun {
+namespace {
+
+const std::vector<std::string> kScopeKeys = {"device", "name_scope", "nodes"};
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+bool IsValidNodeName(std::string_view s, bool allow_leading_underscore) {
+  if (s.empty()) return false;
+  char c0 = s[0];
+  if (!(std::isalnum(static_cast<unsigned char>(c0)) || c0 == '.' || (allow_leading_underscore && c0 == '_'))) {
+    return false;
+  }
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == '/' || c == '>')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string UniqueNamer::Unique(const std::string& name) {
+  std::string key = Lower(name);
+  int i = names_in_use_[key];
+  names_in_use_[key] = i + 1;
+  if (i == 0) return name;
+  const std::string base_key = key;
+  while (names_in_use_.count(key) != 0) {
+    key = fmt::format("{}_{}", base_key, i);
+    ++i;
+  }
+  names_in_use_[key] = 1;
+  return fmt::format("{}_{}", name, i - 1);
+}
+
+Status ScopeReader::MergeDevice(const YamlNode& d, const Scope& outer, Scope* inner,
+                                std::string_view node_name) const {
+  if (!d.IsScalar()) return fields_.FieldError(d, node_name, "device must be a string such as /gpu:0");
+  const std::string_view text = d.Scalar();
+  if (text.empty()) {  // tf.device(None): clears the annotation
+    inner->device = DeviceSpec();
+    inner->device_text.clear();
+    return Status::Ok();
+  }
+  StatusOr<DeviceSpec> spec = DeviceSpec::Parse(text);
+  if (!spec.ok()) return fields_.FieldError(d, node_name, spec.status().message());
+  inner->device = spec->MergedOver(outer.device);
+  inner->device_text = std::string(text);
+  return Status::Ok();
+}
+
+StatusOr<Scope> ScopeReader::Enter(const YamlNode& entry, const Scope& outer) const {
+  TFRUN_RETURN_IF_ERROR(fields_.CheckKeys(entry, kScopeKeys, "a scope"));
+  Scope scope = outer;
+  if (const YamlNode d = entry["device"]) TFRUN_RETURN_IF_ERROR(MergeDevice(d, outer, &scope, ""));
+  if (const YamlNode ns = entry["name_scope"]) {
+    if (!ns.IsScalar()) return fields_.ErrorAt(ns, "name_scope must be a string");
+    if (!IsValidNodeName(ns.Scalar(), false)) {
+      return fields_.ErrorAt(
+          ns, fmt::format("invalid name_scope '{}' (letters, digits, '.', '_', '-', '/')", ns.Scalar()));
+    }
+    // tf.name_scope makes the scope name itself unique.
+    scope.name_prefix = namer_->Unique(outer.name_prefix + ns.ScalarString()) + "/";
+  }
+  return scope;
+}
+
+StatusOr<Scope> ScopeReader::ForNode(const YamlNode& device, const Scope& scope, const std::string& node_name) const {
+  Scope node_scope = scope;
+  if (device) TFRUN_RETURN_IF_ERROR(MergeDevice(device, scope, &node_scope, node_name));
+  return node_scope;
+}
+
+}  // namespace tfrun

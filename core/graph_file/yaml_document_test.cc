@@ -1,0 +1,282 @@
+#include "core/graph_file/yaml_document.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/graph_file/yaml_pieces.h"
+
+namespace tfrun {
+namespace {
+
+// Nodes a comparison visits at most: aliases can make a tree exponential
+// (alias bombs) or cyclic; a path of over 400 characters is not followed.
+constexpr int kVisitBudget = 200000;
+
+// Compares with what YAML::Load builds.
+void ExpectSameAsYamlCpp(const YAML::Node& expected, const YamlNode& actual, const std::string& where,
+                         int* budget) {
+  if (--*budget < 0 || where.size() > 400) return;
+  ASSERT_TRUE(actual.defined()) << where;
+  ASSERT_EQ(expected.IsNull(), actual.IsNull()) << where;
+  ASSERT_EQ(expected.IsScalar(), actual.IsScalar()) << where;
+  ASSERT_EQ(expected.IsSequence(), actual.IsSequence()) << where;
+  ASSERT_EQ(expected.IsMap(), actual.IsMap()) << where;
+  const YAML::Mark mark = expected.Mark();
+  const SourceLocation loc = actual.location();
+  EXPECT_EQ(mark.line < 0 ? 0 : mark.line + 1, loc.line) << where;
+  EXPECT_EQ(mark.line < 0 ? 0 : mark.column + 1, loc.column) << where;
+  if (expected.IsScalar()) {
+    EXPECT_EQ(expected.Scalar(), actual.Scalar()) << where;
+    EXPECT_EQ(expected.Tag() == "!", actual.IsQuoted()) << where;
+  }
+  ASSERT_EQ(expected.size(), actual.size()) << where;
+  if (expected.IsSequence()) {
+    size_t i = 0;
+    for (const YamlNode& child : actual.Elements()) {
+      ExpectSameAsYamlCpp(expected[i], child, where + "/" + std::to_string(i), budget);
+      ++i;
+    }
+  }
+  if (expected.IsMap()) {
+    auto it = expected.begin();
+    for (const YamlNode::Pair& pair : actual.Pairs()) {
+      ExpectSameAsYamlCpp(it->first, pair.key, where + "/key", budget);
+      ExpectSameAsYamlCpp(it->second, pair.value, where + "/" + (pair.key.IsScalar() ? pair.key.ScalarString() : "?"),
+                          budget);
+      // operator[] finds the first pair with that key, as yaml-cpp's does.
+      if (pair.key.IsScalar()) {
+        const YAML::Node found = expected[pair.key.ScalarString()];
+        const YamlNode ours = actual[pair.key.Scalar()];
+        ASSERT_TRUE(ours.defined());
+        EXPECT_EQ(found.Mark().line + 1, ours.location().line) << where;
+        EXPECT_EQ(found.Mark().column + 1, ours.location().column) << where;
+      }
+      ++it;
+    }
+  }
+}
+
+void ExpectSameTree(const YamlNode& expected, const YamlNode& actual, const std::string& where, int* budget) {
+  if (--*budget < 0 || where.size() > 400) return;
+  ASSERT_EQ(expected.defined(), actual.defined()) << where;
+  ASSERT_EQ(expected.IsNull(), actual.IsNull()) << where;
+  ASSERT_EQ(expected.IsScalar(), actual.IsScalar()) << where;
+  ASSERT_EQ(expected.IsSequence(), actual.IsSequence()) << where;
+  ASSERT_EQ(expected.IsMap(), actual.IsMap()) << where;
+  EXPECT_EQ(expected.location().line, actual.location().line) << where;
+  EXPECT_EQ(expected.location().column, actual.location().column) << where;
+  EXPECT_EQ(expected.Scalar(), actual.Scalar()) << where;
+  EXPECT_EQ(expected.IsQuoted(), actual.IsQuoted()) << where;
+  ASSERT_EQ(expected.size(), actual.size()) << where;
+  std::vector<YamlNode> a, b;
+  for (const YamlNode& n : expected.Elements()) a.push_back(n);
+  for (const YamlNode& n : actual.Elements()) b.push_back(n);
+  for (const YamlNode::Pair& p : expected.Pairs()) a.insert(a.end(), {p.key, p.value});
+  for (const YamlNode::Pair& p : actual.Pairs()) b.insert(b.end(), {p.key, p.value});
+  ASSERT_EQ(a.size(), b.size()) << where;
+  for (size_t i = 0; i < a.size(); ++i) ExpectSameTree(a[i], b[i], where + "/" + std::to_string(i), budget);
+}
+
+// The message YAML::Load's exceptions give, as the loader words them.
+std::string YamlCppError(const std::string& text) {
+  try {
+    YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    return "g.yaml:" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+           ": YAML nested deeper than " + std::to_string(e.depth()) + " levels";
+  } catch (const YAML::ParserException& e) {
+    return "g.yaml:" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+           ": YAML syntax error: " + e.msg;
+  }
+  return "";
+}
+
+void ExpectSameAsYamlCppForText(const std::string& text, const std::string& name) {
+  const std::string error = YamlCppError(text);
+  StatusOr<YamlDocument> doc = ParseYaml(text, "g.yaml");
+  if (!error.empty()) {
+    ASSERT_FALSE(doc.ok()) << name;
+    EXPECT_EQ(doc.status().message(), error) << name;
+    return;
+  }
+  ASSERT_TRUE(doc.ok()) << name << ": " << doc.status().message();
+  int budget = kVisitBudget;
+  ExpectSameAsYamlCpp(YAML::Load(text), doc->root(), name, &budget);
+}
+
+std::vector<std::string> YamlFilesIn(const std::string& dir) {
+  std::vector<std::string> files;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string f = e->d_name;
+      if (f.size() > 5 && f.substr(f.size() - 5) == ".yaml") files.push_back(dir + "/" + f);
+    }
+    closedir(d);
+  }
+  return files;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(YamlDocumentTest, EveryRepositoryYamlFileReadsAsYamlCppReadsIt) {
+  int files = 0;
+  for (const char* dir : {"graphs", "testdata/bad", "testdata/graphs", "testdata/topologies"}) {
+    for (const std::string& path : YamlFilesIn(dir)) {
+      const std::string text = ReadFile(path);
+      if (text.find('\0') != std::string::npos) continue;  // refused before parsing
+      ExpectSameAsYamlCppForText(text, path);
+      ++files;
+    }
+  }
+  EXPECT_GT(files, 120);
+}
+
+TEST(YamlDocumentTest, TagsAliasesNullsAndDuplicateKeys) {
+  for (const char* text : {
+           "a: 1\nb: '1'\nc: \"x\"\nd: !!str 5\ne: ! 7\nf: ~\ng:\nh: null\n",
+           "x: &v [1, 2, {k: *v}]\ny: *v\n*v : 3\n",
+           "a: 1\na: 2\n? [k]\n: v\n",
+           "- &s [*s]\n",  // an alias of its own ancestor: a cycle
+           "{a: , : b}\n",
+           "# only a comment\n",
+           "",
+           "---\n...\n",
+           "k: |\n  line one\n  line two\n",
+           "nodes:\n  - {op: Const, value: [1, 2]}\n  -\n  - just text\n",
+           "a: [1, 2\n",
+           "a: 'unterminated\n",
+           "a: *nowhere\n",
+       }) {
+    ExpectSameAsYamlCppForText(text, std::string("text: ") + text);
+  }
+}
+
+TEST(YamlDocumentTest, DeepNestingFailsAsYamlCppDoes) {
+  ExpectSameAsYamlCppForText(std::string(600, '[') + std::string(600, ']'), "deep");
+}
+
+TEST(YamlDocumentTest, AbsentKeysAndWrongKindsAreUndefined) {
+  StatusOr<YamlDocument> doc = ParseYaml("a: [1]\nb: x\n", "g.yaml");
+  ASSERT_TRUE(doc.ok());
+  const YamlNode root = doc->root();
+  EXPECT_FALSE(root["missing"]);
+  EXPECT_FALSE(root["a"]["x"]);  // a sequence has no keys
+  EXPECT_FALSE(root["b"]["x"]);
+  EXPECT_EQ(root["a"].size(), 1u);
+  EXPECT_EQ(root.size(), 2u);
+  StatusOr<YamlDocument> empty_doc = ParseYaml("", "g.yaml");
+  const YamlNode empty = empty_doc->root();
+  EXPECT_TRUE(empty.IsNull());
+  EXPECT_EQ(empty.location().line, 0);
+}
+
+// A generated graph file with what could trip a cut: comments, blank lines,
+// block scalars, multi-line flow and quoted scalars, anchors used in the
+// same entry, and keys after the list.
+std::string GeneratedFile(int entries, int indent, bool tail) {
+  const std::string pad(indent, ' ');
+  std::string text = "version: 1\nconfig: {allow_soft_placement: true}\nnodes:  # the list\n";
+  for (int i = 0; i < entries; ++i) {
+    switch (i % 7) {
+      case 0: text += pad + "- {name: n" + std::to_string(i) + ", op: Const, value: [1, 2]}\n"; break;
+      case 1: text += pad + "- name: n" + std::to_string(i) + "\n" + pad + "  op: AddN\n" + pad + "  inputs:\n" + pad +
+                      "  - a\n" + pad + "  - b\n"; break;
+      case 2: text += "# a comment at column 0\n\n" + pad + "-   {name: 'q" + std::to_string(i) + "', op: Const,\n" +
+                      pad + "     value: &v [3,\n" + pad + "  4], shape: *v}\n"; break;
+      case 3: text += pad + "- doc: |\n" + pad + "    - not an entry\n" + pad + "  op: NoOp\n"; break;
+      case 4: text += pad + "-\n" + pad + "  name: \"two\n" + pad + "   lines\"\n"; break;
+      case 5: text += pad + "- - nested\n" + pad + "  - list\n"; break;
+      default: text += pad + "- plain\n";
+    }
+  }
+  if (tail) text += "fetch: [n0]\nextra:\n  - 1\n";
+  return text;
+}
+
+TEST(YamlDocumentTest, PiecesGiveWhatOneParseGives) {
+  for (int indent : {0, 2, 4}) {
+    for (bool tail : {false, true}) {
+      const std::string text = GeneratedFile(200, indent, tail);
+      std::optional<YamlCuts> cuts = FindYamlCuts(text, 4, 64);
+      ASSERT_TRUE(cuts.has_value()) << indent;
+      EXPECT_EQ(cuts->cuts.size(), 3u);
+      EXPECT_EQ(cuts->indent, indent);
+      EXPECT_EQ(cuts->tail == text.size(), !tail);
+      StatusOr<YamlDocument> whole = ParseYaml(text, "g.yaml", YamlParseOptions{1, 1 << 30});
+      ASSERT_TRUE(whole.ok()) << whole.status().message();
+      for (int threads : {2, 3, 4, 7}) {
+        StatusOr<YamlDocument> pieces = ParseYaml(text, "g.yaml", YamlParseOptions{threads, 64});
+        ASSERT_TRUE(pieces.ok()) << pieces.status().message();
+        EXPECT_EQ(pieces->pieces(), threads) << "fell back to one piece";
+        int budget = kVisitBudget;
+        ExpectSameTree(whole->root(), pieces->root(), "indent " + std::to_string(indent), &budget);
+        budget = kVisitBudget;
+        ExpectSameAsYamlCpp(YAML::Load(text), pieces->root(), "yaml-cpp", &budget);
+      }
+    }
+  }
+}
+
+TEST(YamlDocumentTest, EveryCutOfABadFileReportsTheWholeFilesError) {
+  // Errors after, before and across cuts: an alias to an anchor in another
+  // piece, a quoted scalar and a flow list spanning a cut, a syntax error
+  // late in the file, and nesting near yaml-cpp's limit.
+  const std::string good = GeneratedFile(40, 2, true);
+  const std::vector<std::string> bad = {
+      good + "broken: [\n",
+      "nodes:\n  - &a {x: 1}\n" + GeneratedFile(40, 2, false).substr(7) + "  - *a\n  - *b\n",
+      "nodes:\n  - 'open\n" + GeneratedFile(40, 2, false).substr(7) + "  - closed'\n",
+      "nodes:\n  - [open,\n" + GeneratedFile(40, 2, false).substr(7) + "  - closed]\n",
+      "nodes:\n" + GeneratedFile(40, 2, false).substr(7) + "  - " + std::string(497, '[') + std::string(497, ']') + "\n",
+      "nodes:\n" + GeneratedFile(40, 2, false).substr(7) + "  - " + std::string(499, '[') + std::string(499, ']') + "\n",
+  };
+  for (const std::string& text : bad) {
+    StatusOr<YamlDocument> whole = ParseYaml(text, "g.yaml", YamlParseOptions{1, 1 << 30});
+    for (int threads : {2, 5, 9}) {
+      StatusOr<YamlDocument> pieces = ParseYaml(text, "g.yaml", YamlParseOptions{threads, 32});
+      ASSERT_EQ(whole.ok(), pieces.ok()) << text;
+      if (!whole.ok()) {
+        EXPECT_EQ(whole.status().message(), pieces.status().message());
+        EXPECT_EQ(whole.status().message(), YamlCppError(text));
+      } else {
+        EXPECT_EQ(pieces->pieces(), 1) << "pieces near the depth limit must fall back";
+        int budget = kVisitBudget;
+        ExpectSameTree(whole->root(), pieces->root(), "bad", &budget);
+      }
+    }
+  }
+}
+
+TEST(YamlCutsTest, OnlyBlockListsUnderNodesAreCut) {
+  const std::string entries = [] {
+    std::string s;
+    for (int i = 0; i < 100; ++i) s += "  - {op: Const, value: 1}\n";
+    return s;
+  }();
+  EXPECT_TRUE(FindYamlCuts("nodes:\n" + entries, 2, 64).has_value());
+  EXPECT_FALSE(FindYamlCuts("nodes:\n" + entries, 1, 64).has_value());       // one core
+  EXPECT_FALSE(FindYamlCuts("nodes:\n" + entries, 2, 1 << 20).has_value());  // too small
+  EXPECT_FALSE(FindYamlCuts("nodes: [\n" + entries + "]\n", 2, 64).has_value());
+  EXPECT_FALSE(FindYamlCuts("top:\n  nodes:\n" + entries, 2, 64).has_value());
+  EXPECT_FALSE(FindYamlCuts("%YAML 1.2\n---\nnodes:\n" + entries, 2, 64).has_value());
+  EXPECT_FALSE(FindYamlCuts("nodes:\n" + entries + "---\n", 2, 64).has_value());
+  std::optional<YamlCuts> cuts = FindYamlCuts("version: 1\nnodes:\n" + entries + "fetch: [x]\n", 3, 64);
+  ASSERT_TRUE(cuts.has_value());
+  EXPECT_EQ(cuts->first_entry, 18u);
+  EXPECT_EQ(cuts->tail, 18u + entries.size());
+  EXPECT_EQ(cuts->cuts.size(), 2u);
+  for (size_t cut : cuts->cuts) EXPECT_EQ((cut - 18) % 26, 0u);
+}
+
+}  // namespace
+}  // namespace tfrun
