@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 namespace tfrun {
 
@@ -29,9 +30,23 @@ Allocator* Executor::MemoryFor(const Node& node) const {
   return UsesHostMemory(node, device.type) ? CpuAllocator() : device.allocator;
 }
 
+const Executor::NodePlan* Executor::PlanFor(const Node& node) {
+  NodePlan& plan = plans_[node.id];
+  if (plan.kernel != nullptr) return &plan;
+  const Device& device = devices_[placement_.device_of[node.id]];
+  // Simulated GPUs, and ops registered with HostMemory, run host kernels.
+  const std::string kernel_type =
+      device.simulated || UsesHostMemory(node, device.type) ? std::string(kCpu) : device.type;
+  plan.kernel = kernels_.Find(node.op, kernel_type);
+  plan.memory = MemoryFor(node);
+  plan.kernel_type = kernel_type;
+  return &plan;
+}
+
 Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<bool>& needed, RunResult* result,
                           bool keep_targets) {
   const size_t n = graph_.nodes.size();
+  if (plans_.size() != n) plans_.assign(n, NodePlan());
   // Remaining uses of each output; fetched outputs hold one more.
   std::vector<int> uses(n, 0);
   for (size_t id = 0; id < n; ++id) {
@@ -42,7 +57,9 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     for (int t : targets) ++uses[t];
   }
   std::vector<Tensor> outputs(n);
-  std::map<std::pair<int, Allocator*>, Tensor> copies;
+  // An output's copies into other memories, by producer: made once per
+  // (producer, memory), dropped with the output.
+  std::unordered_map<int, std::vector<std::pair<Allocator*, Tensor>>> copies;
   // Asynchronous devices time each node's work on the device, not launch.
   std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
   result->node_ms.resize(n, 0.0);
@@ -51,16 +68,13 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     if (!needed[id]) continue;
     const Node& node = graph_.nodes[id];
     const Device& device = devices_[placement_.device_of[id]];
-    // Simulated GPUs, and ops registered with HostMemory, run host kernels.
-    const std::string kernel_type =
-        device.simulated || UsesHostMemory(node, device.type) ? std::string(kCpu) : device.type;
-    KernelFn fn = kernels_.Find(node.op, kernel_type);
-    if (fn == nullptr) {
+    const NodePlan& plan = *PlanFor(node);
+    if (plan.kernel == nullptr) {
       return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
-                                      node.name, kernel_type, node.op));
+                                      node.name, plan.kernel_type, node.op));
     }
     const auto started = std::chrono::steady_clock::now();
-    Allocator* memory = MemoryFor(node);
+    Allocator* memory = plan.memory;
     DeviceQueue* queue = device.queue.get();  // set only for real GPUs
     int span = -1;
     if (queue != nullptr) {
@@ -69,6 +83,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     }
     KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
                           Tensor()};
+    context.inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int producer = node.inputs[i];
       const Tensor& input = outputs[producer];
@@ -88,19 +103,21 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
         continue;
       }
       // The edge crosses memories: copy once per (producer, memory).
-      Tensor& copy = copies[{producer, memory}];
-      if (!copy.is_valid()) {
+      std::vector<std::pair<Allocator*, Tensor>>& made = copies[producer];
+      auto copy = std::find_if(made.begin(), made.end(), [&](const auto& c) { return c.first == memory; });
+      if (copy == made.end()) {
         StatusOr<Tensor> moved = input.CopyTo(memory, device.name);
         if (!moved.ok()) {
           return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location),
                                                            node.name, device.name, moved.status().message()));
         }
         result->copies.push_back({producer, node.id, input.allocator()->name(), memory->name(), input.num_bytes()});
-        copy = std::move(*moved);
+        made.emplace_back(memory, std::move(*moved));
+        copy = made.end() - 1;
       }
-      context.inputs.push_back(copy);
+      context.inputs.push_back(copy->second);
     }
-    Status s = fn(context);
+    Status s = plan.kernel(context);
     if (!s.ok()) {
       return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,
                                           device.name, s.message()));
@@ -113,9 +130,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     for (int in : node.inputs) {
       if (--uses[in] == 0) {  // last use: free it and its copies
         outputs[in] = Tensor();
-        for (auto it = copies.begin(); it != copies.end();) {
-          it = it->first.first == in ? copies.erase(it) : std::next(it);
-        }
+        copies.erase(in);
       }
     }
     if (uses[id] == 0) outputs[id] = Tensor();
@@ -146,14 +161,12 @@ StatusOr<RunResult> Executor::Run(const std::vector<int>& fetch) {
   RunResult result;
   const std::vector<bool> needed = Needed(fetch);
   bool reads_variable = false;
+  std::vector<int> assigns;
   for (const Node& node : graph_.nodes) {
     reads_variable = reads_variable || (needed[node.id] && node.op == "VariableV2");
+    if (node.op == "Assign") assigns.push_back(node.id);
   }
   if (reads_variable && variables_.empty()) {
-    std::vector<int> assigns;
-    for (const Node& node : graph_.nodes) {
-      if (node.op == "Assign") assigns.push_back(node.id);
-    }
     TFRUN_RETURN_IF_ERROR(RunNodes(assigns, Needed(assigns), &result, false));
   }
   TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, &result, true));

@@ -54,12 +54,22 @@ class Executor {
   Allocator* MemoryFor(const Node& node) const;
   std::vector<bool> Needed(const std::vector<int>& targets) const;
 
+  // How a node runs, resolved on its first run: its kernel (null when none
+  // is built for `kernel_type`) and the memory it reads and writes.
+  struct NodePlan {
+    KernelFn kernel = nullptr;
+    Allocator* memory = nullptr;
+    std::string kernel_type;
+  };
+  const NodePlan* PlanFor(const Node& node);
+
   const Graph& graph_;
   const DeviceSet& devices_;
   const Placement& placement_;
   const KernelRegistry& kernels_;
   VariableStore variables_;
   std::map<int, Tensor> device_constants_;  // Const values uploaded to a device, by node id
+  std::vector<NodePlan> plans_;             // by node id
 };
 
 }  // namespace tfrun

@@ -60,18 +60,18 @@ std::string PlacementDot(const Graph& graph, const DeviceSet& devices, const Pla
     return q + "\"";
   };
   std::string dot = "digraph tfrun {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n";
+  std::vector<std::string> members(devices.size());  // one pass over the nodes, not one per device
+  for (const Node& node : graph.nodes) {
+    const int d = placement.device_of[node.id];
+    // DOT's own "\n" escape splits the label: name, then op.
+    std::string label = quote(node.name);
+    label.insert(label.size() - 1, "\\n(" + node.op + ")");
+    members[d] += fmt::format("    {} [label={}, fillcolor=\"{}\"];\n", quote(node.name), label, kPalette[d % 8]);
+  }
   for (int d = 0; d < devices.size(); ++d) {
-    std::string members;
-    for (const Node& node : graph.nodes) {
-      if (placement.device_of[node.id] != d) continue;
-      // DOT's own "\n" escape splits the label: name, then op.
-      std::string label = quote(node.name);
-      label.insert(label.size() - 1, "\\n(" + node.op + ")");
-      members += fmt::format("    {} [label={}, fillcolor=\"{}\"];\n", quote(node.name), label, kPalette[d % 8]);
-    }
-    if (members.empty()) continue;
+    if (members[d].empty()) continue;
     dot += fmt::format("  subgraph cluster_{} {{\n    label={};\n    style=filled;\n    color=\"#f3f3f3\";\n{}  }}\n",
-                       d, quote(devices[d].name), members);
+                       d, quote(devices[d].name), members[d]);
   }
   for (const Node& node : graph.nodes) {
     auto edge = [&](int from, bool control) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "core/kernel_registry.h"
@@ -13,40 +14,30 @@ namespace tfrun {
 std::vector<int> ImportOrder(const Graph& graph, enum ImportOrder order) {
   const int n = static_cast<int>(graph.nodes.size());
   std::vector<int> pending(n, 0);
-  std::vector<std::vector<int>> consumers(n);
   for (const Node& node : graph.nodes) {
-    for (int in : node.inputs) consumers[in].push_back(node.id);
-    for (int in : node.control_inputs) consumers[in].push_back(node.id);
     pending[node.id] = static_cast<int>(node.inputs.size() + node.control_inputs.size());
   }
   std::vector<int> result;
-  if (order == ImportOrder::kFile) {
-    // Lowest-index ready node first: file order for a file in program order.
-    std::vector<bool> ready(n, false), done(n, false);
-    for (int i = 0; i < n; ++i) ready[i] = pending[i] == 0;
-    for (int step = 0; step < n; ++step) {
-      int next = 0;
-      while (!ready[next] || done[next]) ++next;
-      done[next] = true;
-      result.push_back(next);
-      for (int c : consumers[next]) {
-        if (--pending[c] == 0) ready[c] = true;
-      }
-    }
-    return result;
-  }
-  // Stack order: start from the nodes without inputs in file order, always
-  // take the last ready node, push newly ready nodes on top.
-  std::vector<int> stack;
+  result.reserve(n);
+  // A node is ready when all its inputs are imported; kFile takes the
+  // lowest-index ready node (a min-heap), kStack the last one that became
+  // ready, starting from the nodes without inputs in file order.
+  std::vector<int> ready;
   for (int i = 0; i < n; ++i) {
-    if (pending[i] == 0) stack.push_back(i);
+    if (pending[i] == 0) ready.push_back(i);
   }
-  while (!stack.empty()) {
-    int next = stack.back();
-    stack.pop_back();
+  const bool file_order = order == ImportOrder::kFile;
+  if (file_order) std::make_heap(ready.begin(), ready.end(), std::greater<int>());
+  while (!ready.empty()) {
+    if (file_order) std::pop_heap(ready.begin(), ready.end(), std::greater<int>());
+    const int next = ready.back();
+    ready.pop_back();
     result.push_back(next);
-    for (int c : consumers[next]) {
-      if (--pending[c] == 0) stack.push_back(c);
+    for (int c : graph.nodes[next].consumers) {
+      if (--pending[c] == 0) {
+        ready.push_back(c);
+        if (file_order) std::push_heap(ready.begin(), ready.end(), std::greater<int>());
+      }
     }
   }
   return result;
@@ -145,13 +136,9 @@ class Placer {
     int chosen = candidates[0];
     int consumer_device = -2;
     bool same = true;
-    for (const Node& n : graph_.nodes) {
-      bool consumes = std::find(n.inputs.begin(), n.inputs.end(), id) != n.inputs.end() ||
-                      std::find(n.control_inputs.begin(), n.control_inputs.end(), id) !=
-                          n.control_inputs.end();
-      if (!consumes) continue;
-      if (consumer_device == -2) consumer_device = p->device_of[n.id];
-      same = same && p->device_of[n.id] == consumer_device;
+    for (int consumer : graph_.nodes[id].consumers) {
+      if (consumer_device == -2) consumer_device = p->device_of[consumer];
+      same = same && p->device_of[consumer] == consumer_device;
     }
     if (consumer_device >= 0 && same &&
         std::find(candidates.begin(), candidates.end(), consumer_device) != candidates.end()) {

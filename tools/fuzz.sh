@@ -11,13 +11,14 @@ mkdir -p "$dir/corpus" "$dir/findings" "$dir/obj"
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -I. -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
 srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/compat_profile.cc core/device_name.cc
-      core/device_set.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc core/host_memory.cc
-      core/kernel_registry.cc core/loader.cc core/npy.cc core/op_registry.cc core/parallel.cc core/placement_log.cc
-      core/placer.cc core/shape.cc core/status.cc core/tensor.cc core/visibility.cc
+      core/device_set.cc core/did_you_mean.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
+      core/host_memory.cc core/kernel_registry.cc core/npy.cc core/op_registry.cc core/parallel.cc
+      core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc core/visibility.cc
+      $(ls core/graph_file/*.cc | grep -v _test.cc)
       kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc tools/fuzz/graph_fuzzer.cc)
 # An object is stale when its source or any header is newer: a changed
 # struct layout must never meet an old object.
-newest_header=$(ls -t core/*.h kernels/*/*.h | head -1)
+newest_header=$(ls -t core/*.h core/graph_file/*.h kernels/*/*.h | head -1)
 objs=()
 for src in "${srcs[@]}"; do
   obj="$dir/obj/$(echo "$src" | tr / _).o"

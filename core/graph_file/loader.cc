@@ -104,6 +104,7 @@ class GraphFileLoader {
     if (const YamlNode c = root["config"]) TFRUN_RETURN_IF_ERROR(ReadGraphConfig(fields_, c, &graph_.config));
     const YamlNode nodes = root["nodes"];
     if (!nodes) return BadInput(fmt::format("{}: the graph file has no 'nodes'", graph_.path));
+    Reserve(std::min<size_t>(nodes.size(), limits_.max_nodes));
     TFRUN_RETURN_IF_ERROR(ReadNodeList(nodes, Scope{}, 1));
     variables_.AddInitializer();
     if (graph_.nodes.empty()) return fields_.ErrorAt(nodes, "the graph has no nodes");
@@ -172,6 +173,14 @@ class GraphFileLoader {
     return builder_.Add(std::move(node), *def, entry).status();
   }
 
+  // Room for about `n` nodes (the top-level entries; scopes may hold more),
+  // so the node array and name tables grow without rehashing.
+  void Reserve(size_t n) {
+    graph_.nodes.reserve(n);
+    graph_.by_name.reserve(n);
+    namer_.Reserve(n);
+  }
+
   // The keys a node of `def`'s op may have, computed once per op.
   const std::vector<std::string>& KeysOf(const OpDef& def) {
     std::vector<std::string>& keys = node_keys_[def.type];
@@ -220,10 +229,14 @@ class GraphFileLoader {
 
 }  // namespace
 
+StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path, const LoadLimits& limits) {
+  return GraphFileLoader(doc, path, limits).Load();
+}
+
 StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, const LoadLimits& limits) {
   TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
   TFRUN_ASSIGN_OR_RETURN(const YamlDocument doc, ParseYaml(text, path));
-  return GraphFileLoader(doc, path, limits).Load();
+  return LoadGraphDocument(doc, path, limits);
 }
 
 StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits) {
@@ -246,7 +259,7 @@ StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits)
     TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
     TFRUN_ASSIGN_OR_RETURN(doc, ParseYaml(text, path));
   }
-  return GraphFileLoader(*doc, path, limits).Load();
+  return LoadGraphDocument(*doc, path, limits);
 }
 
 }  // namespace tfrun

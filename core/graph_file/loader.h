@@ -27,6 +27,12 @@ struct LoadLimits {
 
 StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits = LoadLimits());
 
+class YamlDocument;
+
+// The graph of a graph file already parsed (LoadGraphFile's second half).
+StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path,
+                                  const LoadLimits& limits = LoadLimits());
+
 // The same, from text already in memory (`path` is used in messages and to
 // resolve `npy:` files).
 StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path,

@@ -21,6 +21,7 @@ bool IsValidNodeName(std::string_view s, bool allow_leading_underscore);
 class UniqueNamer {
  public:
   std::string Unique(const std::string& name);
+  void Reserve(size_t names) { names_in_use_.reserve(names); }
 
  private:
   std::unordered_map<std::string, int> names_in_use_;

@@ -8,6 +8,7 @@
 #include <yaml-cpp/parser.h>
 
 #include <algorithm>
+#include <functional>
 #include <istream>
 #include <limits>
 #include <optional>
@@ -91,16 +92,24 @@ uint32_t YamlDocument::Resolve(uint32_t index) const {
   return items_[index].kind == Kind::kAlias ? items_[index].first : index;
 }
 
-std::string YamlDocument::DebugString() const {
+std::string YamlDocument::TreeString(size_t max_nodes, int max_depth) const {
   static constexpr const char* kNames[] = {"null", "scalar", "sequence", "map", "alias"};
   std::string out;
-  for (const Item& item : items_) {
-    out += fmt::format("{} {}:{} count={}", kNames[item.kind], item.line, item.column, item.count);
-    if (item.kind == Kind::kScalar) {
-      out += fmt::format(" {}'{}'", item.quoted ? "quoted " : "", std::string_view(text_.data() + item.first, item.count));
-    }
+  size_t lines = 0;
+  std::function<void(const YamlNode&, int)> visit = [&](const YamlNode& n, int depth) {
+    if (lines++ >= max_nodes) return;
+    const Item& item = n.item();
+    out += fmt::format("{:{}}{} {}:{}", "", depth, kNames[item.kind], item.line, item.column);
+    if (n.IsScalar()) out += fmt::format(" {}'{}'", item.quoted ? "quoted " : "", n.Scalar());
     out += "\n";
-  }
+    if (depth >= max_depth) return;
+    for (const YamlNode& child : n.Elements()) visit(child, depth + 1);
+    for (const YamlNode::Pair& pair : n.Pairs()) {
+      visit(pair.key, depth + 1);
+      visit(pair.value, depth + 1);
+    }
+  };
+  visit(root(), 0);
   return out;
 }
 
@@ -248,13 +257,25 @@ class YamlDocumentParser {
     const size_t body = starts.size() - (has_tail ? 1 : 0);
     std::vector<Piece> pieces(starts.size());
     std::vector<bool> failed(starts.size(), false);
+    std::vector<int> start_lines;
+    for (size_t start : starts) start_lines.push_back(CountLines(text.substr(0, start)));
     auto parse = [&](size_t i) {
       const size_t from = starts[i];
       const size_t to = i + 1 < starts.size() ? starts[i + 1] : text.size();
       try {
-        pieces[i] = ParsePiece(text.data() + from, text.data() + to, CountLines(text.substr(0, from)));
+        pieces[i] = ParsePiece(text.data() + from, text.data() + to, start_lines[i]);
       } catch (const std::exception&) {
         failed[i] = true;
+        return;
+      }
+      // yaml-cpp marks an empty value, and the end of a collection, with the
+      // next token's position. At a cut the whole text's next token is the
+      // entry's "-" at the list's column; the piece has its end there, at
+      // column 0.
+      if (i + 1 < body) {
+        for (Item& item : pieces[i].items) {
+          if (item.line == start_lines[i + 1] && item.column == 0) item.column = cuts.indent;
+        }
       }
     };
     // One task per piece of the list; the last also takes the tail (the

@@ -159,9 +159,11 @@ class YamlDocument {
   // How many pieces were parsed at once (1: the whole text in one).
   int pieces() const { return pieces_; }
 
-  // One line per node, with kind, location and text: for tests that compare
-  // a parse in pieces with a parse of the whole.
-  std::string DebugString() const;
+  // The tree from the root, one line per node in document order (kind,
+  // location, text), stopping after `max_nodes` lines or below `max_depth`
+  // (aliases can make trees exponential or cyclic): two parses read the
+  // same when their strings are equal. For tests and the fuzzer.
+  std::string TreeString(size_t max_nodes = 200000, int max_depth = 64) const;
 
  private:
   friend class YamlNode;

@@ -9,6 +9,7 @@
 #include "core/compat_profile.h"
 #include "core/executor.h"
 #include "core/graph_file/loader.h"
+#include "core/graph_file/yaml_document.h"
 #include "core/placement_log.h"
 #include "core/placer.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -47,6 +48,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_tensor_bytes = 1 << 20;
   limits.max_nodes = 500;
   const std::string text(reinterpret_cast<const char*>(data), size);
+  // A parse in pieces (forced on small inputs) reads what one parse reads.
+  {
+    tfrun::StatusOr<tfrun::YamlDocument> whole = tfrun::ParseYaml(text, "fuzz.yaml", {1, size + 1});
+    tfrun::StatusOr<tfrun::YamlDocument> pieces = tfrun::ParseYaml(text, "fuzz.yaml", {3, 1});
+    if (whole.ok() != pieces.ok() || (whole.ok() ? whole->TreeString() != pieces->TreeString()
+                                                 : whole.status().message() != pieces.status().message())) {
+      __builtin_trap();
+    }
+  }
   tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits);
   if (!graph.ok()) return 0;
   for (const char* name : {"tf0", "tf1", "tf2", "eager"}) {
