@@ -127,6 +127,8 @@ std::string ReportToJson(const Report& r) {
   fields.push_back(fmt::format("\"timings_ms\":{{\"load\":{},\"place\":{},\"run\":{},\"total\":{}}}",
                                Number(r.timings.load_ms), Number(r.timings.place_ms), Number(r.timings.run_ms),
                                Number(r.timings.total_ms)));
+  fields.push_back(fmt::format("\"peak_rss_bytes\":{{\"load\":{},\"place\":{},\"run\":{}}}", r.peak_rss_bytes.load,
+                               r.peak_rss_bytes.place, r.peak_rss_bytes.run));
   if (!r.benchmark_json.empty()) fields.push_back("\"benchmark\":" + r.benchmark_json);
   if (r.status.ok()) {
     fields.push_back("\"error\":null,\"exit_code\":0");

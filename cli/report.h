@@ -2,6 +2,7 @@
 // as one JSON object.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ struct ReportTimings {
   double total_ms = 0;
 };
 
+// Peak resident memory of the process at the end of each phase, in bytes
+// (0: the phase did not finish).
+struct ReportPeakMemory {
+  int64_t load = 0;
+  int64_t place = 0;
+  int64_t run = 0;
+};
+
 struct Report {
   const Graph* graph = nullptr;          // null when loading failed
   const DeviceSet* devices = nullptr;
@@ -29,6 +38,7 @@ struct Report {
   std::vector<int> fetch;
   std::vector<std::string> printed;      // what stdout shows per fetch
   ReportTimings timings;
+  ReportPeakMemory peak_rss_bytes;
   std::string benchmark_json;            // the "benchmark" object, when --benchmark
   Status status;
 };

@@ -1,0 +1,53 @@
+#include "cli/flags.h"
+
+#include "core/allocator.h"
+
+namespace tfrun {
+
+void AddDeviceFlags(CLI::App* app, DeviceFlags* flags) {
+  app->add_option("--devices", flags->topology_path, "use the simulated GPUs of a topology file");
+  app->add_option("--visible-devices", flags->visible_devices, "gpu_options.visible_device_list, e.g. 1,2");
+  app->add_option("--virtual-devices", flags->virtual_devices,
+                  "virtual devices: memory limits in MB per visible GPU, e.g. 1024,1024;2048");
+  app->add_option("--per-process-gpu-memory-fraction", flags->memory_fraction,
+                  "gpu_options.per_process_gpu_memory_fraction")
+      ->check(CLI::Range(0.0, 1e6));
+  app->add_flag("--allow-growth", flags->allow_growth, "gpu_options.allow_growth");
+}
+
+void AddRunFlags(CLI::App* app, RunOptions* options) {
+  options->limits.max_tensor_bytes = static_cast<int64_t>(DefaultHostMemoryBudget());
+  app->add_option("graph", options->graph_path, "graph file (YAML, format version 1)");
+  app->add_flag("--log-placement,--log-device-placement", options->log_placement,
+                "print the device mapping and the placement log");
+  app->add_flag("--soft-placement,--allow-soft-placement", options->soft_placement, "allow_soft_placement");
+  app->add_flag("--no-soft-placement", options->no_soft_placement,
+                "turn soft placement off, also where it is the default (--compat eager)");
+  app->add_option("--fetch", options->fetch, "node to run and print (repeatable); overrides fetch:");
+  app->add_option("--compat", options->compat, "output style: tf2 (default), tf1, tf0, eager")
+      ->check(CLI::IsMember({"tf2", "tf1", "tf0", "eager"}));
+  app->add_option("--json", options->json_path, "write a JSON report to FILE (- for standard output)");
+  app->add_option("--out", options->out_dir, "write each fetched tensor as DIR/NAME.npy");
+  app->add_option("--dot", options->dot_path, "write the placed graph as Graphviz DOT to FILE");
+  app->add_option("--tf32", options->tf32, "TensorFloat-32 for float32 MatMul on GPUs (default: tensor_float_32, on)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app->add_option("--benchmark", options->benchmark_runs, "run the graph N more times and report timings on stderr")
+      ->check(CLI::Range(1, 100000000));
+  app->add_option("--warmup", options->warmup_runs, "warm-up runs before --benchmark's timed runs (default 3)")
+      ->check(CLI::Range(0, 100000000));
+  app->add_option("--intra-op-threads", options->intra_op_threads,
+                  "threads per op (0: one per core; default: the graph's config)")
+      ->check(CLI::Range(0, 1024));
+  app->add_option("--max-tensor-bytes", options->limits.max_tensor_bytes,
+                  "limit on the bytes of all constants together")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--max-file-bytes", options->limits.max_file_bytes, "limit on the graph file's size (64 MiB)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--max-nodes", options->limits.max_nodes, "limit on the number of nodes (1000000)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--max-depth", options->limits.max_depth, "limit on the nesting of scopes (64)")
+      ->check(CLI::PositiveNumber);
+  AddDeviceFlags(app, &options->device_flags);
+}
+
+}  // namespace tfrun

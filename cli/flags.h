@@ -1,0 +1,38 @@
+// The command line: every option a run takes, declared next to its help
+// text (CLI11), and the values they set.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/devices.h"
+#include "core/graph_file/loader.h"
+
+namespace tfrun {
+
+struct RunOptions {
+  std::string graph_path;
+  bool log_placement = false;
+  bool soft_placement = false;
+  bool no_soft_placement = false;  // eager places softly unless told not to
+  std::vector<std::string> fetch;
+  std::string compat = "tf2";
+  std::string json_path;
+  std::string out_dir;
+  std::string dot_path;
+  std::string tf32;  // "on" / "off"; "" = the graph's tensor_float_32
+  int benchmark_runs = 0;
+  int warmup_runs = 3;
+  DeviceFlags device_flags;
+  int intra_op_threads = -1;  // -1: from the graph's config
+  LoadLimits limits;          // max_tensor_bytes defaults to the host budget
+};
+
+// Options of `tfrun GRAPH`, the graph path included.
+void AddRunFlags(CLI::App* app, RunOptions* options);
+
+// Options that choose and shape the GPUs (also `tfrun devices`').
+void AddDeviceFlags(CLI::App* app, DeviceFlags* flags);
+
+}  // namespace tfrun

@@ -1,0 +1,43 @@
+#include "cli/npy_outputs.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/npy.h"
+
+namespace tfrun {
+namespace {
+
+Status EnsureDirectory(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0) {
+    return S_ISDIR(st.st_mode) ? Status::Ok() : BadInput(fmt::format("--out {}: not a directory", dir));
+  }
+  if (mkdir(dir.c_str(), 0777) != 0) {
+    return BadInput(fmt::format("--out {}: cannot create directory: {}", dir, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+std::string NpyFileName(const std::string& node_name) {
+  std::string file;
+  for (char c : node_name) file += c == '/' ? std::string("__") : std::string(1, c);
+  return file + ".npy";
+}
+
+}  // namespace
+
+Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<int>& fetch,
+                       const std::vector<Tensor>& fetched) {
+  TFRUN_RETURN_IF_ERROR(EnsureDirectory(dir));
+  for (size_t i = 0; i < fetch.size(); ++i) {
+    if (!fetched[i].is_valid()) continue;  // a NoOp has no value
+    TFRUN_RETURN_IF_ERROR(WriteNpy(dir + "/" + NpyFileName(graph.nodes[fetch[i]].name), fetched[i]));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tfrun

@@ -1,0 +1,19 @@
+// --out DIR: every fetched tensor as DIR/NAME.npy ('/' in NAME becomes
+// "__"); NoOps, which have no value, write nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace tfrun {
+
+// `fetched[i]` is the value of node `fetch[i]`. A missing DIR is created;
+// an existing non-directory is a bad command line (exit 2).
+Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<int>& fetch,
+                       const std::vector<Tensor>& fetched);
+
+}  // namespace tfrun

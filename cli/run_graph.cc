@@ -1,0 +1,160 @@
+#include "cli/run_graph.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/benchmark.h"
+#include "cli/npy_outputs.h"
+#include "cli/process_memory.h"
+#include "core/array_printer.h"
+#include "core/did_you_mean.h"
+#include "core/placement_log.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cuda/cuda_backend.h"
+
+namespace tfrun {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// What print() shows for one fetched value in the profile's era.
+std::string PrintedValue(const Tensor& t, const CompatProfile& profile) {
+  if (!t.is_valid()) return "None";  // sess.run(no_op) returns None
+  if (profile.eager_tensor_repr) return EagerTensorStr(t);
+  NumpyPrintOptions options;
+  options.legacy_113 = profile.numpy_legacy_113;
+  return NumpyStr(t, options);
+}
+
+}  // namespace
+
+Status GraphRun::Run(std::string* stdout_text) {
+  const auto t0 = Clock::now();
+  profile_ = FindProfile(options_.compat);
+  if (profile_ == nullptr) {
+    return BadInput(fmt::format("--compat {}: expected tf2, tf1, tf0 or eager", options_.compat));
+  }
+  TFRUN_RETURN_IF_ERROR(Load());
+  TFRUN_RETURN_IF_ERROR(ResolveFetch());
+  const bool log = options_.log_placement || graph_.config.log_device_placement;
+  TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
+  TFRUN_RETURN_IF_ERROR(Place(log, stdout_text));
+  TFRUN_RETURN_IF_ERROR(Execute(stdout_text, log));
+  if (!options_.out_dir.empty()) {
+    TFRUN_RETURN_IF_ERROR(WriteNpyOutputs(options_.out_dir, graph_, fetch_, result_.fetched));
+  }
+  report_.timings.total_ms = MsSince(t0);
+  return Status::Ok();
+}
+
+Status GraphRun::Load() {
+  const auto t0 = Clock::now();
+  StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, options_.limits);
+  if (!graph.ok()) return graph.status();
+  graph_ = std::move(*graph);
+  report_.graph = &graph_;
+  report_.timings.load_ms = MsSince(t0);
+  report_.peak_rss_bytes.load = PeakResidentBytes();
+  cold_.load_ms = MsSince(process_start_);
+  return Status::Ok();
+}
+
+// --fetch overrides the graph file's fetch list.
+Status GraphRun::ResolveFetch() {
+  if (options_.fetch.empty()) {
+    fetch_ = graph_.fetch;
+  } else {
+    for (const std::string& name : options_.fetch) {
+      const Node* node = graph_.Find(name);
+      if (node == nullptr) {
+        return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", name, graph_.path, name,
+                                    DidYouMean(name, graph_.NodeNames())));
+      }
+      if (std::find(fetch_.begin(), fetch_.end(), node->id) != fetch_.end()) {
+        return BadInput(fmt::format("--fetch {}: fetched twice", name));
+      }
+      fetch_.push_back(node->id);
+    }
+  }
+  report_.fetch = fetch_;
+  return Status::Ok();
+}
+
+Status GraphRun::BuildRunDevices(bool log) {
+  const auto t0 = Clock::now();
+  const GraphConfig& config = graph_.config;
+  TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+  SetCudaTf32(options_.tf32.empty() ? config.tensor_float_32 : options_.tf32 == "on");
+  const GpuInventory inventory = InventoryForRun(graph_, options_.device_flags, gpu_options,
+                                                 log || !options_.json_path.empty() || !options_.dot_path.empty());
+  TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options, inventory));
+  report_.devices = &devices_.set;
+  cold_.devices_ms = MsSince(t0);
+  return Status::Ok();
+}
+
+// The session prints the mapping when it is created, then each node's line
+// as the placer assigns it, so a placement error comes after both.
+Status GraphRun::Place(bool log, std::string* stdout_text) {
+  const DeviceSet& devices = devices_.set;
+  if (log) *stdout_text += DeviceMappingBlock(devices, *profile_);
+  const auto t0 = Clock::now();
+  place_started_ = t0;
+  const bool soft = !options_.no_soft_placement && (options_.soft_placement || graph_.config.allow_soft_placement ||
+                                                    profile_->soft_placement_default);
+  Status placed = PlaceGraph(graph_, devices, soft, *profile_, &placement_);
+  for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
+  if (log) *stdout_text += PlacementLines(graph_, devices, placement_, *profile_, {});
+  if (!placed.ok()) return placed;
+  report_.placement = &placement_;
+  report_.timings.place_ms = MsSince(t0);
+  report_.peak_rss_bytes.place = PeakResidentBytes();
+  if (!options_.dot_path.empty()) {
+    TFRUN_RETURN_IF_ERROR(WriteFileAtomically(options_.dot_path, PlacementDot(graph_, devices, placement_)));
+  }
+  const auto& device_of = placement_.device_of;
+  if (std::any_of(device_of.begin(), device_of.end(), [&](int d) { return devices[d].simulated; })) {
+    spdlog::info("kernels placed on the simulated GPUs of {} run on the host", options_.device_flags.topology_path);
+  }
+  return Status::Ok();
+}
+
+Status GraphRun::Execute(std::string* stdout_text, bool log) {
+  const DeviceSet& devices = devices_.set;
+  KernelRegistry kernels;
+  RegisterCpuKernels(&kernels);
+  RegisterCudaKernels(&kernels);  // binds only; CUDA and cuBLAS load on first GPU use
+  SetCpuThreads(options_.intra_op_threads >= 0 ? options_.intra_op_threads
+                                               : graph_.config.intra_op_parallelism_threads);
+  const auto t0 = Clock::now();
+  Executor executor(graph_, devices, placement_, kernels);
+  StatusOr<RunResult> result = executor.Run(fetch_);
+  if (!result.ok()) return result.status();
+  result_ = std::move(*result);
+  report_.result = &result_;
+  report_.timings.run_ms = MsSince(t0);
+  report_.peak_rss_bytes.run = PeakResidentBytes();
+  cold_.first_run_ms = MsSince(place_started_);
+  if (options_.benchmark_runs > 0) {
+    TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, fetch_,
+                                                               options_.benchmark_runs, options_.warmup_runs, cold_));
+    const std::string table = BenchmarkTable(bench);
+    std::fwrite(table.data(), 1, table.size(), stderr);
+    report_.benchmark_json = BenchmarkJson(bench);
+  }
+  if (log && profile_->line_style == PlacementLineStyle::kExecutingOp) {
+    *stdout_text += PlacementLines(graph_, devices, placement_, *profile_, result_.executed);
+  }
+  for (const Tensor& t : result_.fetched) {
+    report_.printed.push_back(PrintedValue(t, *profile_));
+    *stdout_text += report_.printed.back() + "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace tfrun

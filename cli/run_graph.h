@@ -1,0 +1,58 @@
+// One run of a graph file, as `tfrun GRAPH` does it: load it, resolve the
+// fetches, build the devices, place every node (printing the device
+// mapping and the placement log as TensorFlow does), run, benchmark, print
+// the results, and write --dot and --out. A library, so that tests and
+// tools can run graphs in process; only main() turns its Status into an
+// exit code.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "cli/benchmark.h"
+#include "cli/devices.h"
+#include "cli/flags.h"
+#include "cli/report.h"
+#include "core/compat_profile.h"
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/placer.h"
+
+namespace tfrun {
+
+class GraphRun {
+ public:
+  // `options` must outlive it; `process_start` anchors the cold-path times.
+  GraphRun(const RunOptions& options, std::chrono::steady_clock::time_point process_start)
+      : options_(options), process_start_(process_start) {}
+
+  // Appends what TensorFlow would have printed to `stdout_text`, also when
+  // a later step fails (the mapping and placement lines come first). At
+  // most once.
+  Status Run(std::string* stdout_text);
+
+  // What the run did so far, for --json.
+  Report& report() { return report_; }
+
+ private:
+  Status Load();
+  Status ResolveFetch();
+  Status BuildRunDevices(bool log);
+  Status Place(bool log, std::string* stdout_text);
+  Status Execute(std::string* stdout_text, bool log);
+
+  const RunOptions& options_;
+  std::chrono::steady_clock::time_point process_start_;
+  const CompatProfile* profile_ = nullptr;
+  Graph graph_;
+  Devices devices_;
+  Placement placement_;
+  RunResult result_;
+  std::vector<int> fetch_;
+  ColdTimes cold_;
+  std::chrono::steady_clock::time_point place_started_;
+  Report report_;
+};
+
+}  // namespace tfrun
