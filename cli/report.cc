@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 
 namespace tfrun {
 namespace {
@@ -56,87 +58,109 @@ std::string Values(const Tensor& t) {
   return out + "]";
 }
 
+// A JSON object written field by field into one string: a report of a
+// large graph is never held twice.
+class JsonObject {
+ public:
+  // Starts field `key`; its value is appended to the returned string.
+  std::string& Field(std::string_view key) {
+    out_ += out_.size() > 1 ? ",\"" : "\"";
+    out_ += key;
+    out_ += "\":";
+    return out_;
+  }
+  // Appends `items` as a JSON array, each written by `write(out, item)`.
+  template <typename Items, typename Write>
+  void Array(std::string_view key, const Items& items, Write write) {
+    std::string& out = Field(key);
+    out += '[';
+    bool first = true;
+    for (const auto& item : items) {
+      if (!first) out += ',';
+      first = false;
+      write(out, item);
+    }
+    out += ']';
+  }
+  std::string Finish() {
+    out_ += "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  std::string out_ = "{";
+};
+
+void AppendDevice(std::string& out, const Device& d) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "{{\"name\":{},\"type\":{}", Quote(d.name), Quote(d.type));
+  if (d.type == "GPU") {
+    fmt::format_to(to,
+                   ",\"cuda_ordinal\":{},\"gpu_name\":{},\"pci_bus_id\":{},\"compute_capability\":{},"
+                   "\"simulated\":{}",
+                   d.cuda_ordinal, Quote(d.gpu_name), Quote(d.pci_bus_id), Quote(d.compute_capability),
+                   d.simulated ? "true" : "false");
+    // A real GPU's default limit is known once its allocator measured
+    // free memory, on first use, and its pool says what it reserved.
+    // Simulated GPUs reserve as TensorFlow would: the whole limit, or
+    // with allow_growth what was used.
+    const int64_t limit = d.memory_limit_bytes >= 0 ? d.memory_limit_bytes : d.allocator->limit_bytes();
+    int64_t reserved = d.allocator->reserved_bytes();
+    if (reserved < 0) {
+      reserved = d.allow_growth ? static_cast<int64_t>(d.allocator->peak_bytes_in_use()) : std::max<int64_t>(limit, 0);
+    }
+    fmt::format_to(to, ",\"memory_limit_bytes\":{},\"allow_growth\":{},\"reserved_bytes\":{}",
+                   limit >= 0 ? std::to_string(limit) : "null", d.allow_growth ? "true" : "false", reserved);
+  }
+  if (d.allocator) fmt::format_to(to, ",\"peak_bytes\":{}", d.allocator->peak_bytes_in_use());
+  out += '}';
+}
+
 }  // namespace
 
 std::string ReportToJson(const Report& r) {
-  std::vector<std::string> fields;
-  if (r.graph) fields.push_back(fmt::format("\"graph\":{}", Quote(r.graph->path)));
-  if (r.devices) {
-    std::vector<std::string> devs;
-    for (const Device& d : r.devices->devices()) {
-      std::string dev = fmt::format("{{\"name\":{},\"type\":{}", Quote(d.name), Quote(d.type));
-      if (d.type == "GPU") {
-        dev += fmt::format(",\"cuda_ordinal\":{},\"gpu_name\":{},\"pci_bus_id\":{},\"compute_capability\":{},"
-                           "\"simulated\":{}",
-                           d.cuda_ordinal, Quote(d.gpu_name), Quote(d.pci_bus_id), Quote(d.compute_capability),
-                           d.simulated ? "true" : "false");
-      }
-      if (d.type == "GPU") {
-        // A real GPU's default limit is known once its allocator measured
-        // free memory, on first use, and its pool says what it reserved.
-        // Simulated GPUs reserve as TensorFlow would: the whole limit, or
-        // with allow_growth what was used.
-        const int64_t limit = d.memory_limit_bytes >= 0 ? d.memory_limit_bytes : d.allocator->limit_bytes();
-        int64_t reserved = d.allocator->reserved_bytes();
-        if (reserved < 0) {
-          reserved = d.allow_growth ? static_cast<int64_t>(d.allocator->peak_bytes_in_use())
-                                    : std::max<int64_t>(limit, 0);
-        }
-        dev += fmt::format(",\"memory_limit_bytes\":{},\"allow_growth\":{},\"reserved_bytes\":{}",
-                           limit >= 0 ? std::to_string(limit) : "null", d.allow_growth ? "true" : "false", reserved);
-      }
-      if (d.allocator) dev += fmt::format(",\"peak_bytes\":{}", d.allocator->peak_bytes_in_use());
-      devs.push_back(dev + "}");
-    }
-    fields.push_back(fmt::format("\"devices\":[{}]", fmt::join(devs, ",")));
-  }
+  JsonObject json;
+  if (r.graph) json.Field("graph") += Quote(r.graph->path);
+  if (r.devices) json.Array("devices", r.devices->devices(), AppendDevice);
   if (r.graph && r.placement && r.devices) {
-    std::vector<std::string> nodes;
-    for (int id : r.placement->log_order) {
+    json.Array("placement", r.placement->log_order, [&](std::string& out, int id) {
       const Node& n = r.graph->nodes[id];
-      nodes.push_back(fmt::format("{{\"name\":{},\"op\":{},\"device\":{},\"requested\":{}}}", Quote(n.name),
-                                  Quote(n.op), Quote((*r.devices)[r.placement->device_of[id]].name),
-                                  Quote(n.requested_device.ToString())));
-    }
-    fields.push_back(fmt::format("\"placement\":[{}]", fmt::join(nodes, ",")));
+      fmt::format_to(std::back_inserter(out), "{{\"name\":{},\"op\":{},\"device\":{},\"requested\":{}}}",
+                     Quote(n.name), Quote(n.op), Quote((*r.devices)[r.placement->device_of[id]].name),
+                     Quote(n.requested_device.ToString()));
+    });
   }
   if (r.graph && r.result) {
-    std::vector<std::string> results;
-    for (size_t i = 0; i < r.fetch.size() && i < r.result->fetched.size(); ++i) {
+    std::vector<size_t> fetched;
+    for (size_t i = 0; i < r.fetch.size() && i < r.result->fetched.size(); ++i) fetched.push_back(i);
+    json.Array("results", fetched, [&](std::string& out, size_t i) {
       const Node& n = r.graph->nodes[r.fetch[i]];
       const Tensor& t = r.result->fetched[i];
-      std::string printed = i < r.printed.size() ? r.printed[i] : "";
+      const std::string printed = i < r.printed.size() ? r.printed[i] : "";
+      auto to = std::back_inserter(out);
       if (!t.is_valid()) {
-        results.push_back(fmt::format("{{\"name\":{},\"printed\":{}}}", Quote(n.name), Quote(printed)));
-        continue;
+        fmt::format_to(to, "{{\"name\":{},\"printed\":{}}}", Quote(n.name), Quote(printed));
+        return;
       }
-      results.push_back(fmt::format("{{\"name\":{},\"dtype\":{},\"shape\":[{}],\"printed\":{},\"values\":{}{}}}",
-                                    Quote(n.name), Quote(std::string(Name(t.dtype()))),
-                                    fmt::join(t.shape(), ","), Quote(printed), Values(t),
-                                    t.num_elements() > kMaxJsonValues ? ",\"values_truncated\":true" : ""));
-    }
-    fields.push_back(fmt::format("\"results\":[{}]", fmt::join(results, ",")));
-    std::vector<std::string> copies;
-    for (const CopyRecord& c : r.result->copies) {
-      copies.push_back(fmt::format("{{\"from_node\":{},\"to_node\":{},\"from\":{},\"to\":{},\"bytes\":{}}}",
-                                   Quote(r.graph->nodes[c.producer].name), Quote(r.graph->nodes[c.consumer].name),
-                                   Quote(c.from), Quote(c.to), c.bytes));
-    }
-    fields.push_back(fmt::format("\"copies\":[{}]", fmt::join(copies, ",")));
+      fmt::format_to(to, "{{\"name\":{},\"dtype\":{},\"shape\":[{}],\"printed\":{},\"values\":{}{}}}",
+                     Quote(n.name), Quote(std::string(Name(t.dtype()))), fmt::join(t.shape(), ","), Quote(printed),
+                     Values(t), t.num_elements() > kMaxJsonValues ? ",\"values_truncated\":true" : "");
+    });
+    json.Array("copies", r.result->copies, [&](std::string& out, const CopyRecord& c) {
+      fmt::format_to(std::back_inserter(out), "{{\"from_node\":{},\"to_node\":{},\"from\":{},\"to\":{},\"bytes\":{}}}",
+                     Quote(r.graph->nodes[c.producer].name), Quote(r.graph->nodes[c.consumer].name), Quote(c.from),
+                     Quote(c.to), c.bytes);
+    });
   }
-  fields.push_back(fmt::format("\"timings_ms\":{{\"load\":{},\"place\":{},\"run\":{},\"total\":{}}}",
-                               Number(r.timings.load_ms), Number(r.timings.place_ms), Number(r.timings.run_ms),
-                               Number(r.timings.total_ms)));
-  fields.push_back(fmt::format("\"peak_rss_bytes\":{{\"load\":{},\"place\":{},\"run\":{}}}", r.peak_rss_bytes.load,
-                               r.peak_rss_bytes.place, r.peak_rss_bytes.run));
-  if (!r.benchmark_json.empty()) fields.push_back("\"benchmark\":" + r.benchmark_json);
-  if (r.status.ok()) {
-    fields.push_back("\"error\":null,\"exit_code\":0");
-  } else {
-    fields.push_back(fmt::format("\"error\":{},\"exit_code\":{}", Quote(r.status.message()),
-                                 ExitCodeFor(r.status.kind())));
-  }
-  return "{" + fmt::format("{}", fmt::join(fields, ",")) + "}\n";
+  fmt::format_to(std::back_inserter(json.Field("timings_ms")), "{{\"load\":{},\"place\":{},\"run\":{},\"total\":{}}}",
+                 Number(r.timings.load_ms), Number(r.timings.place_ms), Number(r.timings.run_ms),
+                 Number(r.timings.total_ms));
+  fmt::format_to(std::back_inserter(json.Field("peak_rss_bytes")), "{{\"load\":{},\"place\":{},\"run\":{}}}",
+                 r.peak_rss_bytes.load, r.peak_rss_bytes.place, r.peak_rss_bytes.run);
+  if (!r.benchmark_json.empty()) json.Field("benchmark") += r.benchmark_json;
+  json.Field("error") += r.status.ok() ? "null" : Quote(r.status.message());
+  json.Field("exit_code") += std::to_string(r.status.ok() ? 0 : ExitCodeFor(r.status.kind()));
+  return json.Finish();
 }
 
 }  // namespace tfrun

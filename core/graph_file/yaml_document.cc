@@ -210,6 +210,11 @@ class PieceBuilder final : public YAML::EventHandler {
 // through. An empty piece (no document) has no root.
 Piece ParsePiece(const char* begin, const char* end, int line_offset) {
   Piece piece;
+  // Graph files hold about one node per 6 bytes and half their bytes in
+  // scalars: reserving that spares most of the arrays' regrowth.
+  const size_t bytes = static_cast<size_t>(end - begin);
+  piece.items.reserve(bytes / 6 + 16);
+  piece.text.reserve(bytes / 2 + 16);
   MemoryBuffer buffer(begin, end);
   std::istream in(&buffer);
   YAML::Parser parser(in);
@@ -374,22 +379,22 @@ class YamlDocumentParser {
 
   static YamlDocument Concatenate(std::vector<Piece> pieces, std::vector<uint32_t>* item_base,
                                   std::vector<uint32_t>* roots) {
-    YamlDocument doc;
-    if (pieces.size() == 1) {
-      doc.items_ = std::move(pieces[0].items);
-      doc.text_ = std::move(pieces[0].text);
-      *item_base = {0};
-      *roots = {pieces[0].root};
-      return doc;
-    }
+    // The first piece's arrays become the document's; the others are
+    // appended.
     size_t items = 0, text = 0;
     for (const Piece& p : pieces) {
       items += p.items.size();
       text += p.text.size();
     }
+    YamlDocument doc;
+    doc.items_ = std::move(pieces[0].items);
+    doc.text_ = std::move(pieces[0].text);
+    *item_base = {0};
+    *roots = {pieces[0].root};
     doc.items_.reserve(items);
     doc.text_.reserve(text);
-    for (Piece& p : pieces) {
+    for (size_t i = 1; i < pieces.size(); ++i) {
+      Piece& p = pieces[i];
       const uint32_t base = static_cast<uint32_t>(doc.items_.size());
       const uint32_t text_base = static_cast<uint32_t>(doc.text_.size());
       item_base->push_back(base);
