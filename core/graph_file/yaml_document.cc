@@ -157,13 +157,13 @@ class PieceBuilder final : public YAML::EventHandler {
     piece_->text.push_back('\0');
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value) override {
-    Open(Add(mark, Kind::kSequence, anchor));
+                       YAML::EmitterStyle::value style) override {
+    Open(Add(mark, Kind::kSequence, anchor), style);
   }
   void OnSequenceEnd() override { open_.pop_back(); }
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value) override {
-    Open(Add(mark, Kind::kMap, anchor));
+                  YAML::EmitterStyle::value style) override {
+    Open(Add(mark, Kind::kMap, anchor), style);
   }
   void OnMapEnd() override { open_.pop_back(); }
 
@@ -175,7 +175,7 @@ class PieceBuilder final : public YAML::EventHandler {
 
   uint32_t Add(const YAML::Mark& mark, Kind kind, YAML::anchor_t anchor) {
     const uint32_t index = static_cast<uint32_t>(piece_->items.size());
-    piece_->items.push_back(Item{mark.line + line_offset_, mark.column, kNone, kNone, 0, kind, 0});
+    piece_->items.push_back(Item{mark.line + line_offset_, mark.column, kNone, kNone, 0, kind, 0, 0});
     if (anchor != YAML::NullAnchor) {
       if (anchors_.size() <= anchor) anchors_.resize(anchor + 1, kNone);
       anchors_[anchor] = index;
@@ -195,7 +195,8 @@ class PieceBuilder final : public YAML::EventHandler {
     return index;
   }
 
-  void Open(uint32_t index) {
+  void Open(uint32_t index, YAML::EmitterStyle::value style) {
+    piece_->items[index].flow = style == YAML::EmitterStyle::Flow;
     open_.push_back({index, kNone});
     piece_->max_depth = std::max(piece_->max_depth, open_.size());
   }
@@ -312,7 +313,9 @@ class YamlDocumentParser {
       if (pieces[i].max_depth + 8 >= 500) return std::nullopt;
     }
     const Piece& head = pieces[0];
-    if (head.root == kNone || head.items[head.root].kind != Kind::kMap) return std::nullopt;
+    if (head.root == kNone || head.items[head.root].kind != Kind::kMap || head.items[head.root].flow) {
+      return std::nullopt;
+    }
     const Item& head_map = head.items[head.root];
     uint32_t last_key = kNone, last_value = kNone;
     for (uint32_t i = head_map.first; i != kNone; i = head.items[head.items[i].next].next) {
@@ -327,13 +330,17 @@ class YamlDocumentParser {
     }
     for (size_t i = 1; i < middle_end; ++i) {
       const Piece& p = pieces[i];
-      if (p.root == kNone || p.items[p.root].kind != Kind::kSequence || p.items[p.root].column != indent) {
+      if (p.root == kNone || p.items[p.root].kind != Kind::kSequence || p.items[p.root].flow ||
+          p.items[p.root].column != indent) {
         return std::nullopt;
       }
     }
     if (has_tail) {
       const Piece& tail = pieces.back();
-      if (tail.root == kNone || tail.items[tail.root].kind != Kind::kMap ||
+      // More pairs of the root map: a block map at its column (yaml_pieces
+      // only ends the list at a plain key, so no anchor or tag is read as
+      // the map's).
+      if (tail.root == kNone || tail.items[tail.root].kind != Kind::kMap || tail.items[tail.root].flow ||
           tail.items[tail.root].column != head_map.column) {
         return std::nullopt;
       }
@@ -369,7 +376,7 @@ class YamlDocumentParser {
     YamlDocument doc = Concatenate(std::move(pieces), &item_base, &roots);
     if (roots[0] == kNone) {
       // No document: YAML::Load's Node(), null and without location.
-      doc.items_.push_back(Item{-1, -1, kNone, kNone, 0, Kind::kNull, 0});
+      doc.items_.push_back(Item{-1, -1, kNone, kNone, 0, Kind::kNull, 0, 0});
       doc.root_ = static_cast<uint32_t>(doc.items_.size() - 1);
     } else {
       doc.root_ = roots[0];

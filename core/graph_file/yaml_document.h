@@ -33,6 +33,7 @@ struct Item {
   uint32_t count;   // scalar: length; collection: children (a map's keys and values)
   uint8_t kind;     // Kind
   uint8_t quoted;   // tag "!"
+  uint8_t flow;     // a flow collection ({...} or [...])
 };
 enum Kind : uint8_t { kNull, kScalar, kSequence, kMap, kAlias };
 inline constexpr uint32_t kNone = 0xffffffffu;

@@ -198,9 +198,9 @@ TEST(YamlDocumentTest, AbsentKeysAndWrongKindsAreUndefined) {
 // A generated graph file with what could trip a cut: comments, blank lines,
 // block scalars, multi-line flow and quoted scalars, anchors used in the
 // same entry, empty entries and values, and keys after the list.
-std::string GeneratedFile(int entries, int indent, bool tail) {
+std::string Entries(int entries, int indent) {
   const std::string pad(indent, ' ');
-  std::string text = "version: 1\nconfig: {allow_soft_placement: true}\nnodes:  # the list\n";
+  std::string text;
   for (int i = 0; i < entries; ++i) {
     switch (i % 10) {
       case 0: text += pad + "- {name: n" + std::to_string(i) + ", op: Const, value: [1, 2]}\n"; break;
@@ -219,8 +219,12 @@ std::string GeneratedFile(int entries, int indent, bool tail) {
       default: text += pad + "- plain\n";
     }
   }
-  if (tail) text += "fetch: [n0]\nextra:\n  - 1\n";
   return text;
+}
+
+std::string GeneratedFile(int entries, int indent, bool tail) {
+  return "version: 1\nconfig: {allow_soft_placement: true}\nnodes:  # the list\n" + Entries(entries, indent) +
+         (tail ? "fetch: [n0]\nextra:\n  - 1\n" : "");
 }
 
 TEST(YamlDocumentTest, PiecesGiveWhatOneParseGives) {
@@ -253,11 +257,17 @@ TEST(YamlDocumentTest, EveryCutOfABadFileReportsTheWholeFilesError) {
   const std::string good = GeneratedFile(40, 2, true);
   const std::vector<std::string> bad = {
       good + "broken: [\n",
-      "nodes:\n  - &a {x: 1}\n" + GeneratedFile(40, 2, false).substr(7) + "  - *a\n  - *b\n",
-      "nodes:\n  - 'open\n" + GeneratedFile(40, 2, false).substr(7) + "  - closed'\n",
-      "nodes:\n  - [open,\n" + GeneratedFile(40, 2, false).substr(7) + "  - closed]\n",
-      "nodes:\n" + GeneratedFile(40, 2, false).substr(7) + "  - " + std::string(497, '[') + std::string(497, ']') + "\n",
-      "nodes:\n" + GeneratedFile(40, 2, false).substr(7) + "  - " + std::string(499, '[') + std::string(499, ']') + "\n",
+      "nodes:\n  - &a {x: 1}\n" + Entries(40, 2) + "  - *a\n  - *b\n",
+      "nodes:\n  - 'open\n" + Entries(40, 2) + "  - closed'\n",
+      "nodes:\n  - [open,\n" + Entries(40, 2) + "  - closed]\n",
+      "nodes:\n" + Entries(40, 2) + "  - " + std::string(497, '[') + std::string(497, ']') + "\n",
+      // After the list, lines that alone would be the root map's but after
+      // it are not (found by the fuzzer): an anchored or tagged key, a flow map.
+      "nodes:\n" + Entries(40, 2) + "&a- {name: x, op: Const}\n",
+      "nodes:\n" + Entries(40, 2) + "{fetch: [x]}\n",
+      "nodes:\n" + Entries(40, 2) + "!!map fetch: [x]\n",
+      "nodes:\n" + Entries(40, 2) + "&k fetch: [x]\n",
+      "nodes:\n" + Entries(40, 2) + "  - " + std::string(499, '[') + std::string(499, ']') + "\n",
   };
   for (const std::string& text : bad) {
     StatusOr<YamlDocument> whole = ParseYaml(text, "g.yaml", YamlParseOptions{1, 1 << 30});

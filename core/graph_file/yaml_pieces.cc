@@ -1,5 +1,6 @@
 #include "core/graph_file/yaml_pieces.h"
 
+#include <cctype>
 #include <cstring>
 
 namespace tfrun {
@@ -87,6 +88,13 @@ std::optional<YamlCuts> FindYamlCuts(std::string_view text, int pieces, size_t m
     if (IsBlankOrComment(line) || Indent(line) > indent || IsEntryAt(line, indent)) continue;
     cuts.tail = lines.begin();
     break;
+  }
+  // What follows the list must be more keys of the map, plain ones: a
+  // line that starts with an anchor, a tag, a quote or a flow collection
+  // means something else alone than after the list.
+  if (cuts.tail < text.size() && !std::isalnum(static_cast<unsigned char>(text[cuts.tail])) &&
+      text[cuts.tail] != '_') {
+    return std::nullopt;
   }
   for (Lines rest(text, cuts.tail); !rest.done(); rest.Next()) {
     if (IsMarkerOrDirective(rest.line())) return std::nullopt;

@@ -3,6 +3,7 @@
 // at column 0 whose `nodes:` key holds a block list. The cuts fall at line
 // starts where an entry of that list begins ("- " at the list's column);
 // in block context such a line means the same alone as in the whole file.
+// What follows the list must start with a plain key at column 0.
 // A cut inside a quoted or flow scalar leaves a piece that fails to parse,
 // and the caller then parses the whole text at once (yaml_document.cc also
 // checks each piece's shape), so a wrong guess here costs time, never
