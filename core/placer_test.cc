@@ -121,6 +121,21 @@ TEST(PlacerTest, ImportOrdersOfEachEra) {
             (std::vector<std::string>{"Const_3", "Const_2", "AddN_1", "Const_1", "Const", "AddN", "AddN_2"}));
 }
 
+// graph_constructor.cc imports the lowest-index node whose inputs are all
+// imported (a heap); with edges that point forward that is not file order.
+TEST(PlacerTest, FileImportOrderTakesTheLowestReadyNode) {
+  Graph g;
+  g.nodes.resize(5);
+  const std::vector<std::vector<int>> inputs = {{3}, {}, {0, 4}, {}, {1}};
+  for (int id = 0; id < 5; ++id) {
+    g.nodes[id].id = id;
+    g.nodes[id].inputs = inputs[id];
+    for (int in : inputs[id]) g.nodes[in].consumers.push_back(id);
+  }
+  EXPECT_EQ(ImportOrder(g, ImportOrder::kFile), (std::vector<int>{1, 3, 0, 4, 2}));
+  EXPECT_EQ(ImportOrder(g, ImportOrder::kStack), (std::vector<int>{3, 0, 1, 4, 2}));
+}
+
 TEST(PlacerTest, PartialPlacementIsKeptForTheLogOnError) {
   Placed p = Place(R"(nodes:
   - {name: a, op: Const, value: 1.0}

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace tfrun {
@@ -32,14 +33,17 @@ bool IsValidNodeName(std::string_view s, bool allow_leading_underscore) {
 
 std::string UniqueNamer::Unique(const std::string& name) {
   std::string key = Lower(name);
-  int i = names_in_use_[key];
-  names_in_use_[key] = i + 1;
+  int& uses = names_in_use_[key];
+  int i = uses++;
   if (i == 0) return name;
   const std::string base_key = key;
+  int& scan_from = scan_from_[base_key];
+  i = std::max(i, scan_from);
   while (names_in_use_.count(key) != 0) {
     key = fmt::format("{}_{}", base_key, i);
     ++i;
   }
+  scan_from = i;
   names_in_use_[key] = 1;
   return fmt::format("{}_{}", name, i - 1);
 }

@@ -16,15 +16,18 @@ namespace tfrun {
 bool IsValidNodeName(std::string_view s, bool allow_leading_underscore);
 
 // Graph.unique_name: case-insensitive bookkeeping, "_N" suffixes that skip
-// names already taken. Amortised O(1) per name: a base name's counter only
-// moves forward.
+// names already taken. ops.py rescans the taken suffixes from the base
+// name's counter on every call (quadratic when many are taken); names are
+// never released, so resuming the scan where the last one stopped gives
+// the same names in amortised O(1).
 class UniqueNamer {
  public:
   std::string Unique(const std::string& name);
   void Reserve(size_t names) { names_in_use_.reserve(names); }
 
  private:
-  std::unordered_map<std::string, int> names_in_use_;
+  std::unordered_map<std::string, int> names_in_use_;  // ops.py's _names_in_use
+  std::unordered_map<std::string, int> scan_from_;     // base key -> first suffix not known taken
 };
 
 // What encloses a node: the merged device annotation (and its text as

@@ -1,0 +1,58 @@
+#include "core/graph_file/fetch.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace tfrun {
+namespace {
+
+// a, b consumed by s; n a NoOp nobody consumes; lone consumed by nobody.
+Graph SmallGraph() {
+  Graph g;
+  g.path = "g.yaml";
+  auto add = [&](const std::string& name, const std::string& op, std::vector<int> inputs, bool has_output = true) {
+    Node n;
+    n.name = name;
+    n.op = op;
+    n.has_output = has_output;
+    (op == "NoOp" ? n.control_inputs : n.inputs) = std::move(inputs);
+    g.Add(std::move(n));
+  };
+  add("a", "Const", {});
+  add("b", "Const", {});
+  add("s", "AddN", {0, 1});
+  add("n", "NoOp", {2}, false);
+  add("lone", "Const", {});
+  return g;
+}
+
+class FetchTest : public ::testing::Test {
+ protected:
+  Status Read(const std::string& text) {
+    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml"))));
+    graph_.fetch.clear();
+    return ReadFetch(fields_, docs_.back()->root()["fetch"], &graph_);
+  }
+  Graph graph_ = SmallGraph();
+  FieldReader fields_{"g.yaml"};
+  std::vector<std::unique_ptr<YamlDocument>> docs_;
+};
+
+TEST_F(FetchTest, DefaultIsWhatNothingConsumesExceptNoOps) {
+  EXPECT_EQ(DefaultFetch(graph_), (std::vector<int>{4}));
+  ASSERT_TRUE(Read("other: 1").ok());
+  EXPECT_EQ(graph_.fetch, (std::vector<int>{4}));
+}
+
+TEST_F(FetchTest, ListedNamesInOrder) {
+  ASSERT_TRUE(Read("fetch: [s, a, n]").ok());
+  EXPECT_EQ(graph_.fetch, (std::vector<int>{2, 0, 3}));
+  EXPECT_EQ(Read("fetch: [ss]").message(), "g.yaml:1:9: fetch 'ss' names no node (did you mean 's'?)");
+  EXPECT_EQ(Read("fetch: [a, a]").message(), "g.yaml:1:12: 'a' is fetched twice");
+  EXPECT_EQ(Read("fetch: []").message(), "g.yaml:1:8: fetch is empty");
+  EXPECT_EQ(Read("fetch: a").message(), "g.yaml:1:8: fetch must be a list of node names");
+}
+
+}  // namespace
+}  // namespace tfrun

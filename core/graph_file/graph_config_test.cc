@@ -1,0 +1,51 @@
+#include "core/graph_file/graph_config.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace tfrun {
+namespace {
+
+class GraphConfigTest : public ::testing::Test {
+ protected:
+  Status Read(const std::string& text) {
+    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml"))));
+    config_ = GraphConfig();
+    return ReadGraphConfig(fields_, docs_.back()->root(), &config_);
+  }
+  GraphConfig config_;
+  FieldReader fields_{"g.yaml"};
+  std::vector<std::unique_ptr<YamlDocument>> docs_;
+};
+
+TEST_F(GraphConfigTest, EveryField) {
+  ASSERT_TRUE(Read(R"({log_device_placement: true, allow_soft_placement: TRUE, visible_device_list: "1,0",
+                      allow_growth: true, per_process_gpu_memory_fraction: 0.5, virtual_devices: [[1024, 512], [256]],
+                      tensor_float_32: false, intra_op_parallelism_threads: 2, inter_op_parallelism_threads: 3})")
+                  .ok());
+  EXPECT_TRUE(config_.log_device_placement);
+  EXPECT_TRUE(config_.allow_soft_placement);
+  EXPECT_EQ(config_.visible_device_list, "1,0");
+  EXPECT_TRUE(config_.allow_growth);
+  EXPECT_EQ(config_.per_process_gpu_memory_fraction, 0.5);
+  EXPECT_EQ(config_.virtual_devices, (std::vector<std::vector<double>>{{1024, 512}, {256}}));
+  EXPECT_FALSE(config_.tensor_float_32);
+  EXPECT_EQ(config_.intra_op_parallelism_threads, 2);
+  EXPECT_EQ(config_.inter_op_parallelism_threads, 3);
+  EXPECT_TRUE(Read("~").ok());
+}
+
+TEST_F(GraphConfigTest, Errors) {
+  EXPECT_EQ(Read("[1]").message(), "g.yaml:1:1: config must be a mapping");
+  EXPECT_EQ(Read("{allow_growth: yes}").message(), "g.yaml:1:16: allow_growth must be true or false");
+  EXPECT_EQ(Read("{per_process_gpu_memory_fraction: -0.1}").message(),
+            "g.yaml:1:35: per_process_gpu_memory_fraction must not be negative");
+  EXPECT_EQ(Read("{virtual_devices: [[0]]}").message(),
+            "g.yaml:1:21: a virtual device memory limit must be positive");
+  EXPECT_EQ(Read("{intra_op_parallelism_threads: 2000}").message(),
+            "g.yaml:1:32: intra_op_parallelism_threads must be an integer from 0 to 1024");
+}
+
+}  // namespace
+}  // namespace tfrun

@@ -1,0 +1,101 @@
+#include "core/graph_file/names_and_scopes.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <map>
+#include <random>
+
+namespace tfrun {
+namespace {
+
+// Graph.unique_name as tensorflow/python/framework/ops.py writes it.
+class OpsPyNamer {
+ public:
+  std::string Unique(const std::string& name) {
+    std::string key = name;
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    int i = names_in_use_[key];
+    names_in_use_[key] = i + 1;
+    if (i == 0) return name;
+    const std::string base_key = key;
+    while (names_in_use_.count(key)) {
+      key = base_key + "_" + std::to_string(i);
+      ++i;
+    }
+    names_in_use_[key] = 1;
+    return name + "_" + std::to_string(i - 1);
+  }
+
+ private:
+  std::map<std::string, int> names_in_use_;
+};
+
+TEST(UniqueNamerTest, GivesWhatOpsPyGives) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> bases = {"a", "A", "a_1", "a_2", "a_1_1", "Const", "const_3", "b"};
+  for (int trial = 0; trial < 200; ++trial) {
+    UniqueNamer ours;
+    OpsPyNamer reference;
+    for (int k = 0; k < 60; ++k) {
+      const std::string name = bases[rng() % bases.size()];
+      ASSERT_EQ(ours.Unique(name), reference.Unique(name)) << "trial " << trial << " call " << k;
+    }
+  }
+}
+
+TEST(UniqueNamerTest, ManyTakenSuffixesAreSkipped) {
+  UniqueNamer ours;
+  OpsPyNamer reference;
+  for (int i = 1; i <= 500; ++i) ASSERT_EQ(ours.Unique("x_" + std::to_string(i)), reference.Unique("x_" + std::to_string(i)));
+  for (int i = 0; i < 600; ++i) ASSERT_EQ(ours.Unique("x"), reference.Unique("x"));
+  EXPECT_EQ(ours.Unique("x"), "x_1100");
+}
+
+TEST(NodeNameTest, TensorFlowsOpNameRule) {
+  EXPECT_TRUE(IsValidNodeName("tower_1/a.b-c>d", false));
+  EXPECT_TRUE(IsValidNodeName(".hidden", false));
+  EXPECT_FALSE(IsValidNodeName("_x", false));
+  EXPECT_TRUE(IsValidNodeName("_x", true));
+  EXPECT_FALSE(IsValidNodeName("a b", false));
+  EXPECT_FALSE(IsValidNodeName("", false));
+}
+
+class ScopeReaderTest : public ::testing::Test {
+ protected:
+  YamlNode Entry(const std::string& text) {
+    doc_ = std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml")));
+    return doc_->root();
+  }
+  FieldReader fields_{"g.yaml"};
+  UniqueNamer namer_;
+  ScopeReader scopes_{fields_, &namer_};
+  std::unique_ptr<YamlDocument> doc_;
+};
+
+TEST_F(ScopeReaderTest, ScopesMergeDevicesAndMakeTheirNamesUnique) {
+  Scope outer;
+  outer.device = *DeviceSpec::Parse("/job:localhost/device:GPU:1");
+  outer.name_prefix = "tower/";
+  StatusOr<Scope> inner = scopes_.Enter(Entry("{device: /replica:0, name_scope: s, nodes: []}"), outer);
+  ASSERT_TRUE(inner.ok()) << inner.status().message();
+  EXPECT_EQ(inner->device.ToString(), "/job:localhost/replica:0/device:GPU:1");
+  EXPECT_EQ(inner->device_text, "/replica:0");
+  EXPECT_EQ(inner->name_prefix, "tower/s/");
+  EXPECT_EQ(scopes_.Enter(Entry("{name_scope: s, nodes: []}"), outer)->name_prefix, "tower/s_1/");
+}
+
+TEST_F(ScopeReaderTest, EmptyDeviceClearsAndErrorsNameTheNode) {
+  Scope outer;
+  outer.device = *DeviceSpec::Parse("/gpu:0");
+  StatusOr<Scope> cleared = scopes_.ForNode(Entry("''"), outer, "n");
+  ASSERT_TRUE(cleared.ok());
+  EXPECT_TRUE(cleared->device.empty());
+  StatusOr<Scope> bad = scopes_.ForNode(Entry("[1]"), outer, "n");
+  EXPECT_EQ(bad.status().message(), "g.yaml:1:1: node 'n': device must be a string such as /gpu:0");
+  EXPECT_EQ(scopes_.Enter(Entry("{nodes: [], nmae_scope: x}"), outer).status().message(),
+            "g.yaml:1:13: unknown key 'nmae_scope' in a scope (did you mean 'name_scope'?)");
+}
+
+}  // namespace
+}  // namespace tfrun

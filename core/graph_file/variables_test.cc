@@ -1,0 +1,65 @@
+#include "core/graph_file/variables.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace tfrun {
+namespace {
+
+class VariablesTest : public ::testing::Test {
+ protected:
+  Status Expand(const std::string& entry, const std::string& device, const std::string& base) {
+    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(entry, "g.yaml"))));
+    Scope scope;
+    if (!device.empty()) {
+      scope.device = *DeviceSpec::Parse(device);
+      scope.device_text = device;
+    }
+    return variables_.Expand(docs_.back()->root(), scope, base);
+  }
+  std::vector<std::string> Lines() const {
+    std::vector<std::string> lines;
+    for (const Node& n : graph_.nodes) lines.push_back(n.name + " " + n.op + " " + n.requested_device.ToString());
+    return lines;
+  }
+  Graph graph_;
+  FieldReader fields_{"g.yaml"};
+  UniqueNamer namer_;
+  GraphBuilder builder_{fields_, &graph_, [](const std::string&) { return false; }};
+  TensorLiteralReader literals_{fields_, "", 1 << 20};
+  VariableExpander variables_{&builder_, &namer_, &literals_};
+  std::vector<std::unique_ptr<YamlDocument>> docs_;
+};
+
+TEST_F(VariablesTest, FourNodesColocatedAndOneInitializer) {
+  ASSERT_TRUE(Expand("{shape: [2], value: [1, 2]}", "/gpu:0", "v").ok());
+  variables_.AddInitializer();
+  EXPECT_EQ(Lines(), (std::vector<std::string>{"v/initial_value Const /device:GPU:0", "v VariableV2 /device:GPU:0",
+                                               "v/Assign Assign /device:GPU:0", "v/read Identity /device:GPU:0",
+                                               "init NoOp /device:GPU:0"}));
+  EXPECT_EQ(graph_.nodes[2].inputs, (std::vector<int>{1, 0}));
+  EXPECT_EQ(graph_.nodes[4].control_inputs, std::vector<int>{2});
+  for (int id : {1, 2, 3}) EXPECT_EQ(graph_.nodes[id].variable, "v");
+  EXPECT_EQ(graph_.nodes[1].shape, Shape{2});
+}
+
+TEST_F(VariablesTest, InitializerHasNoDeviceWhenTheAssignsDiffer) {
+  ASSERT_TRUE(Expand("{value: 1}", "/gpu:0", "v").ok());
+  ASSERT_TRUE(Expand("{value: 1}", "/cpu:0", "v").ok());
+  variables_.AddInitializer();
+  EXPECT_EQ(graph_.nodes.back().name, "init");
+  EXPECT_TRUE(graph_.nodes.back().requested_device.empty());
+  EXPECT_EQ(graph_.nodes[4].name, "v_1/initial_value");
+  EXPECT_EQ(graph_.nodes.back().control_inputs, (std::vector<int>{2, 6}));
+}
+
+TEST_F(VariablesTest, NoVariablesNoInitializerAndDataErrorsNameTheVariable) {
+  variables_.AddInitializer();
+  EXPECT_TRUE(graph_.nodes.empty());
+  EXPECT_EQ(Expand("{shape: [2], value: [1, 2, 3]}", "", "w").message(),
+            "g.yaml:1:28: node 'w': value has more than the 2 elements its shape holds");
+}
+
+}  // namespace
+}  // namespace tfrun
