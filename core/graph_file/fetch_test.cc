@@ -1,8 +1,8 @@
 #include "core/graph_file/fetch.h"
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
-#include <memory>
 
 namespace tfrun {
 namespace {
@@ -30,13 +30,12 @@ Graph SmallGraph() {
 class FetchTest : public ::testing::Test {
  protected:
   Status Read(const std::string& text) {
-    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml"))));
     graph_.fetch.clear();
-    return ReadFetch(fields_, docs_.back()->root()["fetch"], &graph_);
+    return ReadFetch(fields_, texts_.Parse(text)["fetch"], &graph_);
   }
   Graph graph_ = SmallGraph();
   FieldReader fields_{"g.yaml"};
-  std::vector<std::unique_ptr<YamlDocument>> docs_;
+  YamlTexts texts_;
 };
 
 TEST_F(FetchTest, DefaultIsWhatNothingConsumesExceptNoOps) {

@@ -1,24 +1,20 @@
 #include "core/graph_file/graph_builder.h"
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
-#include <memory>
 
 namespace tfrun {
 namespace {
 
 class GraphBuilderTest : public ::testing::Test {
  protected:
-  YamlNode Entry(const std::string& text) {
-    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml"))));
-    return docs_.back()->root();
-  }
   // Adds a node of `op` named `name` whose entry is `entry`.
   StatusOr<int> Add(const std::string& name, const std::string& op, const std::string& entry) {
     Node node;
     node.name = name;
     node.op = op;
-    const YamlNode e = Entry(entry);
+    const YamlNode e = texts_.Parse(entry);
     TFRUN_RETURN_IF_ERROR(builder_.ReadInputs(e, *FindOp(op), &node));
     if (op == "Const") {
       node.value = *Tensor::AllocateHost(DType::kFloat32, {2});
@@ -33,7 +29,7 @@ class GraphBuilderTest : public ::testing::Test {
                           asked_.push_back(name);
                           return name == "later";
                         }};
-  std::vector<std::unique_ptr<YamlDocument>> docs_;
+  YamlTexts texts_;
 };
 
 TEST_F(GraphBuilderTest, InputsResolveToEarlierNodesAndConsumersAreKept) {

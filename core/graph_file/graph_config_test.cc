@@ -1,8 +1,8 @@
 #include "core/graph_file/graph_config.h"
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
-#include <memory>
 
 namespace tfrun {
 namespace {
@@ -10,13 +10,12 @@ namespace {
 class GraphConfigTest : public ::testing::Test {
  protected:
   Status Read(const std::string& text) {
-    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml"))));
     config_ = GraphConfig();
-    return ReadGraphConfig(fields_, docs_.back()->root(), &config_);
+    return ReadGraphConfig(fields_, texts_.Parse(text), &config_);
   }
   GraphConfig config_;
   FieldReader fields_{"g.yaml"};
-  std::vector<std::unique_ptr<YamlDocument>> docs_;
+  YamlTexts texts_;
 };
 
 TEST_F(GraphConfigTest, EveryField) {

@@ -1,4 +1,5 @@
 #include "core/graph_file/names_and_scopes.h"
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
@@ -63,14 +64,11 @@ TEST(NodeNameTest, TensorFlowsOpNameRule) {
 
 class ScopeReaderTest : public ::testing::Test {
  protected:
-  YamlNode Entry(const std::string& text) {
-    doc_ = std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml")));
-    return doc_->root();
-  }
+  YamlNode Entry(const std::string& text) { return texts_.Parse(text); }
   FieldReader fields_{"g.yaml"};
   UniqueNamer namer_;
   ScopeReader scopes_{fields_, &namer_};
-  std::unique_ptr<YamlDocument> doc_;
+  YamlTexts texts_;
 };
 
 TEST_F(ScopeReaderTest, ScopesMergeDevicesAndMakeTheirNamesUnique) {

@@ -1,8 +1,8 @@
 #include "core/graph_file/tensor_literal.h"
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
-#include <memory>
 
 namespace tfrun {
 namespace {
@@ -15,9 +15,8 @@ class TensorLiteralTest : public ::testing::Test {
       literals_ = std::make_unique<TensorLiteralReader>(fields_, "testdata/npy/", budget);
       budget_ = budget;
     }
-    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(entry, "g.yaml"))));
     Node node;
-    Status s = literals_->Read(docs_.back()->root(), "c", &node);
+    Status s = literals_->Read(texts_.Parse(entry), "c", &node);
     if (!s.ok()) return s;
     return node;
   }
@@ -29,7 +28,7 @@ class TensorLiteralTest : public ::testing::Test {
   FieldReader fields_{"g.yaml"};
   std::unique_ptr<TensorLiteralReader> literals_;
   int64_t budget_ = 0;
-  std::vector<std::unique_ptr<YamlDocument>> docs_;
+  YamlTexts texts_;
 };
 
 TEST_F(TensorLiteralTest, FlatNestedAndFilledValues) {

@@ -1,8 +1,8 @@
 #include "core/graph_file/variables.h"
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
-#include <memory>
 
 namespace tfrun {
 namespace {
@@ -10,13 +10,12 @@ namespace {
 class VariablesTest : public ::testing::Test {
  protected:
   Status Expand(const std::string& entry, const std::string& device, const std::string& base) {
-    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(entry, "g.yaml"))));
     Scope scope;
     if (!device.empty()) {
       scope.device = *DeviceSpec::Parse(device);
       scope.device_text = device;
     }
-    return variables_.Expand(docs_.back()->root(), scope, base);
+    return variables_.Expand(texts_.Parse(entry), scope, base);
   }
   std::vector<std::string> Lines() const {
     std::vector<std::string> lines;
@@ -29,7 +28,7 @@ class VariablesTest : public ::testing::Test {
   GraphBuilder builder_{fields_, &graph_, [](const std::string&) { return false; }};
   TensorLiteralReader literals_{fields_, "", 1 << 20};
   VariableExpander variables_{&builder_, &namer_, &literals_};
-  std::vector<std::unique_ptr<YamlDocument>> docs_;
+  YamlTexts texts_;
 };
 
 TEST_F(VariablesTest, FourNodesColocatedAndOneInitializer) {

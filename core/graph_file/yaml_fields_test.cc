@@ -1,20 +1,17 @@
 #include "core/graph_file/yaml_fields.h"
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
-#include <memory>
 
 namespace tfrun {
 namespace {
 
 class YamlFieldsTest : public ::testing::Test {
  protected:
-  YamlNode Yaml(const std::string& text) {
-    docs_.push_back(std::make_unique<YamlDocument>(std::move(*ParseYaml(text, "g.yaml"))));
-    return docs_.back()->root();
-  }
+  YamlNode Yaml(const std::string& text) { return texts_.Parse(text); }
   FieldReader fields_{"g.yaml"};
-  std::vector<std::unique_ptr<YamlDocument>> docs_;
+  YamlTexts texts_;
 };
 
 TEST_F(YamlFieldsTest, KeysAreCheckedInFileOrder) {
