@@ -1,8 +1,8 @@
 #include "core/graph_file/graph_config.h"
-#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 namespace tfrun {
 namespace {

@@ -1,11 +1,12 @@
 #include "core/graph_file/names_and_scopes.h"
-#include "core/graph_file/yaml_texts_for_tests.h"
 
 #include <gtest/gtest.h>
 
 #include <cctype>
 #include <map>
 #include <random>
+
+#include "core/graph_file/yaml_texts_for_tests.h"
 
 namespace tfrun {
 namespace {
