@@ -224,6 +224,37 @@ Piece ParsePiece(const char* begin, const char* end, int line_offset) {
   return piece;
 }
 
+// Whether the piece's last scalar is a quoted one whose closing quote is
+// not in `text` (the piece's text, whose first line is `first_line`). A
+// scalar whose mark is not at its quote (a tag or anchor before it) counts
+// as open: it cannot be checked, and the caller parses the whole text.
+bool EndsInOpenQuote(const Piece& piece, std::string_view text, int first_line) {
+  auto last = std::find_if(piece.items.rbegin(), piece.items.rend(),
+                           [](const Item& item) { return item.kind != Kind::kNull; });
+  if (last == piece.items.rend() || last->kind != Kind::kScalar || !last->quoted) return false;
+  size_t pos = 0;
+  for (int line = first_line; line < last->line && pos != std::string_view::npos; ++line) {
+    pos = text.find('\n', pos);
+    if (pos != std::string_view::npos) ++pos;
+  }
+  if (pos == std::string_view::npos) return true;
+  pos += static_cast<size_t>(last->column);
+  if (pos >= text.size() || (text[pos] != '\'' && text[pos] != '"')) return true;
+  const char quote = text[pos];
+  for (size_t k = pos + 1; k < text.size(); ++k) {
+    if (quote == '"' && text[k] == '\\') {
+      ++k;  // an escaped character, a quote included
+    } else if (text[k] == quote) {
+      if (quote == '\'' && k + 1 < text.size() && text[k + 1] == '\'') {
+        ++k;  // '' is a single quote inside single quotes
+      } else {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 int CountLines(std::string_view text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace
@@ -271,6 +302,13 @@ class YamlDocumentParser {
       try {
         pieces[i] = ParsePiece(text.data() + from, text.data() + to, start_lines[i]);
       } catch (const std::exception&) {
+        failed[i] = true;
+        return;
+      }
+      // yaml-cpp ends a quoted scalar that is still open at the end of its
+      // input without an error; in the whole text it would run on past the
+      // cut.
+      if (i + 1 < starts.size() && EndsInOpenQuote(pieces[i], text.substr(from, to - from), start_lines[i])) {
         failed[i] = true;
         return;
       }

@@ -255,10 +255,17 @@ TEST(YamlDocumentTest, EveryCutOfABadFileReportsTheWholeFilesError) {
   // piece, a quoted scalar and a flow list spanning a cut, a syntax error
   // late in the file, and nesting near yaml-cpp's limit.
   const std::string good = GeneratedFile(40, 2, true);
+  std::string plain_entries;  // no quote to close an open one
+  for (int i = 0; i < 40; ++i) plain_entries += "  - {op: Const, value: " + std::to_string(i) + "}\n";
   const std::vector<std::string> bad = {
       good + "broken: [\n",
       "nodes:\n  - &a {x: 1}\n" + Entries(40, 2) + "  - *a\n  - *b\n",
       "nodes:\n  - 'open\n" + Entries(40, 2) + "  - closed'\n",
+      // yaml-cpp ends a quote still open at the end of the text without an
+      // error, so a piece that stops inside one parses (found by the fuzzer).
+      "nodes:\n  - 'open\n" + plain_entries,
+      "nodes:\n  - {a: \"open\\\"\n" + plain_entries,
+      "nodes:\n  - 'it''s\n" + plain_entries,
       "nodes:\n  - [open,\n" + Entries(40, 2) + "  - closed]\n",
       "nodes:\n" + Entries(40, 2) + "  - " + std::string(497, '[') + std::string(497, ']') + "\n",
       // After the list, lines that alone would be the root map's but after
