@@ -55,7 +55,7 @@ def write_chain(path, n):
 
 
 TF_CHAIN = r"""
-import os, resource, sys, time
+import sys, time
 t0 = time.perf_counter()
 import tensorflow as tf
 t1 = time.perf_counter()
@@ -78,7 +78,7 @@ config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
 with tf.compat.v1.Session(graph=g, config=config) as s:
     s.run(prev)  # the first run places the graph, then runs it
 t3 = time.perf_counter()
-print(t1 - t0, t2 - t1, t3 - t2, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(t1 - t0, t2 - t1, t3 - t2)
 """
 
 
@@ -115,14 +115,15 @@ def tfrun_phases(tfrun, graph, tmp):
 
 
 def tf_chain(python, n, repeat):
+    """Median import, build and place+run seconds and peak RSS (MB, GNU time)."""
     runs = []
     for _ in range(repeat):
-        out = subprocess.run([python, "-c", TF_CHAIN, str(n)], capture_output=True, text=True,
-                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES=""))
+        out = subprocess.run(["/usr/bin/time", "-f", "%M", python, "-c", TF_CHAIN, str(n)], capture_output=True,
+                             text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES=""))
         if out.returncode != 0:
             raise RuntimeError(f"TensorFlow failed:\n{out.stderr[-2000:]}")
-        imp, build, place_run, maxrss_kb = out.stdout.split()
-        runs.append((float(imp), float(build), float(place_run), int(maxrss_kb) / 1024))
+        imp, build, place_run = out.stdout.split()
+        runs.append((float(imp), float(build), float(place_run), int(out.stderr.strip().splitlines()[-1]) / 1024))
     return [statistics.median(x) for x in zip(*runs)]
 
 

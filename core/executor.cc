@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstring>
 #include <map>
-#include <unordered_map>
 
 namespace tfrun {
 
@@ -59,7 +58,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
   std::vector<Tensor> outputs(n);
   // An output's copies into other memories, by producer: made once per
   // (producer, memory), dropped with the output.
-  std::unordered_map<int, std::vector<std::pair<Allocator*, Tensor>>> copies;
+  std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies(n);
   // Asynchronous devices time each node's work on the device, not launch.
   std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
   result->node_ms.resize(n, 0.0);
@@ -130,7 +129,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     for (int in : node.inputs) {
       if (--uses[in] == 0) {  // last use: free it and its copies
         outputs[in] = Tensor();
-        copies.erase(in);
+        copies[in].clear();
       }
     }
     if (uses[id] == 0) outputs[id] = Tensor();

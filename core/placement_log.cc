@@ -39,6 +39,7 @@ std::string PlacementLines(const Graph& graph, const DeviceSet& devices,
     }
     return out;
   }
+  out.reserve(placement.log_order.size() * 72);  // a line is about that long
   for (int id : placement.log_order) {
     const Node& node = graph.nodes[id];
     const std::string device = PrintedName(devices[placement.device_of[id]], profile);
