@@ -14,7 +14,7 @@ GPUs, as a generating script would write it:
 run as `tfrun G --devices testdata/topologies/k20m_x4.yaml --soft-placement
 --log-placement` (standard output to /dev/null). For each size:
   - end to end: process wall time and peak RSS (GNU time), median of the
-    repeats;
+    rounds (each round runs every size once);
   - per phase, from a second run with --json: load (parse + build),
     placement and the run, each with the peak RSS at its end;
   - TensorFlow (when TFRUN_BENCH_TF_PYTHON names a Python that has it, up to
@@ -138,23 +138,30 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     tf_python = os.environ.get("TFRUN_BENCH_TF_PYTHON")
     print(f"# tfrun graph scaling: AddN chain over /cpu:0 and 4 simulated GPUs, {os.cpu_count()} cores, "
-          f"median of {a.repeat}")
-    header = (f"{'nodes':>9} | {'wall s':>7} | {'us/node':>7} | {'peak MB':>7} | {'load s':>6} {'MB':>5} | "
+          f"median of {a.repeat} rounds (the sizes alternate within a round, so that a machine whose speed "
+          f"drifts slows all alike)")
+    header = (f"{'nodes':>9} | {'wall s':>7} {'(range)':>15} | {'us/node':>7} | {'peak MB':>7} | {'load s':>6} {'MB':>5} | "
               f"{'place s':>7} {'MB':>5} | {'run s':>6} {'MB':>5}")
     print(header)
     print("-" * len(header))
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        graph = os.path.join(tmp, "chain.yaml")
+        graphs = {}
         for n in sizes:
-            write_chain(graph, n)
-            ends = [timed(tfrun_cmd(a.tfrun, graph)) for _ in range(a.repeat)]
-            wall = statistics.median(w for w, _ in ends)
-            peak = statistics.median(m for _, m in ends)
-            phases = tfrun_phases(a.tfrun, graph, tmp)
+            graphs[n] = os.path.join(tmp, f"chain{n}.yaml")
+            write_chain(graphs[n], n)
+        ends = {n: [] for n in sizes}
+        for _ in range(a.repeat):
+            for n in sizes:
+                ends[n].append(timed(tfrun_cmd(a.tfrun, graphs[n])))
+        for n in sizes:
+            walls = [w for w, _ in ends[n]]
+            wall = statistics.median(walls)
+            peak = statistics.median(m for _, m in ends[n])
+            phases = tfrun_phases(a.tfrun, graphs[n], tmp)
             results[n] = (wall, peak, phases)
-            print(f"{n:>9} | {wall:7.3f} | {wall / n * 1e6:7.2f} | {peak:7.1f} | "
-                  f"{phases['load'][0]:6.3f} {phases['load'][1]:5.0f} | "
+            print(f"{n:>9} | {wall:7.3f} {f'({min(walls):.3f}-{max(walls):.3f})':>15} | {wall / n * 1e6:7.2f} | "
+                  f"{peak:7.1f} | {phases['load'][0]:6.3f} {phases['load'][1]:5.0f} | "
                   f"{phases['place'][0]:7.3f} {phases['place'][1]:5.0f} | "
                   f"{phases['run'][0]:6.3f} {phases['run'][1]:5.0f}")
     print()

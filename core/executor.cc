@@ -129,7 +129,7 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     for (int in : node.inputs) {
       if (--uses[in] == 0) {  // last use: free it and its copies
         outputs[in] = Tensor();
-        copies[in].clear();
+        std::vector<std::pair<Allocator*, Tensor>>().swap(copies[in]);  // its memory too, not just its tensors
       }
     }
     if (uses[id] == 0) outputs[id] = Tensor();
