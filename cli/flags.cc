@@ -1,6 +1,7 @@
 #include "cli/flags.h"
 
 #include "core/allocator.h"
+#include "core/compat_profile.h"
 
 namespace tfrun {
 
@@ -24,8 +25,8 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_flag("--no-soft-placement", options->no_soft_placement,
                 "turn soft placement off, also where it is the default (--compat eager)");
   app->add_option("--fetch", options->fetch, "node to run and print (repeatable); overrides fetch:");
-  app->add_option("--compat", options->compat, "output style: tf2 (default), tf1, tf0, eager")
-      ->check(CLI::IsMember({"tf2", "tf1", "tf0", "eager"}));
+  app->add_option("--compat", options->compat, "output style of an era (default tf2)")
+      ->check(CLI::IsMember(ProfileNames()));
   app->add_option("--json", options->json_path, "write a JSON report to FILE (- for standard output)");
   app->add_option("--out", options->out_dir, "write each fetched tensor as DIR/NAME.npy");
   app->add_option("--dot", options->dot_path, "write the placed graph as Graphviz DOT to FILE");

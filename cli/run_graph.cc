@@ -37,7 +37,7 @@ Status GraphRun::Run(std::string* stdout_text) {
   const auto t0 = Clock::now();
   profile_ = FindProfile(options_.compat);
   if (profile_ == nullptr) {
-    return BadInput(fmt::format("--compat {}: expected tf2, tf1, tf0 or eager", options_.compat));
+    return BadInput(fmt::format("--compat {}: expected one of {}", options_.compat, fmt::join(ProfileNames(), ", ")));
   }
   TFRUN_RETURN_IF_ERROR(Load());
   TFRUN_RETURN_IF_ERROR(ResolveFetch());

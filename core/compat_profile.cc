@@ -3,13 +3,14 @@
 namespace tfrun {
 namespace {
 
+// The default first: --compat lists them in this order.
 constexpr CompatProfile kProfiles[] = {
-    {"tf0", true, false, PlacementLineStyle::kNameDevice, ImportOrder::kStack,
-     false, true, false, false, PlacementErrorStyle::kTf0},
-    {"tf1", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kStack,
-     true, false, false, false, PlacementErrorStyle::kTf1},
     {"tf2", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kFile,
      true, false, false, false, PlacementErrorStyle::kTf2},
+    {"tf1", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kStack,
+     true, false, false, false, PlacementErrorStyle::kTf1},
+    {"tf0", true, false, PlacementLineStyle::kNameDevice, ImportOrder::kStack,
+     false, true, false, false, PlacementErrorStyle::kTf0},
     {"eager", false, true, PlacementLineStyle::kExecutingOp, ImportOrder::kFile,
      true, false, true, true, PlacementErrorStyle::kEager},
 };
@@ -21,6 +22,12 @@ const CompatProfile* FindProfile(std::string_view name) {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+std::vector<std::string> ProfileNames() {
+  std::vector<std::string> names;
+  for (const CompatProfile& p : kProfiles) names.emplace_back(p.name);
+  return names;
 }
 
 }  // namespace tfrun

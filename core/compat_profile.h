@@ -2,7 +2,9 @@
 // one placer read these fields; nothing branches on the profile's name.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace tfrun {
 
@@ -34,5 +36,8 @@ struct CompatProfile {
 
 // nullptr for an unknown name.
 const CompatProfile* FindProfile(std::string_view name);
+
+// Every profile's name, in the table's order (for --compat's choices).
+std::vector<std::string> ProfileNames();
 
 }  // namespace tfrun
