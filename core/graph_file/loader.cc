@@ -125,6 +125,11 @@ class GraphFileLoader {
     if (!list.IsSequence()) return fields_.ErrorAt(list, "'nodes' must be a list");
     for (const YamlNode& entry : list.Elements()) {
       if (!entry.IsMap()) return fields_.ErrorAt(entry, "each entry of 'nodes' must be a mapping (a node or a scope)");
+      if (++entries_read_ > EntryBudget()) {
+        return fields_.ErrorAt(entry, fmt::format("more than {} nodes and scopes (twice the node-count limit, "
+                                                  "--max-nodes)",
+                                                  EntryBudget()));
+      }
       if (const YamlNode nested = entry["nodes"]) {
         TFRUN_ASSIGN_OR_RETURN(const Scope inner, scopes_.Enter(entry, scope));
         TFRUN_RETURN_IF_ERROR(ReadNodeList(nested, inner, depth + 1));
@@ -185,6 +190,12 @@ class GraphFileLoader {
     namer_.Reserve(n);
   }
 
+  // Entries of 'nodes' lists (nodes and scopes) read at most. Without
+  // aliases a file holds each entry once; scopes repeated through aliases
+  // (a scope "bomb") could make 2^60 of them, and the node-count limit
+  // alone never stops empty scopes.
+  int64_t EntryBudget() const { return 2 * static_cast<int64_t>(limits_.max_nodes); }
+
   // The keys a node of `def`'s op may have, computed once per op.
   const std::vector<std::string>& KeysOf(const OpDef& def) {
     std::vector<std::string>& keys = node_keys_[def.type];
@@ -208,7 +219,7 @@ class GraphFileLoader {
   void CollectExplicitNames(const YamlNode& list, const std::string& prefix, int depth) {
     if (!list.IsSequence() || depth > limits_.max_depth) return;
     for (const YamlNode& entry : list.Elements()) {
-      if (!entry.IsMap()) continue;
+      if (!entry.IsMap() || ++entries_named_ > EntryBudget()) continue;
       if (const YamlNode nested = entry["nodes"]) {
         const YamlNode ns = entry["name_scope"];
         CollectExplicitNames(nested, ns && ns.IsScalar() ? prefix + ns.ScalarString() + "/" : prefix, depth + 1);
@@ -229,6 +240,8 @@ class GraphFileLoader {
   VariableExpander variables_;
   std::unordered_map<std::string_view, std::vector<std::string>> node_keys_;
   std::optional<std::unordered_set<std::string>> explicit_names_;
+  int64_t entries_read_ = 0;
+  int64_t entries_named_ = 0;
 };
 
 }  // namespace
