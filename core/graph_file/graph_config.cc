@@ -1,5 +1,7 @@
 #include "core/graph_file/graph_config.h"
 
+#include <fmt/format.h>
+
 namespace tfrun {
 namespace {
 
@@ -13,13 +15,21 @@ const std::vector<std::string> kConfigKeys = {"log_device_placement",
                                               "intra_op_parallelism_threads",
                                               "inter_op_parallelism_threads"};
 
+// More logical GPUs than any machine has: only aliases repeating a long
+// list could make this many, and reading them would take for ever.
+constexpr int kMaxVirtualDevices = 4096;
+
 // gpu_options.experimental.virtual_devices: MB per logical GPU, per GPU.
 Status ReadVirtualDevices(const FieldReader& fields, const YamlNode& v, GraphConfig* cfg) {
   if (!v.IsSequence()) return fields.ErrorAt(v, "virtual_devices must be a list of lists of memory limits in MB");
+  int count = 0;
   for (const YamlNode& gpu : v.Elements()) {
     if (!gpu.IsSequence()) return fields.ErrorAt(gpu, "each virtual_devices entry must be a list of memory limits in MB");
     std::vector<double> limits;
     for (const YamlNode& mb : gpu.Elements()) {
+      if (++count > kMaxVirtualDevices) {
+        return fields.ErrorAt(mb, fmt::format("virtual_devices lists more than {} logical GPUs", kMaxVirtualDevices));
+      }
       double x = 0;
       TFRUN_RETURN_IF_ERROR(fields.ReadDouble(mb, "a virtual device memory limit", &x));
       if (x <= 0) return fields.ErrorAt(mb, "a virtual device memory limit must be positive");

@@ -42,6 +42,14 @@ TEST_F(GraphConfigTest, Errors) {
             "g.yaml:1:35: per_process_gpu_memory_fraction must not be negative");
   EXPECT_EQ(Read("{virtual_devices: [[0]]}").message(),
             "g.yaml:1:21: a virtual device memory limit must be positive");
+  // Aliases can repeat a long list; the count is what is checked.
+  EXPECT_EQ(Read("{virtual_devices: [&g [1, 1, 1, 1, 1, 1, 1, 1], " + [] {
+              std::string aliases;
+              for (int i = 0; i < 600; ++i) aliases += "*g, ";
+              return aliases;
+            }() + "*g]}")
+                .message(),
+            "g.yaml:1:24: virtual_devices lists more than 4096 logical GPUs");
   EXPECT_EQ(Read("{intra_op_parallelism_threads: 2000}").message(),
             "g.yaml:1:32: intra_op_parallelism_threads must be an integer from 0 to 1024");
 }
