@@ -131,7 +131,6 @@ struct Piece {
   std::vector<Item> items;
   std::string text;
   uint32_t root = kNone;
-  size_t max_depth = 0;
 };
 
 // Builds a Piece from yaml-cpp's events, as YAML::NodeBuilder builds its tree.
@@ -198,7 +197,6 @@ class PieceBuilder final : public YAML::EventHandler {
   void Open(uint32_t index, YAML::EmitterStyle::value style) {
     piece_->items[index].flow = style == YAML::EmitterStyle::Flow;
     open_.push_back({index, kNone});
-    piece_->max_depth = std::max(piece_->max_depth, open_.size());
   }
 
   Piece* piece_;
@@ -222,37 +220,6 @@ Piece ParsePiece(const char* begin, const char* end, int line_offset) {
   PieceBuilder builder(&piece, line_offset);
   parser.HandleNextDocument(builder);
   return piece;
-}
-
-// Whether the piece's last scalar is a quoted one whose closing quote is
-// not in `text` (the piece's text, whose first line is `first_line`). A
-// scalar whose mark is not at its quote (a tag or anchor before it) counts
-// as open: it cannot be checked, and the caller parses the whole text.
-bool EndsInOpenQuote(const Piece& piece, std::string_view text, int first_line) {
-  auto last = std::find_if(piece.items.rbegin(), piece.items.rend(),
-                           [](const Item& item) { return item.kind != Kind::kNull; });
-  if (last == piece.items.rend() || last->kind != Kind::kScalar || !last->quoted) return false;
-  size_t pos = 0;
-  for (int line = first_line; line < last->line && pos != std::string_view::npos; ++line) {
-    pos = text.find('\n', pos);
-    if (pos != std::string_view::npos) ++pos;
-  }
-  if (pos == std::string_view::npos) return true;
-  pos += static_cast<size_t>(last->column);
-  if (pos >= text.size() || (text[pos] != '\'' && text[pos] != '"')) return true;
-  const char quote = text[pos];
-  for (size_t k = pos + 1; k < text.size(); ++k) {
-    if (quote == '"' && text[k] == '\\') {
-      ++k;  // an escaped character, a quote included
-    } else if (text[k] == quote) {
-      if (quote == '\'' && k + 1 < text.size() && text[k + 1] == '\'') {
-        ++k;  // '' is a single quote inside single quotes
-      } else {
-        return false;
-      }
-    }
-  }
-  return true;
 }
 
 int CountLines(std::string_view text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
@@ -285,108 +252,175 @@ class YamlDocumentParser {
 
  private:
   // Parses the pieces on separate cores; nullopt (parse the whole instead)
-  // when any piece fails or is not of the shape the cuts expect.
+  // when any piece or seam fails or is not of the shape the cuts expect.
   static std::optional<YamlDocument> ParseInPieces(std::string_view text, const YamlCuts& cuts) {
     std::vector<size_t> starts = {0};
-    starts.insert(starts.end(), cuts.cuts.begin(), cuts.cuts.end());
-    const bool has_tail = cuts.tail < text.size();
-    if (has_tail) starts.push_back(cuts.tail);
-    const size_t body = starts.size() - (has_tail ? 1 : 0);
-    std::vector<Piece> pieces(starts.size());
-    std::vector<bool> failed(starts.size(), false);
+    for (const YamlCut& cut : cuts.cuts) starts.push_back(cut.at);
+    const size_t count = starts.size();
     std::vector<int> start_lines;
     for (size_t start : starts) start_lines.push_back(CountLines(text.substr(0, start)));
-    auto parse = [&](size_t i) {
-      const size_t from = starts[i];
-      const size_t to = i + 1 < starts.size() ? starts[i + 1] : text.size();
-      try {
-        pieces[i] = ParsePiece(text.data() + from, text.data() + to, start_lines[i]);
-      } catch (const std::exception&) {
-        failed[i] = true;
-        return;
-      }
-      // yaml-cpp ends a quoted scalar that is still open at the end of its
-      // input without an error; in the whole text it would run on past the
-      // cut.
-      if (i + 1 < starts.size() && EndsInOpenQuote(pieces[i], text.substr(from, to - from), start_lines[i])) {
-        failed[i] = true;
-        return;
-      }
-      // yaml-cpp marks an empty value, and the end of a collection, with the
-      // next token's position. At a cut the whole text's next token is the
-      // entry's "-" at the list's column; the piece has its end there, at
-      // column 0.
-      if (i + 1 < body) {
-        for (Item& item : pieces[i].items) {
-          if (item.line == start_lines[i + 1] && item.column == 0) item.column = cuts.indent;
-        }
-      }
-    };
-    // One task per piece of the list; the last also takes the tail (the
-    // root map's remaining keys), which is short.
+    std::vector<Piece> pieces(count);
+    std::vector<char> failed(count, 0);
     ParallelFor(
-        static_cast<int64_t>(body),
+        static_cast<int64_t>(count),
         [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
-            parse(i);
-            if (has_tail && static_cast<size_t>(i) + 1 == body) parse(body);
+            const size_t to = i + 1 < static_cast<int64_t>(count) ? starts[i + 1] : text.size();
+            const std::string_view piece = text.substr(starts[i], to - starts[i]);
+            // The first piece is the file's start; the others are parsed
+            // behind a `nodes:` line, in the same context as in the file.
+            std::optional<Piece> parsed = i == 0 ? ParseText(piece, 0) : ParseListPiece(piece, start_lines[i]);
+            if (!parsed) {
+              failed[i] = 1;
+              continue;
+            }
+            pieces[i] = std::move(*parsed);
+            if (i + 1 < static_cast<int64_t>(count)) MarkEndAtCut(&pieces[i], start_lines[i + 1], cuts.indent);
           }
         },
-        1, static_cast<int>(body));
-    for (bool f : failed) {
-      if (f) return std::nullopt;
+        1, static_cast<int>(count));
+    if (std::count(failed.begin(), failed.end(), 1) != 0) return std::nullopt;
+
+    const std::optional<uint32_t> head_list =
+        HeadList(pieces[0], CountLines(text.substr(0, cuts.first_entry)), cuts.indent);
+    if (!head_list) return std::nullopt;
+    std::vector<uint32_t> lists = {*head_list};
+    for (size_t i = 1; i < count; ++i) {
+      const std::optional<uint32_t> list = PieceList(pieces[i], start_lines[i], cuts.indent, i + 1 == count);
+      if (!list) return std::nullopt;
+      lists.push_back(*list);
     }
-    return Splice(std::move(pieces), cuts.indent, CountLines(text.substr(0, cuts.first_entry)), has_tail);
+    for (size_t j = 0; j < cuts.cuts.size(); ++j) {
+      if (!SeamAgrees(text, cuts, cuts.cuts[j], pieces[j], lists[j], pieces[j + 1], lists[j + 1])) {
+        return std::nullopt;
+      }
+    }
+    return Splice(std::move(pieces), lists);
   }
 
-  // The head is the root map up to the list's first entries; the middle
-  // pieces are block lists of more entries at the list's column; the tail
-  // (if any) is the rest of the root map.
-  static std::optional<YamlDocument> Splice(std::vector<Piece> pieces, int indent, int first_entry_line,
-                                            bool has_tail) {
-    const size_t middle_end = pieces.size() - (has_tail ? 1 : 0);
-    // The parse of a middle piece starts one level shallower than in the
-    // whole file; near yaml-cpp's depth limit that could hide its error.
-    for (size_t i = 1; i < pieces.size(); ++i) {
-      if (pieces[i].max_depth + 8 >= 500) return std::nullopt;
-    }
-    const Piece& head = pieces[0];
-    if (head.root == kNone || head.items[head.root].kind != Kind::kMap || head.items[head.root].flow) {
+  static std::optional<Piece> ParseText(std::string_view text, int line_offset) {
+    try {
+      return ParsePiece(text.data(), text.data() + text.size(), line_offset);
+    } catch (const std::exception&) {
       return std::nullopt;
     }
-    const Item& head_map = head.items[head.root];
-    uint32_t last_key = kNone, last_value = kNone;
-    for (uint32_t i = head_map.first; i != kNone; i = head.items[head.items[i].next].next) {
-      last_key = i;
-      last_value = head.items[i].next;
+  }
+
+  // Entries of the list (from a line start at the list's column), parsed
+  // behind a `nodes:` line of their own that takes the line before theirs.
+  static std::optional<Piece> ParseListPiece(std::string_view entries, int first_line) {
+    std::string text = "nodes:\n";
+    text.append(entries);
+    return ParseText(text, first_line - 1);
+  }
+
+  // yaml-cpp marks an empty value, and the end of a collection, with the
+  // next token's position. At a cut the whole text's next token is the
+  // entry's "-" at the list's column; the piece has its end there, at
+  // column 0.
+  static void MarkEndAtCut(Piece* piece, int cut_line, int indent) {
+    for (Item& item : piece->items) {
+      if (item.line == cut_line && item.column == 0) item.column = indent;
     }
-    if (last_key == kNone || head.items[last_key].kind != Kind::kScalar ||
-        std::string_view(head.text.data() + head.items[last_key].first) != "nodes" ||
-        head.items[last_value].kind != Kind::kSequence || head.items[last_value].column != indent ||
-        head.items[last_value].line != first_entry_line) {
+  }
+
+  // The pairs of a block map, as (key, value) item indices.
+  static std::vector<std::pair<uint32_t, uint32_t>> PairsOf(const Piece& p, uint32_t map) {
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (uint32_t k = p.items[map].first; k != kNone; k = p.items[p.items[k].next].next) {
+      pairs.push_back({k, p.items[k].next});
+    }
+    return pairs;
+  }
+
+  static bool IsKey(const Piece& p, uint32_t item, std::string_view key) {
+    return p.items[item].kind == Kind::kScalar && !p.items[item].quoted &&
+           std::string_view(p.text.data() + p.items[item].first) == key;
+  }
+
+  static bool IsBlock(const Piece& p, uint32_t item, Kind kind) {
+    return item != kNone && p.items[item].kind == kind && !p.items[item].flow;
+  }
+
+  // The first piece is a block map whose last pair is `nodes:` with the
+  // block list that starts at the first entry.
+  static std::optional<uint32_t> HeadList(const Piece& head, int first_entry_line, int indent) {
+    if (!IsBlock(head, head.root, Kind::kMap)) return std::nullopt;
+    const auto pairs = PairsOf(head, head.root);
+    if (pairs.empty()) return std::nullopt;
+    const auto [key, list] = pairs.back();
+    if (!IsKey(head, key, "nodes") || !IsBlock(head, list, Kind::kSequence) || head.items[list].column != indent ||
+        head.items[list].line != first_entry_line) {
       return std::nullopt;
     }
-    for (size_t i = 1; i < middle_end; ++i) {
-      const Piece& p = pieces[i];
-      if (p.root == kNone || p.items[p.root].kind != Kind::kSequence || p.items[p.root].flow ||
-          p.items[p.root].column != indent) {
-        return std::nullopt;
-      }
+    return list;
+  }
+
+  // A later piece is the `nodes:` pair it was parsed behind, holding the
+  // list of its entries; the last piece may go on with more pairs (keys
+  // after the list), the others must not.
+  static std::optional<uint32_t> PieceList(const Piece& p, int first_line, int indent, bool last) {
+    if (!IsBlock(p, p.root, Kind::kMap)) return std::nullopt;
+    const auto pairs = PairsOf(p, p.root);
+    if (pairs.empty() || (!last && pairs.size() != 1)) return std::nullopt;
+    const auto [key, list] = pairs.front();
+    if (!IsKey(p, key, "nodes") || !IsBlock(p, list, Kind::kSequence) || p.items[list].column != indent ||
+        p.items[list].line != first_line) {
+      return std::nullopt;
     }
-    if (has_tail) {
-      const Piece& tail = pieces.back();
-      // More pairs of the root map: a block map at its column (yaml_pieces
-      // only ends the list at a plain key, so no anchor or tag is read as
-      // the map's).
-      if (tail.root == kNone || tail.items[tail.root].kind != Kind::kMap || tail.items[tail.root].flow ||
-          tail.items[tail.root].column != head_map.column) {
-        return std::nullopt;
-      }
+    return list;
+  }
+
+  // Whether the entries on both sides of a cut, parsed together, read as
+  // each side read them alone: yaml-cpp may carry state from the end of one
+  // entry into the next (an unclosed quote, a would-be key), and the seam
+  // shows it.
+  static bool SeamAgrees(std::string_view text, const YamlCuts& cuts, const YamlCut& cut, const Piece& before,
+                         uint32_t before_list, const Piece& after, uint32_t after_list) {
+    const int seam_line = CountLines(text.substr(0, cut.seam_begin));
+    std::optional<Piece> seam = ParseListPiece(text.substr(cut.seam_begin, cut.seam_end - cut.seam_begin), seam_line);
+    if (!seam) return false;
+    if (cut.seam_end < cuts.list_end) MarkEndAtCut(&*seam, CountLines(text.substr(0, cut.seam_end)), cuts.indent);
+    const std::optional<uint32_t> list = PieceList(*seam, seam_line, cuts.indent, false);
+    if (!list || seam->items[*list].count != 2) return false;
+    const uint32_t seam_first = seam->items[*list].first;
+    const uint32_t seam_second = seam->items[seam_first].next;
+    uint32_t last_before = kNone;
+    for (uint32_t e = before.items[before_list].first; e != kNone; e = before.items[e].next) last_before = e;
+    int budget = 100000;
+    return last_before != kNone && SameTree(*seam, seam_first, before, last_before, &budget) &&
+           SameTree(*seam, seam_second, after, after.items[after_list].first, &budget);
+  }
+
+  // The same kinds, locations, styles and texts all the way down (aliases
+  // followed, at most `budget` nodes: more counts as different).
+  static bool SameTree(const Piece& a, uint32_t ia, const Piece& b, uint32_t ib, int* budget) {
+    if (ia == kNone || ib == kNone) return ia == ib;
+    if (--*budget < 0) return false;
+    if (a.items[ia].kind == Kind::kAlias) ia = a.items[ia].first;
+    if (b.items[ib].kind == Kind::kAlias) ib = b.items[ib].first;
+    const Item& x = a.items[ia];
+    const Item& y = b.items[ib];
+    if (x.kind != y.kind || x.line != y.line || x.column != y.column || x.quoted != y.quoted || x.flow != y.flow ||
+        x.count != y.count) {
+      return false;
     }
-    // Concatenate, moving links by each piece's offsets, then chain the
-    // middle pieces' entries after the list's and the tail's pairs after
-    // the root map's.
-    const uint32_t list = last_value;
+    if (x.kind == Kind::kScalar) {
+      return std::string_view(a.text.data() + x.first, x.count) == std::string_view(b.text.data() + y.first, y.count);
+    }
+    if (x.kind != Kind::kSequence && x.kind != Kind::kMap) return true;
+    for (uint32_t ca = x.first, cb = y.first; ca != kNone || cb != kNone; ca = a.items[ca].next, cb = b.items[cb].next) {
+      if (!SameTree(a, ca, b, cb, budget)) return false;
+    }
+    return true;
+  }
+
+  // Concatenates the pieces, then chains each later piece's entries after
+  // the head's list, and the last piece's pairs after its list (keys after
+  // the list in the file) after the head's root map's.
+  static YamlDocument Splice(std::vector<Piece> pieces, const std::vector<uint32_t>& lists) {
+    const size_t count = pieces.size();
+    const uint32_t last_root = pieces.back().root;
     std::vector<uint32_t> item_base, roots;
     YamlDocument doc = Concatenate(std::move(pieces), &item_base, &roots);
     std::vector<Item>& items = doc.items_;
@@ -395,17 +429,26 @@ class YamlDocumentParser {
       for (uint32_t i = items[collection].first; i != kNone; i = items[i].next) last = i;
       return last;
     };
-    auto append_children = [&](uint32_t to, uint32_t from) {
-      if (items[from].first == kNone) return;
+    // Appends the chain from `first` (`n` children) to `to`'s children.
+    auto append = [&](uint32_t to, uint32_t first, uint32_t n) {
+      if (first == kNone) return;
       const uint32_t last = last_child(to);
-      (last == kNone ? items[to].first : items[last].next) = items[from].first;
-      items[to].count += items[from].count;
+      (last == kNone ? items[to].first : items[last].next) = first;
+      items[to].count += n;
     };
-    const uint32_t root = roots[0];
-    for (size_t i = 1; i < middle_end; ++i) append_children(list, roots[i]);
-    if (has_tail) append_children(root, roots.back());
-    doc.root_ = root;
-    doc.pieces_ = static_cast<int>(middle_end);
+    const uint32_t head_root = roots[0];
+    const uint32_t head_list = lists[0];
+    for (size_t i = 1; i < count; ++i) {
+      const uint32_t list = lists[i] + item_base[i];
+      append(head_list, items[list].first, items[list].count);
+    }
+    if (count > 1) {
+      const uint32_t root = last_root + item_base[count - 1];
+      const uint32_t list = lists[count - 1] + item_base[count - 1];
+      append(head_root, items[list].next, items[root].count - 2);  // the pairs after `nodes:`
+    }
+    doc.root_ = head_root;
+    doc.pieces_ = static_cast<int>(count);
     return doc;
   }
 

@@ -1,6 +1,5 @@
 #include "core/graph_file/yaml_pieces.h"
 
-#include <cctype>
 #include <cstring>
 
 namespace tfrun {
@@ -81,36 +80,44 @@ std::optional<YamlCuts> FindYamlCuts(std::string_view text, int pieces, size_t m
 
   // Where the list ends: the first line that is neither blank, a comment,
   // deeper than the list, nor one of its entries.
-  cuts.tail = text.size();
+  cuts.list_end = text.size();
   for (lines.Next(); !lines.done(); lines.Next()) {
     const std::string_view line = lines.line();
     if (IsMarkerOrDirective(line)) return std::nullopt;
     if (IsBlankOrComment(line) || Indent(line) > indent || IsEntryAt(line, indent)) continue;
-    cuts.tail = lines.begin();
+    cuts.list_end = lines.begin();
     break;
   }
-  // What follows the list must be more keys of the map, plain ones: a
-  // line that starts with an anchor, a tag, a quote or a flow collection
-  // means something else alone than after the list.
-  if (cuts.tail < text.size() && !std::isalnum(static_cast<unsigned char>(text[cuts.tail])) &&
-      text[cuts.tail] != '_') {
-    return std::nullopt;
-  }
-  for (Lines rest(text, cuts.tail); !rest.done(); rest.Next()) {
+  for (Lines rest(text, cuts.list_end); !rest.done(); rest.Next()) {
     if (IsMarkerOrDirective(rest.line())) return std::nullopt;
   }
 
-  const size_t span = cuts.tail - cuts.first_entry;
+  // Cut at the first entry past each target whose seam is short: its own
+  // entry and the one before it each at most kMaxSeamEntryBytes.
+  const size_t span = cuts.list_end - cuts.first_entry;
   const size_t count = std::min<size_t>(pieces, span / min_piece_bytes);
   if (count < 2) return std::nullopt;
   size_t next_target = cuts.first_entry + span / count;
-  for (Lines entry(text, cuts.first_entry); entry.begin() < cuts.tail && cuts.cuts.size() + 1 < count;
-       entry.Next()) {
-    if (entry.begin() >= next_target && IsEntryAt(entry.line(), indent)) {
-      cuts.cuts.push_back(entry.begin());
+  size_t previous = cuts.first_entry;  // the last entry line seen
+  std::optional<YamlCut> pending;      // a cut waiting for the entry after it
+  auto settle = [&](size_t next_entry) {
+    if (pending && next_entry - pending->at <= kMaxSeamEntryBytes) {
+      pending->seam_end = next_entry;
+      cuts.cuts.push_back(*pending);
       next_target = cuts.first_entry + span * (cuts.cuts.size() + 1) / count;
     }
+    pending.reset();
+  };
+  for (Lines entry(text, cuts.first_entry); entry.begin() < cuts.list_end; entry.Next()) {
+    if (!IsEntryAt(entry.line(), indent) || entry.begin() == cuts.first_entry) continue;
+    settle(entry.begin());
+    if (cuts.cuts.size() + 1 == count) break;
+    if (entry.begin() >= next_target && entry.begin() - previous <= kMaxSeamEntryBytes) {
+      pending = YamlCut{entry.begin(), previous, 0};
+    }
+    previous = entry.begin();
   }
+  settle(cuts.list_end);
   if (cuts.cuts.empty()) return std::nullopt;
   return cuts;
 }
