@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/device_name.h"
+#include "core/flat_string_map.h"
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/tensor.h"
@@ -66,7 +67,7 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<int> fetch;
   GraphConfig config;
-  std::unordered_map<std::string, int> by_name;
+  FlatStringMap<int> by_name;  // node name -> id
 
   // Appends `node` (its inputs must be earlier nodes): sets its id, its
   // name's entry and its producers' consumers. Returns the id.
@@ -79,8 +80,8 @@ struct Graph {
   }
 
   const Node* Find(const std::string& name) const {
-    auto it = by_name.find(name);
-    return it == by_name.end() ? nullptr : &nodes[it->second];
+    const int* id = by_name.Find(name);
+    return id == nullptr ? nullptr : &nodes[*id];
   }
   // "graph.yaml:12:5" for messages.
   std::string Where(const SourceLocation& loc) const;

@@ -15,11 +15,11 @@ Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* n
       if (!in.IsScalar()) return fields_.NodeError(in, node->name, "each input must be a node name");
       std::string name = in.ScalarString();
       if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) name.resize(name.size() - 2);
-      auto it = graph_->by_name.find(name);
-      if (it == graph_->by_name.end() && name == node->name) {
+      const int* found = graph_->by_name.Find(name);
+      if (found == nullptr && name == node->name) {
         return fields_.NodeError(in, node->name, "a node cannot consume its own output (a cycle)");
       }
-      if (it == graph_->by_name.end()) {
+      if (found == nullptr) {
         return fields_.NodeError(
             in, node->name,
             fmt::format("input '{}' {}{}", in.Scalar(),
@@ -27,7 +27,7 @@ Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* n
                                              : "names no earlier node",
                         DidYouMean(name, graph_->NodeNames())));
       }
-      int id = it->second;
+      int id = *found;
       auto var = variable_reads_.find(id);
       if (var != variable_reads_.end()) id = var->second;
       ids.push_back(id);

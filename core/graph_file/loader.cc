@@ -186,7 +186,7 @@ class GraphFileLoader {
   // so the node array and name tables grow without rehashing.
   void Reserve(size_t n) {
     graph_.nodes.reserve(n);
-    graph_.by_name.reserve(n);
+    graph_.by_name.Reserve(n);
     namer_.Reserve(n);
   }
 

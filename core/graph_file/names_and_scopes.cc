@@ -33,13 +33,12 @@ bool IsValidNodeName(std::string_view s, bool allow_leading_underscore) {
 
 std::string UniqueNamer::Unique(const std::string& name) {
   std::string key = Lower(name);
-  int& uses = names_in_use_[key];
-  int i = uses++;
+  int i = names_in_use_[key]++;
   if (i == 0) return name;
   const std::string base_key = key;
   int& scan_from = scan_from_[base_key];
   i = std::max(i, scan_from);
-  while (names_in_use_.count(key) != 0) {
+  while (names_in_use_.Contains(key)) {
     key = fmt::format("{}_{}", base_key, i);
     ++i;
   }

@@ -5,9 +5,9 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "core/device_name.h"
+#include "core/flat_string_map.h"
 #include "core/graph_file/yaml_fields.h"
 
 namespace tfrun {
@@ -23,11 +23,11 @@ bool IsValidNodeName(std::string_view s, bool allow_leading_underscore);
 class UniqueNamer {
  public:
   std::string Unique(const std::string& name);
-  void Reserve(size_t names) { names_in_use_.reserve(names); }
+  void Reserve(size_t names) { names_in_use_.Reserve(names); }
 
  private:
-  std::unordered_map<std::string, int> names_in_use_;  // ops.py's _names_in_use
-  std::unordered_map<std::string, int> scan_from_;     // base key -> first suffix not known taken
+  FlatStringMap<int> names_in_use_;  // ops.py's _names_in_use
+  FlatStringMap<int> scan_from_;     // base key -> first suffix not known taken
 };
 
 // What encloses a node: the merged device annotation (and its text as
