@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/did_you_mean.h"
