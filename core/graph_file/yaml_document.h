@@ -158,9 +158,6 @@ class YamlDocument {
   // document (empty, or only comments).
   YamlNode root() const { return YamlNode(this, Resolve(root_)); }
 
-  // Bytes held (nodes and text), for the benchmark and tests.
-  size_t MemoryBytes() const { return items_.size() * sizeof(yaml_internal::Item) + text_.size(); }
-
   // How many pieces were parsed at once (1: the whole text in one).
   int pieces() const { return pieces_; }
 
