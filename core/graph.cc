@@ -14,9 +14,11 @@ int Graph::Add(Node node) {
   return nodes.back().id;
 }
 
-std::string Graph::Where(const SourceLocation& loc) const {
+std::string FormatLocation(const std::string& path, const SourceLocation& loc) {
   if (loc.line == 0) return path;
   return fmt::format("{}:{}:{}", path, loc.line, loc.column);
 }
+
+std::string Graph::Where(const SourceLocation& loc) const { return FormatLocation(path, loc); }
 
 }  // namespace tfrun

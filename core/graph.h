@@ -21,6 +21,10 @@ struct SourceLocation {
   int column = 0;
 };
 
+// "graph.yaml:12:5" for messages, or just the path where the location is
+// unknown.
+std::string FormatLocation(const std::string& path, const SourceLocation& loc);
+
 struct Node {
   int id = 0;  // index in Graph::nodes, which is program (file) order
   std::string name;

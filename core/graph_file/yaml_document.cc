@@ -257,8 +257,11 @@ class YamlDocumentParser {
     std::vector<size_t> starts = {0};
     for (const YamlCut& cut : cuts.cuts) starts.push_back(cut.at);
     const size_t count = starts.size();
-    std::vector<int> start_lines;
-    for (size_t start : starts) start_lines.push_back(CountLines(text.substr(0, start)));
+    // Each piece's first line, counting each byte of the text once.
+    std::vector<int> start_lines = {0};
+    for (size_t i = 1; i < count; ++i) {
+      start_lines.push_back(start_lines.back() + CountLines(text.substr(starts[i - 1], starts[i] - starts[i - 1])));
+    }
     std::vector<Piece> pieces(count);
     std::vector<char> failed(count, 0);
     ParallelFor(
@@ -291,7 +294,8 @@ class YamlDocumentParser {
       lists.push_back(*list);
     }
     for (size_t j = 0; j < cuts.cuts.size(); ++j) {
-      if (!SeamAgrees(text, cuts, cuts.cuts[j], pieces[j], lists[j], pieces[j + 1], lists[j + 1])) {
+      if (!SeamAgrees(text, cuts, cuts.cuts[j], start_lines[j + 1], pieces[j], lists[j], pieces[j + 1],
+                      lists[j + 1])) {
         return std::nullopt;
       }
     }
@@ -375,12 +379,15 @@ class YamlDocumentParser {
   // each side read them alone: yaml-cpp may carry state from the end of one
   // entry into the next (an unclosed quote, a would-be key), and the seam
   // shows it.
-  static bool SeamAgrees(std::string_view text, const YamlCuts& cuts, const YamlCut& cut, const Piece& before,
-                         uint32_t before_list, const Piece& after, uint32_t after_list) {
-    const int seam_line = CountLines(text.substr(0, cut.seam_begin));
+  // `cut_line` is the line of cut.at; the seam's lines are counted from it.
+  static bool SeamAgrees(std::string_view text, const YamlCuts& cuts, const YamlCut& cut, int cut_line,
+                         const Piece& before, uint32_t before_list, const Piece& after, uint32_t after_list) {
+    const int seam_line = cut_line - CountLines(text.substr(cut.seam_begin, cut.at - cut.seam_begin));
     std::optional<Piece> seam = ParseListPiece(text.substr(cut.seam_begin, cut.seam_end - cut.seam_begin), seam_line);
     if (!seam) return false;
-    if (cut.seam_end < cuts.list_end) MarkEndAtCut(&*seam, CountLines(text.substr(0, cut.seam_end)), cuts.indent);
+    if (cut.seam_end < cuts.list_end) {
+      MarkEndAtCut(&*seam, cut_line + CountLines(text.substr(cut.at, cut.seam_end - cut.at)), cuts.indent);
+    }
     const std::optional<uint32_t> list = PieceList(*seam, seam_line, cuts.indent, false);
     if (!list || seam->items[*list].count != 2) return false;
     const uint32_t seam_first = seam->items[*list].first;

@@ -88,12 +88,14 @@ void ExpectSameAsYamlCppForText(const std::string& text, const std::string& name
   ExpectSameAsYamlCpp(YAML::Load(text), doc->root(), name, &budget);
 }
 
-std::vector<std::string> YamlFilesIn(const std::string& dir) {
+// The files of `dir` (only *.yaml ones when `yaml_only`).
+std::vector<std::string> FilesIn(const std::string& dir, bool yaml_only = true) {
   std::vector<std::string> files;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string f = e->d_name;
-      if (f.size() > 5 && f.substr(f.size() - 5) == ".yaml") files.push_back(dir + "/" + f);
+      const bool yaml = f.size() > 5 && f.substr(f.size() - 5) == ".yaml";
+      if (f[0] != '.' && (yaml || !yaml_only)) files.push_back(dir + "/" + f);
     }
     closedir(d);
   }
@@ -110,7 +112,7 @@ std::string ReadFile(const std::string& path) {
 TEST(YamlDocumentTest, EveryRepositoryYamlFileReadsAsYamlCppReadsIt) {
   int files = 0;
   for (const char* dir : {"graphs", "testdata/bad", "testdata/graphs", "testdata/topologies"}) {
-    for (const std::string& path : YamlFilesIn(dir)) {
+    for (const std::string& path : FilesIn(dir)) {
       const std::string text = ReadFile(path);
       if (text.find('\0') != std::string::npos) continue;  // refused before parsing
       ExpectSameAsYamlCppForText(text, path);
@@ -128,17 +130,8 @@ TEST(YamlDocumentTest, EveryRepositoryYamlFileReadsTheSameInPieces) {
   if (const char* extra = std::getenv("TFRUN_YAML_CORPUS")) dirs.push_back(extra);
   int cut = 0;
   for (const std::string& dir : dirs) {
-    for (const std::string& path : dir == dirs.back() && std::getenv("TFRUN_YAML_CORPUS") ? [&] {
-           std::vector<std::string> all;
-           if (DIR* d = opendir(dir.c_str())) {
-             while (dirent* e = readdir(d)) {
-               if (e->d_name[0] != '.') all.push_back(dir + "/" + e->d_name);
-             }
-             closedir(d);
-           }
-           return all;
-         }()
-                                                                                     : YamlFilesIn(dir)) {
+    const bool corpus = std::getenv("TFRUN_YAML_CORPUS") != nullptr && dir == dirs.back();
+    for (const std::string& path : FilesIn(dir, !corpus)) {
       const std::string text = ReadFile(path);
       StatusOr<YamlDocument> whole = ParseYaml(text, "g.yaml", YamlParseOptions{1, 1 << 30});
       for (int threads : {2, 3, 8}) {

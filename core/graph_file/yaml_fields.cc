@@ -12,11 +12,7 @@
 
 namespace tfrun {
 
-std::string FieldReader::Where(const YamlNode& n) const {
-  const SourceLocation loc = n.location();
-  if (loc.line == 0) return path_;
-  return fmt::format("{}:{}:{}", path_, loc.line, loc.column);
-}
+std::string FieldReader::Where(const YamlNode& n) const { return FormatLocation(path_, n.location()); }
 
 Status FieldReader::ErrorAt(const YamlNode& n, std::string_view message) const {
   return BadInput(fmt::format("{}: {}", Where(n), message));
