@@ -22,15 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// What print() shows for one fetched value in the profile's era.
-std::string PrintedValue(const Tensor& t, const CompatProfile& profile) {
-  if (!t.is_valid()) return "None";  // sess.run(no_op) returns None
-  if (profile.eager_tensor_repr) return EagerTensorStr(t);
-  NumpyPrintOptions options;
-  options.legacy_113 = profile.numpy_legacy_113;
-  return NumpyStr(t, options);
-}
-
 }  // namespace
 
 Status GraphRun::Run(std::string* stdout_text) {
@@ -107,9 +98,17 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
   place_started_ = t0;
   const bool soft = !options_.no_soft_placement && (options_.soft_placement || graph_.config.allow_soft_placement ||
                                                     profile_->soft_placement_default);
-  Status placed = PlaceGraph(graph_, devices, soft, *profile_, &placement_);
+  Status placed;
+  if (profile_->execution == ExecutionModel::kEager) {
+    // Eager logs each op as it executes: on failure, what ran before it.
+    placed = PlanEager(graph_, devices, soft, &eager_);
+    placement_ = eager_.placement;
+    if (!placed.ok() && log) *stdout_text += ExecutedOpLines(eager_.executed, devices);
+  } else {
+    placed = PlaceGraph(graph_, devices, soft, *profile_, &placement_);
+    if (log) *stdout_text += PlacementLines(graph_, devices, placement_, *profile_);
+  }
   for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
-  if (log) *stdout_text += PlacementLines(graph_, devices, placement_, *profile_, {});
   if (!placed.ok()) return placed;
   report_.placement = &placement_;
   report_.timings.place_ms = MsSince(t0);
@@ -133,7 +132,12 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
                                                : graph_.config.intra_op_parallelism_threads);
   const auto t0 = Clock::now();
   Executor executor(graph_, devices, placement_, kernels);
-  StatusOr<RunResult> result = executor.Run(fetch_);
+  const bool eager = profile_->execution == ExecutionModel::kEager;
+  std::vector<int> run_fetch = fetch_;  // eager prints a Variable's value for it
+  if (eager) {
+    for (int& id : run_fetch) id = EagerValueNode(graph_, eager_, id);
+  }
+  StatusOr<RunResult> result = executor.Run(run_fetch);
   if (!result.ok()) return result.status();
   result_ = std::move(*result);
   report_.result = &result_;
@@ -141,20 +145,39 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   report_.peak_rss_bytes.run = PeakResidentBytes();
   cold_.first_run_ms = MsSince(place_started_);
   if (options_.benchmark_runs > 0) {
-    TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, fetch_,
+    TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, run_fetch,
                                                                options_.benchmark_runs, options_.warmup_runs, cold_));
     const std::string table = BenchmarkTable(bench);
     std::fwrite(table.data(), 1, table.size(), stderr);
     report_.benchmark_json = BenchmarkJson(bench);
   }
-  if (log && profile_->line_style == PlacementLineStyle::kExecutingOp) {
-    *stdout_text += PlacementLines(graph_, devices, placement_, *profile_, result_.executed);
-  }
-  for (const Tensor& t : result_.fetched) {
-    report_.printed.push_back(PrintedValue(t, *profile_));
+  if (log && eager) *stdout_text += ExecutedOpLines(eager_.executed, devices);
+  for (size_t i = 0; i < result_.fetched.size(); ++i) {
+    report_.printed.push_back(PrintFetched(i, log, stdout_text));
     *stdout_text += report_.printed.back() + "\n";
   }
   return Status::Ok();
+}
+
+std::string GraphRun::PrintFetched(size_t i, bool log, std::string* stdout_text) const {
+  const Tensor& t = result_.fetched[i];
+  if (profile_->execution == ExecutionModel::kEager) {
+    const int id = fetch_[i];
+    if (log) *stdout_text += ExecutedOpLines(EagerPrintOps(eager_, id), devices_.set);
+    switch (eager_.value[id]) {
+      case EagerValue::kNone:
+        return "None";
+      case EagerValue::kVariable:
+        return EagerVariableStr(graph_.nodes[eager_.variable_of[id]].eager_name, t);
+      case EagerValue::kTensor:
+        break;
+    }
+  }
+  if (!t.is_valid()) return "None";  // sess.run(no_op) returns None
+  if (profile_->eager_tensor_repr) return EagerTensorStr(t);
+  NumpyPrintOptions options;
+  options.legacy_113 = profile_->numpy_legacy_113;
+  return NumpyStr(t, options);
 }
 
 }  // namespace tfrun

@@ -15,6 +15,7 @@
 #include "cli/flags.h"
 #include "cli/report.h"
 #include "core/compat_profile.h"
+#include "core/eager_program.h"
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/placer.h"
@@ -41,6 +42,9 @@ class GraphRun {
   Status BuildRunDevices(bool log);
   Status Place(bool log, std::string* stdout_text);
   Status Execute(std::string* stdout_text, bool log);
+  // What print() shows for fetch `i` in the profile's era; eager's log
+  // gets the ops printing executes (a Variable's read).
+  std::string PrintFetched(size_t i, bool log, std::string* stdout_text) const;
 
   const RunOptions& options_;
   std::chrono::steady_clock::time_point process_start_;
@@ -48,6 +52,7 @@ class GraphRun {
   Graph graph_;
   Devices devices_;
   Placement placement_;
+  EagerPlan eager_;  // --compat eager: what TF2 eager executes
   RunResult result_;
   std::vector<int> fetch_;
   ColdTimes cold_;

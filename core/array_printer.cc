@@ -129,13 +129,17 @@ void ExtendLine(std::string& s, std::string& line, const std::string& word,
 // _formatArray's recurser.
 class ArrayFormatter {
  public:
+  // `separator`: " " for str(), ", " for repr().
   ArrayFormatter(const Shape& shape, const ElementFormatter& format,
-                 bool summarize, int edgeitems, bool legacy)
+                 bool summarize, int edgeitems, bool legacy,
+                 std::string separator = " ")
       : shape_(shape),
         format_(format),
         summarize_(summarize),
         edgeitems_(edgeitems),
-        legacy_(legacy) {
+        legacy_(legacy),
+        separator_(std::move(separator)) {
+    separator_rstrip_ = separator_.substr(0, separator_.find_last_not_of(' ') + 1);
     strides_.assign(shape.size(), 1);
     for (int axis = static_cast<int>(shape.size()) - 2; axis >= 0; --axis) {
       strides_[axis] = strides_[axis + 1] * shape[axis + 1];
@@ -160,26 +164,26 @@ class ArrayFormatter {
 
     std::string s;
     if (axes_left == 1) {
-      // separator ' ' rstrips to "", so only the ']' is reserved.
-      size_t elem_width = legacy_ ? curr_width : curr_width - 1;
+      // Room for the separator's visible part or the ']', whichever is wider.
+      size_t elem_width = legacy_ ? curr_width - separator_rstrip_.size() : curr_width - 1;
       std::string line = hanging;
       for (int64_t i = 0; i < leading; ++i) {
         ExtendLine(s, line, child(i), elem_width, hanging, legacy_);
-        line += " ";
+        line += separator_;
       }
       if (show_summary) {
         ExtendLine(s, line, "...", elem_width, hanging, legacy_);
-        line += legacy_ ? ", " : " ";
+        line += legacy_ ? ", " : separator_;
       }
       for (int64_t i = trailing; i > 1; --i) {
         ExtendLine(s, line, child(n - i), elem_width, hanging, legacy_);
-        line += " ";
+        line += separator_;
       }
       if (legacy_) elem_width = curr_width;
       ExtendLine(s, line, child(n - 1), elem_width, hanging, legacy_);
       s += line;
     } else {
-      const std::string line_sep(axes_left - 1, '\n');
+      const std::string line_sep = separator_rstrip_ + std::string(axes_left - 1, '\n');
       for (int64_t i = 0; i < leading; ++i) {
         s += hanging + child(i) + line_sep;
       }
@@ -201,6 +205,8 @@ class ArrayFormatter {
   bool summarize_;
   int edgeitems_;
   bool legacy_;
+  std::string separator_;
+  std::string separator_rstrip_;
 };
 
 }  // namespace
@@ -215,6 +221,58 @@ std::string NumpyStr(const Tensor& t, const NumpyPrintOptions& options) {
   ArrayFormatter formatter(t.shape(), format, summarize, options.edgeitems,
                            options.legacy_113);
   return formatter.Format(0, 0, " ", options.linewidth);
+}
+
+std::string NumpyRepr(const Tensor& t) {
+  constexpr int kLineWidth = 75;
+  const std::string prefix = "array(";
+  // dtype_is_implied: float64, int64 (the C long) and bool need no dtype=.
+  const bool implied = (t.dtype() == DType::kFloat64 || t.dtype() == DType::kInt64 || t.dtype() == DType::kBool) &&
+                       t.num_elements() > 0;
+  const std::string suffix = implied ? ")" : ",";
+  std::string body;
+  if (t.num_elements() > 0) {
+    const bool summarize = t.num_elements() > 1000;
+    auto kept = KeptIndices(t.shape(), summarize, 3);
+    ElementFormatter format = MakeFormatter(t, PrintedFlatIndices(t.shape(), kept), false);
+    ArrayFormatter formatter(t.shape(), format, summarize, 3, false, ", ");
+    // The line width leaves room for the suffix; continuation lines are
+    // indented past "array([".
+    body = formatter.Format(0, 0, std::string(prefix.size() + 1, ' '),
+                            kLineWidth - static_cast<int>(suffix.size()));
+  } else if (t.rank() == 1) {
+    body = "[]";
+  } else {
+    body = "[], shape=" + ShapeTupleString(t.shape());
+  }
+  std::string text = prefix + body + suffix;
+  if (implied) return text;
+  const std::string dtype = fmt::format("dtype={})", Name(t.dtype()));
+  const size_t last_line = text.size() - (text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  const bool wrap = last_line + dtype.size() + 1 > static_cast<size_t>(kLineWidth);
+  return text + (wrap ? "\n" + std::string(prefix.size(), ' ') : " ") + dtype;
+}
+
+// repr() of the Python scalar .item() gives for a rank-0 tensor.
+std::string PythonItemRepr(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::kBool:
+      return t.GetAsDouble(0) != 0 ? "True" : "False";
+    case DType::kInt32:
+      return std::to_string(t.data<int32_t>()[0]);
+    case DType::kInt64:
+      return std::to_string(t.data<int64_t>()[0]);
+    default:
+      return FloatScalarStr(t.GetAsDouble(0), DType::kFloat64, false);  // a Python float
+  }
+}
+
+std::string EagerVariableStr(const std::string& name, const Tensor& t) {
+  // ops.numpy_text(is_repr=True): a NumPy scalar prints as its .item().
+  std::string numpy = t.rank() == 0 ? PythonItemRepr(t) : NumpyRepr(t);
+  if (numpy.find('\n') != std::string::npos) numpy = "\n" + numpy;  // ops.numpy_text
+  return fmt::format("<tf.Variable '{}:0' shape={} dtype={}, numpy={}>", name, ShapeTupleString(t.shape()),
+                     Name(t.dtype()), numpy);
 }
 
 std::string EagerTensorStr(const Tensor& t) {

@@ -19,8 +19,16 @@ struct NumpyPrintOptions {
 // scalar that Session.run returns for a rank-0 tensor.
 std::string NumpyStr(const Tensor& t, const NumpyPrintOptions& options);
 
+// repr() of the ndarray: "array([1., 2.], dtype=float32)" (what a
+// tf.Variable's repr shows after numpy=).
+std::string NumpyRepr(const Tensor& t);
+
 // print(t) for an eager tensor: "tf.Tensor(<numpy str>, shape=(2, 2),
 // dtype=float32)", the value on its own line when it spans several.
 std::string EagerTensorStr(const Tensor& t);
+
+// print(v) for an eager tf.Variable named `name` holding `t`:
+// "<tf.Variable 'v:0' shape=(2,) dtype=int32, numpy=array([1, 2], dtype=int32)>".
+std::string EagerVariableStr(const std::string& name, const Tensor& t);
 
 }  // namespace tfrun

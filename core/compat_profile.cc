@@ -6,13 +6,13 @@ namespace {
 // The default first: --compat lists them in this order.
 constexpr CompatProfile kProfiles[] = {
     {"tf2", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kFile,
-     true, false, false, false, PlacementErrorStyle::kTf2},
+     true, false, false, false, PlacementErrorStyle::kTf2, ExecutionModel::kSession},
     {"tf1", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kStack,
-     true, false, false, false, PlacementErrorStyle::kTf1},
+     true, false, false, false, PlacementErrorStyle::kTf1, ExecutionModel::kSession},
     {"tf0", true, false, PlacementLineStyle::kNameDevice, ImportOrder::kStack,
-     false, true, false, false, PlacementErrorStyle::kTf0},
+     false, true, false, false, PlacementErrorStyle::kTf0, ExecutionModel::kSession},
     {"eager", false, true, PlacementLineStyle::kExecutingOp, ImportOrder::kFile,
-     true, false, true, true, PlacementErrorStyle::kEager},
+     true, false, true, true, PlacementErrorStyle::kEager, ExecutionModel::kEager},
 };
 
 }  // namespace

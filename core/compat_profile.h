@@ -19,7 +19,14 @@ enum class PlacementLineStyle {
   kExecutingOp,       // "Executing op MatMul in device /job:..."  (eager)
 };
 
+// Placement errors of the graph placer, by era (kEager: eager_program.cc
+// words its own).
 enum class PlacementErrorStyle { kTf0, kTf1, kTf2, kEager };
+
+enum class ExecutionModel {
+  kSession,  // a graph placed as a whole, then run (placer.h)
+  kEager,    // TF2 eager: each Python line executes as it comes (eager_program.h)
+};
 
 struct CompatProfile {
   std::string_view name;
@@ -32,6 +39,7 @@ struct CompatProfile {
   bool eager_tensor_repr;           // tf.Tensor(..., shape=..., dtype=...)
   bool soft_placement_default;      // TF 2 eager places softly by default
   PlacementErrorStyle error_style;
+  ExecutionModel execution;
 };
 
 // nullptr for an unknown name.

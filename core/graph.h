@@ -25,6 +25,19 @@ struct SourceLocation {
 // unknown.
 std::string FormatLocation(const std::string& path, const SourceLocation& loc);
 
+// How a Const's data was written, which decides what TF2 eager executes
+// for the tf.constant(...) a graph file's Const stands for
+// (constant_op.py, pywrap_tensor.cc): Python literals are converted on the
+// host (bfloat16 through a Cast), then reshaped or filled to `shape`;
+// Python scalars are cached by (type, value, dtype, device scope).
+struct ConstLiteral {
+  bool from_python = false;  // value or fill; npy and random are NumPy arrays
+  Shape written_shape;       // the literal's own shape: [] for a scalar
+  // For a Python scalar: "int:3", "float:0x1.8p+0", "bool:1"; "" when
+  // not cached (lists, and non-finite floats).
+  std::string scalar_key;
+};
+
 struct Node {
   int id = 0;  // index in Graph::nodes, which is program (file) order
   std::string name;
@@ -48,6 +61,15 @@ struct Node {
   bool transpose_b = false;
   Tensor value;           // Const: its data
   std::string variable;   // VariableV2 expansion: the variable's name
+  ConstLiteral literal;    // Const: how its data was written
+
+  // `name:` was given (tf.add_n([x], name='s') runs an Identity in eager).
+  bool explicit_name = false;
+  // Built by tf.global_variables_initializer(): nothing runs it in eager.
+  bool graph_mode_only = false;
+  // VariableV2: the name eager TF prints ('tower/v:0'): name scopes as
+  // written, never made unique.
+  std::string eager_name;
 
   SourceLocation location;
 };

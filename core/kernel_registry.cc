@@ -26,23 +26,43 @@ const std::vector<KernelSupport>& KernelTable() {
       {"Assign", kGpu, kFloatTypes | DTypeSet{DType::kInt64}, {}},
       {"NoOp", kCpu, kAllTypes, {}},
       {"NoOp", kGpu, kAllTypes, {}},
+      // What TF2 eager executes besides the graph's own ops (placement only:
+      // the executor runs the graph's Const, VariableV2, Assign and Identity
+      // in their stead). _EagerConst is registered as Identity is.
+      {"_EagerConst", kCpu, kAllTypes, {}, true},
+      {"_EagerConst", kGpu, kAllTypes, kInt32, true},
+      {"Reshape", kCpu, kAllTypes, {}, true},
+      {"Reshape", kGpu, kAllTypes, kInt32, true},
+      {"Fill", kCpu, kAllTypes, {}, true},
+      {"Fill", kGpu, kNumericTypes, kInt32, true},  // no bool Fill on GPUs (constant_op.py)
+      {"VarHandleOp", kCpu, kAllTypes, {}, true},
+      {"VarHandleOp", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kBool}, {}, true},
+      {"ReadVariableOp", kCpu, kAllTypes, {}, true},
+      {"ReadVariableOp", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kBool}, {}, true},
+      {"AssignVariableOp", kCpu, kAllTypes, {}, true},
+      {"AssignVariableOp", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kBool}, {}, true},
   };
   return table;
 }
 
 namespace {
 
-const KernelSupport* Lookup(const Node& node, std::string_view device_type) {
+const KernelSupport* Lookup(std::string_view op, DType dtype, bool has_output, std::string_view device_type) {
   for (const KernelSupport& k : KernelTable()) {
-    if (k.op == node.op && k.device_type == device_type &&
-        (!node.has_output || k.dtypes.Contains(node.dtype))) {
-      return &k;
-    }
+    if (k.op == op && k.device_type == device_type && (!has_output || k.dtypes.Contains(dtype))) return &k;
   }
   return nullptr;
 }
 
+const KernelSupport* Lookup(const Node& node, std::string_view device_type) {
+  return Lookup(node.op, node.dtype, node.has_output, device_type);
+}
+
 }  // namespace
+
+bool HasKernelFor(std::string_view op, DType dtype, bool has_output, std::string_view device_type) {
+  return Lookup(op, dtype, has_output, device_type) != nullptr;
+}
 
 Status ConstKernel(KernelContext& c) {
   if (c.node.value.allocator() == c.allocator) {

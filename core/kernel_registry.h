@@ -25,6 +25,9 @@ struct KernelSupport {
   DTypeSet dtypes;
   // Registered with HostMemory: placed on the device, data kept on the host.
   DTypeSet host_memory_dtypes;
+  // Only placed, never run: what TF2 eager executes around the graph's ops
+  // (eager_program.h); the executor runs the graph's own nodes instead.
+  bool eager_only = false;
 };
 
 const std::vector<KernelSupport>& KernelTable();
@@ -32,6 +35,8 @@ const std::vector<KernelSupport>& KernelTable();
 // The dtype a kernel is looked up by: the output's, or for ops with no
 // output (NoOp) any dtype matches.
 bool HasKernel(const Node& node, std::string_view device_type);
+// The same for an op by name (TF2 eager's _EagerConst, ReadVariableOp, ...).
+bool HasKernelFor(std::string_view op, DType dtype, bool has_output, std::string_view device_type);
 bool UsesHostMemory(const Node& node, std::string_view device_type);
 
 // Variables live across the run: VariableV2 reads, Assign writes.

@@ -26,19 +26,9 @@ std::string DeviceMappingBlock(const DeviceSet& devices, const CompatProfile& pr
   return lines.empty() ? "Device mapping: no known devices.\n" : "Device mapping:\n" + lines;
 }
 
-std::string PlacementLines(const Graph& graph, const DeviceSet& devices,
-                           const Placement& placement, const CompatProfile& profile,
-                           const std::vector<int>& executed) {
+std::string PlacementLines(const Graph& graph, const DeviceSet& devices, const Placement& placement,
+                           const CompatProfile& profile) {
   std::string out;
-  if (profile.line_style == PlacementLineStyle::kExecutingOp) {
-    for (int id : executed) {
-      const Node& node = graph.nodes[id];
-      if (node.op == "Const") continue;  // eager constants are not executed ops
-      out += fmt::format("Executing op {} in device {}\n", node.op,
-                         devices[placement.device_of[id]].name);
-    }
-    return out;
-  }
   out.reserve(placement.log_order.size() * 72);  // a line is about that long
   for (int id : placement.log_order) {
     const Node& node = graph.nodes[id];
@@ -49,6 +39,12 @@ std::string PlacementLines(const Graph& graph, const DeviceSet& devices,
       out += fmt::format("{}: ({}): {}\n", node.name, node.op, device);
     }
   }
+  return out;
+}
+
+std::string ExecutedOpLines(const std::vector<EagerOp>& ops, const DeviceSet& devices) {
+  std::string out;
+  for (const EagerOp& op : ops) out += fmt::format("Executing op {} in device {}\n", op.op, devices[op.device].name);
   return out;
 }
 

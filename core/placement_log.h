@@ -7,6 +7,7 @@
 
 #include "core/compat_profile.h"
 #include "core/device_set.h"
+#include "core/eager_program.h"
 #include "core/graph.h"
 #include "core/placer.h"
 
@@ -16,11 +17,12 @@ namespace tfrun {
 // GPU>\n". Empty for profiles that print none (eager).
 std::string DeviceMappingBlock(const DeviceSet& devices, const CompatProfile& profile);
 
-// The per-node lines, each ending in "\n". For eager, one "Executing op"
-// line per executed op (`executed`, in execution order).
+// The per-node lines of a session profile, each ending in "\n".
 std::string PlacementLines(const Graph& graph, const DeviceSet& devices,
-                           const Placement& placement, const CompatProfile& profile,
-                           const std::vector<int>& executed);
+                           const Placement& placement, const CompatProfile& profile);
+
+// Eager's log: "Executing op MatMul in device /job:...\n" per executed op.
+std::string ExecutedOpLines(const std::vector<EagerOp>& ops, const DeviceSet& devices);
 
 // The placed graph as Graphviz DOT: one cluster and colour per device,
 // edges that cross devices drawn bold.

@@ -183,19 +183,7 @@ class Placer {
     std::sort(names.begin(), names.end());
 
     std::string message;
-    if (profile_.error_style == PlacementErrorStyle::kEager) {
-      DeviceSpec full = node.requested_device.MergedOver(DeviceSpec::Local("CPU", 0));
-      if (!node.requested_device.type) full.type.reset();
-      std::vector<std::string> types, by_priority;
-      for (std::string_view t : {kGpu, kCpu}) {
-        if (HasKernel(node, t)) types.emplace_back(t);
-      }
-      for (int d : sorted_) by_priority.push_back(devices_[d].name);
-      message = fmt::format(
-          "Could not satisfy device specification '{}'. enable_soft_placement={}. Supported device "
-          "types [{}]. All available devices [{}]. [Op:{}]",
-          full.ToString(), soft_ ? 1 : 0, fmt::join(types, ", "), fmt::join(by_priority, ", "), node.op);
-    } else if (any_match) {
+    if (any_match) {
       // The device exists but has no kernel for this op and dtype.
       std::string type = node.requested_device.type.value_or("CPU");
       message = profile_.error_style == PlacementErrorStyle::kTf0

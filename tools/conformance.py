@@ -11,6 +11,13 @@ from TensorFlow's generators by design).
 Setup (once):  python3 -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu pyyaml
 Run:           /tmp/tfenv/bin/python tools/conformance.py graphs/*.yaml testdata/graphs/*.yaml
 
+With --eager it builds the TF2 eager program instead (tf.constant of the
+graph file's literals as written, resource variables, the ops as TF2
+functions) and diffs TensorFlow's "Executing op" lines and printed results
+against `tfrun --compat eager`. TF 2.21 also logs the placement of the
+one-op function graphs it builds ("input: (_Arg): ..."); those lines are
+dropped (the TF2 GPU guide's transcripts have none).
+
 Exit status 1 when any graph differs. The "Device mapping:" line is not
 compared: TF 2.x logs it to standard error only (README, "Differences").
 """
@@ -26,6 +33,8 @@ import textwrap
 import yaml
 
 PLACEMENT = re.compile(r"^\S+: \(\w+\): /job:")
+EXECUTING = re.compile(r"^(?:[IWE]\d{4} [^\]]*\] )?(Executing op \S+ in device \S+)$")
+LOG_LINE = re.compile(r"^[IWEF]\d{4} ")
 
 
 def run_tfrun(tfrun, args):
@@ -78,16 +87,18 @@ def program_for(doc, const_dir, fetch):
                 expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
                         f"transpose_b={bool(e.get('transpose_b'))}{nm})")
             elif op == "AddN":
-                expr = f"tf.math.add_n([{', '.join(ins)}]{nm})"
+                # A graph file's AddN is the op: tf.math.add_n of one input
+                # would return the input and build nothing.
+                expr = f"tf.raw_ops.AddN(inputs=[{', '.join(ins)}]{nm})"
             elif op in ("Add", "Sub", "Mul"):
                 # raw ops: TF 2's tf.math.add builds AddV2, the graph says Add.
                 expr = f"tf.raw_ops.{op}(x={ins[0]}, y={ins[1]}{nm})"
             elif op == "Identity":
                 expr = f"tf.identity({ins[0]}{nm})"
             elif op == "Cast":
-                expr = f"tf.cast({ins[0]}, tf.{e['DstT']}{nm})"
+                expr = f"tf.raw_ops.Cast(x={ins[0]}, DstT=tf.{e['DstT']}{nm})"  # the op, also to its own dtype
             elif op == "NoOp":
-                expr = f"tf.group({', '.join(ins)}{nm})"
+                expr = f"tf.group({', '.join(ins + ([nm[2:]] if nm else []))})"
             else:
                 raise ValueError(op)
             # NAME: the final (unique) name TensorFlow will give this op.
@@ -113,6 +124,146 @@ def program_for(doc, const_dir, fetch):
         "        print('TF-ERROR:', ' | '.join(l for l in e.message.splitlines() if l.strip()))",
     ]
     return "\n".join(lines) + "\n"
+
+
+def py_literal(value, dtype):
+    """A YAML value as the Python literal a program would write."""
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(v, dtype) for v in value) + "]"
+    if isinstance(value, str):  # YAML 1.1 strings tfrun reads as floats: 1.0e8, .inf, nan
+        text = re.sub(r"^([-+]?)[.]", r"\1", value)
+        return f"float({text!r})"
+    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+        return f"float({str(value)!r})"
+    return repr(value)
+
+
+def eager_program_for(doc, const_dir, names, fetch):
+    """Python source of the TF2 eager program the graph stands for
+    (README, "--compat eager"): names[i] is tfrun's name for the i-th node."""
+    lines = [
+        "import os, numpy as np, tensorflow as tf",
+        "tf.debugging.set_log_device_placement(True)",
+        "T = {'init': None}",
+        "def load(name, dtype):",
+        f"    return np.load(os.path.join({const_dir!r}, name.replace('/', '__') + '.npy')).astype(dtype.as_numpy_dtype)",
+    ]
+    # Soft placement stays TF2's default (on), as in tfrun --compat eager.
+    cursor = iter(names)
+
+    def const_expr(e, name):
+        dtype = e.get("dtype", "float32")
+        shape = f", shape={e['shape']!r}" if "shape" in e else ""
+        if "value" in e:
+            return f"tf.constant({py_literal(e['value'], dtype)}, dtype=tf.{dtype}{shape})"
+        if "fill" in e:
+            return f"tf.constant({py_literal(e['fill'], dtype)}, dtype=tf.{dtype}, shape={e.get('shape', [])!r})"
+        return f"tf.constant(load({name!r}, tf.{dtype}), dtype=tf.{dtype})"
+
+    def emit(entries, depth):
+        pad = "    " * depth
+        for e in entries:
+            if "nodes" in e:
+                ctx = []
+                if "device" in e:
+                    ctx.append(f"tf.device({e['device']!r} or None)")
+                if "name_scope" in e:
+                    ctx.append(f"tf.name_scope({e['name_scope']!r})")
+                if not ctx:
+                    ctx.append("tf.name_scope(None)")
+                lines.append(pad + "with " + ", ".join(ctx) + ":")
+                emit(e["nodes"], depth + 1)
+                continue
+            op, name = e["op"], e.get("name")
+            ins = [f"T[{str(i).removesuffix(':0')!r}]" for i in e.get("inputs", [])]
+            if "device" in e:
+                lines.append(pad + f"with tf.device({e['device']!r} or None):")
+                pad2 = pad + "    "
+            else:
+                pad2 = pad
+            nm = f", name={name!r}" if name else ""
+            if op == "Variable":
+                init, var, assign, read = next(cursor), next(cursor), next(cursor), next(cursor)
+                lines.append(pad2 + f"T[{init!r}] = {const_expr(e, init)}")
+                lines.append(pad2 + f"T[{var!r}] = T[{assign!r}] = T[{read!r}] = tf.Variable(T[{init!r}]{nm})")
+                continue
+            me = next(cursor)
+            if op == "Const":
+                expr = const_expr(e, me)
+            elif op == "MatMul":
+                expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
+                        f"transpose_b={bool(e.get('transpose_b'))})")
+            elif op == "AddN":
+                expr = f"tf.math.add_n([{', '.join(ins)}]{nm})"
+            elif op in ("Add", "Sub", "Mul"):
+                expr = f"tf.raw_ops.{op}(x={ins[0]}, y={ins[1]})"
+            elif op == "Identity":
+                expr = f"tf.identity({ins[0]})"
+            elif op == "Cast":
+                expr = f"tf.cast({ins[0]}, tf.{e['DstT']})"
+            elif op == "NoOp":
+                expr = "tf.no_op()"
+            else:
+                raise ValueError(op)
+            lines.append(pad2 + f"T[{me!r}] = {expr}")
+
+    lines.append("try:")
+    depth_lines = len(lines)
+    emit(doc["nodes"], 1)
+    if len(lines) == depth_lines:
+        lines.append("    pass")
+    lines += [
+        f"    for name in {fetch!r}:",
+        "        print(T[name], flush=True)",
+        "except tf.errors.InvalidArgumentError as e:",
+        "    print('TF-ERROR:', str(e).removesuffix(' name: '), flush=True)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def check_eager(graph, tfrun, python, golden_dir=None):
+    doc = yaml.safe_load(open(graph))
+    _, info, _ = run_tfrun(tfrun, [graph, "--compat", "eager", "--soft-placement", "--json", "-"])
+    report = json.loads(info)
+    names = [n["name"] for n in report.get("placement", [])]
+    fetch = [r["name"] for r in report.get("results", [])]
+    code, out, err = run_tfrun(tfrun, [graph, "--log-placement", "--compat", "eager"])
+    with tempfile.TemporaryDirectory() as tmp:
+        arrays = [n["name"] for n in report.get("placement", []) if n["op"] == "Const"]
+        if arrays:
+            args = [graph, "--out", tmp, "--soft-placement"]
+            for c in arrays:
+                args += ["--fetch", c]
+            c2, _, e2 = run_tfrun(tfrun, args)
+            if c2 != 0:
+                return [f"could not dump constants: {e2.strip()}"]
+        src = eager_program_for(doc, tmp, names, fetch)
+        p = subprocess.run([python, "-u", "-c", src], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0", CUDA_VISIBLE_DEVICES="-1",
+                                    TF_ENABLE_ONEDNN_OPTS="0"))
+    if p.returncode != 0:
+        return ["TensorFlow program failed:\n" + textwrap.indent(p.stdout[-2000:], "    ")]
+    theirs = []
+    for line in p.stdout.splitlines():
+        m = EXECUTING.match(line)
+        if m:
+            theirs.append(m.group(1))
+        elif not LOG_LINE.match(line) and not PLACEMENT.match(line) and not line.startswith(
+                ("WARNING:", "To enable the following", "E0000", "W0000")):
+            theirs.append(line)
+    ours = out.splitlines()
+    if code == 3:
+        ours.append("TF-ERROR: " + err.strip().split("InvalidArgumentError: ", 1)[-1])
+    if golden_dir and theirs == ours and code == 0:
+        stem = "tf_" + os.path.splitext(os.path.basename(graph))[0]
+        with open(os.path.join(golden_dir, stem + ".eager.out"), "w") as f:
+            f.write("".join(l + "\n" for l in theirs))
+    if theirs != ours:
+        width = max(len(theirs), len(ours))
+        return ["output differs:\n" + "\n".join(
+            f"    {'=' if a == b else '!'} tfrun: {a}\n      TF:    {b}" for a, b in
+            zip(ours + [''] * (width - len(ours)), theirs + [''] * (width - len(theirs))))]
+    return []
 
 
 def check(graph, tfrun, python, golden_dir=None):
@@ -180,12 +331,16 @@ def main():
     ap.add_argument("graphs", nargs="+")
     ap.add_argument("--tfrun", default="bazel-bin/cli/tfrun")
     ap.add_argument("--python", default=sys.executable, help="a Python with tensorflow-cpu installed")
+    ap.add_argument("--eager", action="store_true",
+                    help="compare the TF2 eager program with tfrun --compat eager")
     ap.add_argument("--write-goldens", metavar="DIR",
-                    help="write TensorFlow's output for each successful graph as DIR/tf_NAME.{plain,log}.out")
+                    help="write TensorFlow's output for each successful graph as DIR/tf_NAME.{plain,log}.out "
+                         "(with --eager, DIR/tf_NAME.eager.out)")
     a = ap.parse_args()
     failed = 0
     for g in a.graphs:
-        diffs = check(g, a.tfrun, a.python, a.write_goldens)
+        diffs = (check_eager(g, a.tfrun, a.python, a.write_goldens) if a.eager else
+                 check(g, a.tfrun, a.python, a.write_goldens))
         print(("MATCH  " if not diffs else "DIFFER ") + g)
         for d in diffs:
             print(textwrap.indent(d, "  "))

@@ -175,6 +175,7 @@ class GraphFileLoader {
     Node node;
     node.op = op;
     node.name = namer_.Unique(scope.name_prefix + base);
+    node.explicit_name = entry["name"].defined();
     node.location = entry.location();
     node.requested_device = node_scope.device;
     node.requested_device_text = node_scope.device_text;

@@ -75,6 +75,7 @@ StatusOr<Scope> ScopeReader::Enter(const YamlNode& entry, const Scope& outer) co
     }
     // tf.name_scope makes the scope name itself unique.
     scope.name_prefix = namer_->Unique(outer.name_prefix + ns.ScalarString()) + "/";
+    scope.eager_prefix = outer.eager_prefix + ns.ScalarString() + "/";
   }
   return scope;
 }

@@ -36,6 +36,9 @@ struct Scope {
   DeviceSpec device;
   std::string device_text;
   std::string name_prefix;  // "tower_1/" or ""
+  // The name scopes as written, never made unique: the prefix eager TF
+  // gives variable names ("tower/").
+  std::string eager_prefix;
 };
 
 // Reads graph-file entries into scopes. `fields` must outlive it.

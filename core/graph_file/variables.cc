@@ -1,5 +1,7 @@
 #include "core/graph_file/variables.h"
 
+#include <map>
+
 namespace tfrun {
 
 Status VariableExpander::Expand(const YamlNode& entry, const Scope& scope, const std::string& base) {
@@ -22,6 +24,7 @@ Status VariableExpander::Expand(const YamlNode& entry, const Scope& scope, const
   variable.dtype = initial.dtype;
   variable.shape = initial.shape;
   variable.variable = var;
+  variable.eager_name = scope.eager_prefix + base;
   TFRUN_ASSIGN_OR_RETURN(const int var_id, builder_->Add(std::move(variable), *FindOp("VariableV2"), entry));
 
   Node assign = make(namer_->Unique(var + "/Assign"), "Assign");
@@ -38,24 +41,40 @@ Status VariableExpander::Expand(const YamlNode& entry, const Scope& scope, const
   return Status::Ok();
 }
 
-// control_flow_ops.group() creates `init` under the initialisers' device
-// when they all request the same one.
+// tf.global_variables_initializer() is control_flow_ops.group() of the
+// initialisers (control_flow_ops.py): inside name scope `init`, one NoOp
+// per requested device (`init/NoOp`, `init/NoOp_1`, ... in the devices'
+// sorted string order, each under its device) and `init` depending on
+// them; when all request one device, `init` alone, under that device.
 void VariableExpander::AddInitializer() {
   if (assign_ids_.empty()) return;
-  const std::vector<Node>& nodes = builder_->graph().nodes;
-  Node init;
-  const Node& first = nodes[assign_ids_[0]];
-  bool same = true;
-  for (int id : assign_ids_) same = same && nodes[id].requested_device == first.requested_device;
-  if (same) {
-    init.requested_device = first.requested_device;
-    init.requested_device_text = first.requested_device_text;
+  std::vector<Node>& nodes = builder_->graph().nodes;
+  std::map<std::string, std::vector<int>> by_device;  // Python's sorted(): by code point
+  for (int id : assign_ids_) by_device[nodes[id].requested_device.ToString()].push_back(id);
+  auto no_op = [&](const std::string& name, const std::vector<int>& deps, const Node* device_of) {
+    Node n;
+    n.name = name;
+    n.op = "NoOp";
+    n.has_output = false;
+    n.graph_mode_only = true;
+    n.control_inputs = deps;
+    if (device_of != nullptr) {
+      n.requested_device = device_of->requested_device;
+      n.requested_device_text = device_of->requested_device_text;
+    }
+    return builder_->graph().Add(std::move(n));
+  };
+  const std::string scope = namer_->Unique("init");
+  if (by_device.size() == 1) {
+    no_op(scope, assign_ids_, &nodes[assign_ids_[0]]);
+    return;
   }
-  init.name = namer_->Unique("init");
-  init.op = "NoOp";
-  init.has_output = false;
-  init.control_inputs = assign_ids_;
-  builder_->graph().Add(std::move(init));
+  std::vector<int> groups;
+  for (const auto& [device, ids] : by_device) {
+    const Node* first = &builder_->graph().nodes[ids[0]];
+    groups.push_back(no_op(namer_->Unique(scope + "/NoOp"), ids, first));
+  }
+  no_op(scope, groups, nullptr);
 }
 
 }  // namespace tfrun

@@ -43,14 +43,27 @@ TEST_F(VariablesTest, FourNodesColocatedAndOneInitializer) {
   EXPECT_EQ(graph_.nodes[1].shape, Shape{2});
 }
 
-TEST_F(VariablesTest, InitializerHasNoDeviceWhenTheAssignsDiffer) {
+// control_flow_ops.group over two devices: one NoOp per device, in the
+// devices' string order ("" < "/device:CPU:0" < "/device:GPU:0"), under
+// the `init` name scope; `init` itself has no device. The TF 1.x blog's
+// transcript shows init/NoOp (a_cpu) and init/NoOp_1 (a_gpu).
+TEST_F(VariablesTest, InitializerGroupsTheAssignsByDevice) {
   ASSERT_TRUE(Expand("{value: 1}", "/gpu:0", "v").ok());
   ASSERT_TRUE(Expand("{value: 1}", "/cpu:0", "v").ok());
+  ASSERT_TRUE(Expand("{value: 1}", "", "w").ok());
   variables_.AddInitializer();
-  EXPECT_EQ(graph_.nodes.back().name, "init");
-  EXPECT_TRUE(graph_.nodes.back().requested_device.empty());
+  const std::vector<std::string> lines = Lines();
+  EXPECT_EQ(std::vector<std::string>(lines.end() - 4, lines.end()),
+            (std::vector<std::string>{"init/NoOp NoOp ", "init/NoOp_1 NoOp /device:CPU:0",
+                                      "init/NoOp_2 NoOp /device:GPU:0", "init NoOp "}));
   EXPECT_EQ(graph_.nodes[4].name, "v_1/initial_value");
-  EXPECT_EQ(graph_.nodes.back().control_inputs, (std::vector<int>{2, 6}));
+  const size_t n = graph_.nodes.size();
+  EXPECT_EQ(graph_.nodes[n - 4].control_inputs, std::vector<int>{10});
+  EXPECT_EQ(graph_.nodes[n - 3].control_inputs, std::vector<int>{6});
+  EXPECT_EQ(graph_.nodes[n - 2].control_inputs, std::vector<int>{2});
+  EXPECT_EQ(graph_.nodes.back().control_inputs,
+            (std::vector<int>{static_cast<int>(n) - 4, static_cast<int>(n) - 3, static_cast<int>(n) - 2}));
+  for (size_t i = n - 4; i < n; ++i) EXPECT_TRUE(graph_.nodes[i].graph_mode_only);
 }
 
 TEST_F(VariablesTest, NoVariablesNoInitializerAndDataErrorsNameTheVariable) {

@@ -59,12 +59,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits);
   if (!graph.ok()) return 0;
-  for (const char* name : {"tf0", "tf1", "tf2", "eager"}) {
+  for (bool soft : {false, true}) {
+    tfrun::EagerPlan eager;
+    if (tfrun::PlanEager(*graph, Devices(), soft, &eager).ok()) {
+      (void)tfrun::ExecutedOpLines(eager.executed, Devices());
+      for (int id : graph->fetch) (void)tfrun::EagerValueNode(*graph, eager, id);
+    }
+  }
+  for (const char* name : {"tf0", "tf1", "tf2"}) {
     const tfrun::CompatProfile& profile = *tfrun::FindProfile(name);
     for (bool soft : {false, true}) {
       tfrun::Placement placement;
       tfrun::Status placed = tfrun::PlaceGraph(*graph, Devices(), soft, profile, &placement);
-      (void)tfrun::PlacementLines(*graph, Devices(), placement, profile, {});
+      (void)tfrun::PlacementLines(*graph, Devices(), placement, profile);
       if (!placed.ok()) continue;
       (void)tfrun::DeviceMappingBlock(Devices(), profile);
       (void)tfrun::PlacementDot(*graph, Devices(), placement);
@@ -79,6 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         options.legacy_113 = true;
         (void)tfrun::NumpyStr(t, options);
         (void)tfrun::EagerTensorStr(t);
+        (void)tfrun::EagerVariableStr("v", t);
       }
     }
   }
