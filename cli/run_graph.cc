@@ -45,7 +45,16 @@ Status GraphRun::Run(std::string* stdout_text) {
 
 Status GraphRun::Load() {
   const auto t0 = Clock::now();
-  StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, options_.limits);
+  // A for_each_device scope needs the run's devices, under the graph's config.
+  auto lister = [this](const GraphConfig& config, std::string_view type) -> StatusOr<std::vector<int>> {
+    TFRUN_RETURN_IF_ERROR(MakeDevices(config, GpuInventory::kDevices));
+    std::vector<int> ids;
+    for (const Device& d : devices_.set.devices()) {
+      if (d.type == type) ids.push_back(d.id);
+    }
+    return ids;
+  };
+  StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, options_.limits, lister);
   if (!graph.ok()) return graph.status();
   graph_ = std::move(*graph);
   report_.graph = &graph_;
@@ -79,13 +88,23 @@ Status GraphRun::ResolveFetch() {
 Status GraphRun::BuildRunDevices(bool log) {
   const auto t0 = Clock::now();
   const GraphConfig& config = graph_.config;
-  TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
   SetCudaTf32(options_.tf32.empty() ? config.tensor_float_32 : options_.tf32 == "on");
-  const GpuInventory inventory = InventoryForRun(graph_, options_.device_flags, gpu_options,
-                                                 log || !options_.json_path.empty() || !options_.dot_path.empty());
-  TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options, inventory));
+  if (!devices_built_) {
+    TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+    TFRUN_RETURN_IF_ERROR(MakeDevices(config, InventoryForRun(graph_, options_.device_flags, gpu_options,
+                                                              log || !options_.json_path.empty() ||
+                                                                  !options_.dot_path.empty())));
+  }
   report_.devices = &devices_.set;
   cold_.devices_ms = MsSince(t0);
+  return Status::Ok();
+}
+
+Status GraphRun::MakeDevices(const GraphConfig& config, GpuInventory inventory) {
+  if (devices_built_) return Status::Ok();
+  TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+  TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options, inventory));
+  devices_built_ = true;
   return Status::Ok();
 }
 
@@ -136,6 +155,9 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   std::vector<int> run_fetch = fetch_;  // eager prints a Variable's value for it
   if (eager) {
     for (int& id : run_fetch) id = EagerValueNode(graph_, eager_, id);
+  }
+  if (!graph_.targets.empty()) {  // sess.run(init): run, print nothing
+    TFRUN_RETURN_IF_ERROR(executor.Run(graph_.targets).status());
   }
   StatusOr<RunResult> result = executor.Run(run_fetch);
   if (!result.ok()) return result.status();

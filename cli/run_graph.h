@@ -40,6 +40,9 @@ class GraphRun {
   Status Load();
   Status ResolveFetch();
   Status BuildRunDevices(bool log);
+  // Builds the devices once: for a for_each_device scope while loading, or
+  // after it.
+  Status MakeDevices(const GraphConfig& config, GpuInventory inventory);
   Status Place(bool log, std::string* stdout_text);
   Status Execute(std::string* stdout_text, bool log);
   // What print() shows for fetch `i` in the profile's era; eager's log
@@ -51,6 +54,7 @@ class GraphRun {
   const CompatProfile* profile_ = nullptr;
   Graph graph_;
   Devices devices_;
+  bool devices_built_ = false;
   Placement placement_;
   EagerPlan eager_;  // --compat eager: what TF2 eager executes
   RunResult result_;

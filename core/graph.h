@@ -91,6 +91,7 @@ struct Graph {
   std::string path;  // as given on the command line
   std::vector<Node> nodes;
   std::vector<int> fetch;
+  std::vector<int> targets;  // run before the fetches, not printed
   GraphConfig config;
   FlatStringMap<int> by_name;  // node name -> id
 

@@ -16,25 +16,44 @@ std::vector<int> DefaultFetch(const Graph& graph) {
   return fetch;
 }
 
-Status ReadFetch(const FieldReader& fields, const YamlNode& fetch, Graph* graph) {
-  if (!fetch) {
-    graph->fetch = DefaultFetch(*graph);
-    return Status::Ok();
-  }
-  if (!fetch.IsSequence()) return fields.ErrorAt(fetch, "fetch must be a list of node names");
-  std::vector<bool> fetched(graph->nodes.size(), false);
-  for (const YamlNode& f : fetch.Elements()) {
-    if (!f.IsScalar()) return fields.ErrorAt(f, "each fetch must be a node name");
-    const Node* n = graph->Find(f.ScalarString());
+namespace {
+
+// How errors word a list of node names: "fetch" or "targets".
+struct ListWords {
+  const char* list;   // "fetch"
+  const char* entry;  // "each fetch"
+  const char* twice;  // "is fetched twice"
+};
+constexpr ListWords kFetchWords = {"fetch", "each fetch", "is fetched twice"};
+constexpr ListWords kTargetWords = {"targets", "each target", "is a target twice"};
+
+// A list of node names, each once.
+Status ReadNames(const FieldReader& fields, const YamlNode& list, const ListWords& words, const Graph& graph,
+                 std::vector<int>* ids) {
+  const char* what = words.list;
+  if (!list.IsSequence()) return fields.ErrorAt(list, fmt::format("{} must be a list of node names", what));
+  std::vector<bool> seen(graph.nodes.size(), false);
+  for (const YamlNode& f : list.Elements()) {
+    if (!f.IsScalar()) return fields.ErrorAt(f, fmt::format("{} must be a node name", words.entry));
+    const Node* n = graph.Find(f.ScalarString());
     if (n == nullptr) {
-      return fields.ErrorAt(
-          f, fmt::format("fetch '{}' names no node{}", f.Scalar(), DidYouMean(f.Scalar(), graph->NodeNames())));
+      return fields.ErrorAt(f, fmt::format("{} '{}' names no node{}", what, f.Scalar(),
+                                           DidYouMean(f.Scalar(), graph.NodeNames())));
     }
-    if (fetched[n->id]) return fields.ErrorAt(f, fmt::format("'{}' is fetched twice", f.Scalar()));
-    fetched[n->id] = true;
-    graph->fetch.push_back(n->id);
+    if (seen[n->id]) return fields.ErrorAt(f, fmt::format("'{}' {}", f.Scalar(), words.twice));
+    seen[n->id] = true;
+    ids->push_back(n->id);
   }
-  if (graph->fetch.empty()) return fields.ErrorAt(fetch, "fetch is empty");
+  if (ids->empty()) return fields.ErrorAt(list, fmt::format("{} is empty", what));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadFetch(const FieldReader& fields, const YamlNode& fetch, const YamlNode& targets, Graph* graph) {
+  if (targets) TFRUN_RETURN_IF_ERROR(ReadNames(fields, targets, kTargetWords, *graph, &graph->targets));
+  if (fetch) return ReadNames(fields, fetch, kFetchWords, *graph, &graph->fetch);
+  if (!targets) graph->fetch = DefaultFetch(*graph);
   return Status::Ok();
 }
 

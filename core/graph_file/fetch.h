@@ -1,5 +1,7 @@
 // What a run fetches: the graph file's `fetch:` list, or by default every
-// node no other node consumes, in file order (NoOps have no value to print).
+// node no other node consumes, in file order (NoOps have no value to print);
+// and its `targets:`, run first and not printed (sess.run(init) without
+// print(), as the TF 1.x blog's initializer transcript).
 #pragma once
 
 #include <vector>
@@ -11,7 +13,8 @@ namespace tfrun {
 
 std::vector<int> DefaultFetch(const Graph& graph);
 
-// Sets graph->fetch from `fetch` (undefined: the default).
-Status ReadFetch(const FieldReader& fields, const YamlNode& fetch, Graph* graph);
+// Sets graph->targets from `targets` and graph->fetch from `fetch`
+// (undefined: the default, or nothing when there are targets).
+Status ReadFetch(const FieldReader& fields, const YamlNode& fetch, const YamlNode& targets, Graph* graph);
 
 }  // namespace tfrun

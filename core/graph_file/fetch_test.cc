@@ -31,7 +31,9 @@ class FetchTest : public ::testing::Test {
  protected:
   Status Read(const std::string& text) {
     graph_.fetch.clear();
-    return ReadFetch(fields_, texts_.Parse(text)["fetch"], &graph_);
+    graph_.targets.clear();
+    const YamlNode root = texts_.Parse(text);
+    return ReadFetch(fields_, root["fetch"], root["targets"], &graph_);
   }
   Graph graph_ = SmallGraph();
   FieldReader fields_{"g.yaml"};
@@ -51,6 +53,19 @@ TEST_F(FetchTest, ListedNamesInOrder) {
   EXPECT_EQ(Read("fetch: [a, a]").message(), "g.yaml:1:12: 'a' is fetched twice");
   EXPECT_EQ(Read("fetch: []").message(), "g.yaml:1:8: fetch is empty");
   EXPECT_EQ(Read("fetch: a").message(), "g.yaml:1:8: fetch must be a list of node names");
+}
+
+// sess.run(init) without print(): targets run first and print nothing, so
+// without a fetch list nothing is fetched.
+TEST_F(FetchTest, TargetsAreRunNotPrinted) {
+  ASSERT_TRUE(Read("targets: [n]").ok());
+  EXPECT_EQ(graph_.targets, std::vector<int>{3});
+  EXPECT_TRUE(graph_.fetch.empty());
+  ASSERT_TRUE(Read("targets: [n]\nfetch: [s]").ok());
+  EXPECT_EQ(graph_.fetch, std::vector<int>{2});
+  EXPECT_EQ(Read("targets: [n, n]").message(), "g.yaml:1:14: 'n' is a target twice");
+  EXPECT_EQ(Read("targets: [x]").message(), "g.yaml:1:11: targets 'x' names no node (did you mean 'a'?)");
+  EXPECT_EQ(Read("targets: []").message(), "g.yaml:1:10: targets is empty");
 }
 
 }  // namespace

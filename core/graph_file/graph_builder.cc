@@ -15,6 +15,19 @@ Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* n
       if (!in.IsScalar()) return fields_.NodeError(in, node->name, "each input must be a node name");
       std::string name = in.ScalarString();
       if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) name.resize(name.size() - 2);
+      if (auto alias = aliases_.find(name); alias != aliases_.end()) {
+        if (alias->second.ids.empty()) {
+          return fields_.NodeError(in, node->name,
+                                   fmt::format("input '{}' stands for the copies of a for_each_device: {} scope, "
+                                               "and there is no {} device",
+                                               in.Scalar(), alias->second.device_type, alias->second.device_type));
+        }
+        for (int id : alias->second.ids) {
+          auto var = variable_reads_.find(id);
+          ids.push_back(var == variable_reads_.end() ? id : var->second);
+        }
+        continue;
+      }
       const int* found = graph_->by_name.Find(name);
       if (found == nullptr && name == node->name) {
         return fields_.NodeError(in, node->name, "a node cannot consume its own output (a cycle)");

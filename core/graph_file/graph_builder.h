@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/graph.h"
 #include "core/graph_file/yaml_fields.h"
@@ -36,11 +37,25 @@ class GraphBuilder {
   // From now on, inputs naming `variable` read `read` instead.
   void ReadVariableThrough(int variable, int read) { variable_reads_[variable] = read; }
 
+  // From now on, inputs naming `name` (as the file writes it) mean `ids`,
+  // as a Python name bound in a loop does: inside a for_each_device scope
+  // the current copy, after it the list of every copy (empty when the
+  // machine has no device of `device_type`).
+  void Alias(const std::string& name, std::vector<int> ids, const std::string& device_type) {
+    aliases_[name] = {std::move(ids), device_type};
+  }
+  bool HasAlias(const std::string& name) const { return aliases_.count(name) != 0; }
+
  private:
   const FieldReader& fields_;
   Graph* graph_;  // not owned
   DefinedLater defined_later_;
   std::unordered_map<int, int> variable_reads_;  // VariableV2 id -> read id
+  struct AliasTarget {
+    std::vector<int> ids;
+    std::string device_type;  // of the for_each_device scope that made them
+  };
+  std::unordered_map<std::string, AliasTarget> aliases_;
 };
 
 }  // namespace tfrun

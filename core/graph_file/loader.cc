@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -25,7 +26,7 @@
 namespace tfrun {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch"};
+const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch", "targets"};
 const std::vector<std::string> kCommonNodeKeys = {"name", "op", "inputs", "device"};
 
 bool IsValidUtf8(const std::string& s) {
@@ -82,9 +83,11 @@ std::string DirectoryOf(const std::string& path) {
 // Walks a parsed graph file in program order and wires the steps.
 class GraphFileLoader {
  public:
-  GraphFileLoader(const YamlDocument& doc, const std::string& path, const LoadLimits& limits)
+  GraphFileLoader(const YamlDocument& doc, const std::string& path, const LoadLimits& limits,
+                  const LogicalDeviceLister& devices)
       : doc_(doc),
         limits_(limits),
+        devices_(devices),
         fields_(path),
         builder_(fields_, &graph_, [this](const std::string& name) { return DefinedLater(name); }),
         scopes_(fields_, &namer_),
@@ -113,7 +116,7 @@ class GraphFileLoader {
     TFRUN_RETURN_IF_ERROR(ReadNodeList(nodes, Scope{}, 1));
     variables_.AddInitializer();
     if (graph_.nodes.empty()) return fields_.ErrorAt(nodes, "the graph has no nodes");
-    TFRUN_RETURN_IF_ERROR(ReadFetch(fields_, root["fetch"], &graph_));
+    TFRUN_RETURN_IF_ERROR(ReadFetch(fields_, root["fetch"], root["targets"], &graph_));
     return std::move(graph_);
   }
 
@@ -131,7 +134,9 @@ class GraphFileLoader {
                                                   "--max-nodes)",
                                                   EntryBudget()));
       }
-      if (const YamlNode nested = entry["nodes"]) {
+      if (const YamlNode each = entry["for_each_device"]) {
+        TFRUN_RETURN_IF_ERROR(ReadReplicated(entry, each, scope, depth));
+      } else if (const YamlNode nested = entry["nodes"]) {
         TFRUN_ASSIGN_OR_RETURN(const Scope inner, scopes_.Enter(entry, scope));
         TFRUN_RETURN_IF_ERROR(ReadNodeList(nested, inner, depth + 1));
       } else {
@@ -139,6 +144,78 @@ class GraphFileLoader {
       }
     }
     return Status::Ok();
+  }
+
+  // `for_each_device: GPU`: the scope's nodes once per logical device of
+  // that type, each copy under `with tf.device(device.name)` (the TF2 GPU
+  // guide's manual replication, the TF 1.x tower loop). Names are made
+  // unique as for any repeated node; inside the scope a name as written
+  // means the current copy, after it the list of all copies.
+  Status ReadReplicated(const YamlNode& entry, const YamlNode& each, const Scope& scope, int depth) {
+    const YamlNode nested = entry["nodes"];
+    if (!nested) return fields_.ErrorAt(entry, "a for_each_device scope needs 'nodes'");
+    std::string type = each.IsScalar() ? each.ScalarString() : "";
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (type != "GPU" && type != "CPU") {
+      return fields_.ErrorAt(each, fmt::format("for_each_device must be GPU or CPU (got '{}')",
+                                               each.IsScalar() ? each.Scalar() : "a collection"));
+    }
+    std::vector<int> ids = {0};
+    if (devices_) {
+      TFRUN_ASSIGN_OR_RETURN(ids, devices_(graph_.config, type));
+    } else if (type == "GPU") {
+      ids.clear();
+    }
+    const size_t first = created_.size();
+    ++replicating_;
+    for (int id : ids) {
+      TFRUN_ASSIGN_OR_RETURN(Scope inner, scopes_.Enter(entry, scope));
+      DeviceSpec device;
+      device.type = type;
+      device.id = id;
+      inner.device = device.MergedOver(inner.device);
+      inner.device_text = fmt::format("/device:{}:{}", type, id);
+      TFRUN_RETURN_IF_ERROR(ReadNodeList(nested, inner, depth + 1));
+    }
+    --replicating_;
+    std::vector<std::string> keys;  // in order of first appearance
+    std::unordered_map<std::string, std::vector<int>> copies;
+    for (size_t i = first; i < created_.size(); ++i) {
+      auto [it, added] = copies.try_emplace(created_[i].first);
+      if (added) keys.push_back(created_[i].first);
+      it->second.push_back(created_[i].second);
+    }
+    for (const std::string& key : keys) builder_.Alias(key, std::move(copies[key]), type);
+    // Names the scope writes but that no copy made (no device of the type).
+    if (ids.empty()) CollectWrittenNames(nested, scope.eager_prefix, depth + 1, type);
+    if (replicating_ == 0) created_.clear();
+    return Status::Ok();
+  }
+
+  // Binds `written` (a name as the file writes it) to the node just made,
+  // when it is a loop's copy or rebinds a loop's name.
+  void Bind(const std::string& written, int id) {
+    if (replicating_ == 0 && !builder_.HasAlias(written)) return;
+    builder_.Alias(written, {id}, "");
+    if (replicating_ > 0) created_.emplace_back(written, id);
+  }
+
+  // With no device to copy them to, each name the scope writes stands for
+  // an empty list; using one is an error that says why.
+  void CollectWrittenNames(const YamlNode& list, const std::string& prefix, int depth, const std::string& type) {
+    if (!list.IsSequence() || depth > limits_.max_depth) return;
+    for (const YamlNode& entry : list.Elements()) {
+      if (!entry.IsMap()) continue;
+      if (const YamlNode nested = entry["nodes"]) {
+        const YamlNode ns = entry["name_scope"];
+        CollectWrittenNames(nested, ns && ns.IsScalar() ? prefix + ns.ScalarString() + "/" : prefix, depth + 1, type);
+        continue;
+      }
+      const YamlNode name = entry["name"];
+      const YamlNode op = entry["op"];
+      const std::string base = name && name.IsScalar() ? name.ScalarString() : op && op.IsScalar() ? op.ScalarString() : "";
+      if (!base.empty()) builder_.Alias(prefix + base, {}, type);
+    }
   }
 
   Status ReadNode(const YamlNode& entry, const Scope& scope) {
@@ -170,7 +247,11 @@ class GraphFileLoader {
       base = n.ScalarString();
     }
     TFRUN_ASSIGN_OR_RETURN(const Scope node_scope, scopes_.ForNode(entry["device"], scope, scope.name_prefix + base));
-    if (is_variable) return variables_.Expand(entry, node_scope, base);
+    if (is_variable) {
+      TFRUN_ASSIGN_OR_RETURN(const int var_id, variables_.Expand(entry, node_scope, base));
+      Bind(scope.eager_prefix + base, var_id);
+      return Status::Ok();
+    }
 
     Node node;
     node.op = op;
@@ -181,7 +262,9 @@ class GraphFileLoader {
     node.requested_device_text = node_scope.device_text;
     TFRUN_RETURN_IF_ERROR(builder_.ReadInputs(entry, *def, &node));
     TFRUN_RETURN_IF_ERROR(ReadOpAttributes(entry, fields_, &literals_, &node));
-    return builder_.Add(std::move(node), *def, entry).status();
+    TFRUN_ASSIGN_OR_RETURN(const int id, builder_.Add(std::move(node), *def, entry));
+    Bind(scope.eager_prefix + base, id);
+    return Status::Ok();
   }
 
   // Room for about `n` nodes (the top-level entries; scopes may hold more),
@@ -233,6 +316,7 @@ class GraphFileLoader {
 
   const YamlDocument& doc_;
   LoadLimits limits_;
+  const LogicalDeviceLister& devices_;
   Graph graph_;
   FieldReader fields_;
   UniqueNamer namer_;
@@ -244,21 +328,25 @@ class GraphFileLoader {
   std::optional<std::unordered_set<std::string>> explicit_names_;
   int64_t entries_read_ = 0;
   int64_t entries_named_ = 0;
+  int replicating_ = 0;  // for_each_device scopes open
+  std::vector<std::pair<std::string, int>> created_;  // (name as written, id) made in them
 };
 
 }  // namespace
 
-StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path, const LoadLimits& limits) {
-  return GraphFileLoader(doc, path, limits).Load();
+StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path, const LoadLimits& limits,
+                                  const LogicalDeviceLister& devices) {
+  return GraphFileLoader(doc, path, limits, devices).Load();
 }
 
-StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, const LoadLimits& limits) {
+StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, const LoadLimits& limits,
+                              const LogicalDeviceLister& devices) {
   TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
   TFRUN_ASSIGN_OR_RETURN(const YamlDocument doc, ParseYaml(text, path));
-  return LoadGraphDocument(doc, path, limits);
+  return LoadGraphDocument(doc, path, limits, devices);
 }
 
-StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits) {
+StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits, const LogicalDeviceLister& devices) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
@@ -278,7 +366,7 @@ StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits)
     TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
     TFRUN_ASSIGN_OR_RETURN(doc, ParseYaml(text, path));
   }
-  return LoadGraphDocument(*doc, path, limits);
+  return LoadGraphDocument(*doc, path, limits, devices);
 }
 
 }  // namespace tfrun

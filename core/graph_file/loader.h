@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/graph.h"
 #include "core/status.h"
@@ -25,17 +28,26 @@ struct LoadLimits {
   int max_depth = 64;                      // nested scopes (--max-depth)
 };
 
-StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits = LoadLimits());
+// The ids of the logical devices of a type ("GPU", "CPU") a run will have
+// under the graph's config, as tf.config.list_logical_devices lists them:
+// asked only by a `for_each_device` scope, after `config` is read. Without
+// one, CPU:0 is the only device.
+using LogicalDeviceLister = std::function<StatusOr<std::vector<int>>(const GraphConfig& config, std::string_view type)>;
+
+StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits = LoadLimits(),
+                              const LogicalDeviceLister& devices = nullptr);
 
 class YamlDocument;
 
 // The graph of a graph file already parsed (LoadGraphFile's second half).
 StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path,
-                                  const LoadLimits& limits = LoadLimits());
+                                  const LoadLimits& limits = LoadLimits(),
+                                  const LogicalDeviceLister& devices = nullptr);
 
 // The same, from text already in memory (`path` is used in messages and to
 // resolve `npy:` files).
 StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path,
-                              const LoadLimits& limits = LoadLimits());
+                              const LoadLimits& limits = LoadLimits(),
+                              const LogicalDeviceLister& devices = nullptr);
 
 }  // namespace tfrun

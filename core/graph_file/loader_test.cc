@@ -345,3 +345,86 @@ nodes: [{op: Const, value: 1}])");
 
 }  // namespace
 }  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+// for_each_device over `gpus` logical GPUs (the lister a run passes).
+StatusOr<Graph> LoadOnGpus(const std::string& text, int gpus) {
+  return LoadGraphText(text, "g.yaml", LoadLimits(), [gpus](const GraphConfig&, std::string_view type) {
+    std::vector<int> ids;
+    for (int i = 0; i < (type == "GPU" ? gpus : 1); ++i) ids.push_back(i);
+    return StatusOr<std::vector<int>>(ids);
+  });
+}
+
+constexpr const char* kReplicated = R"(nodes:
+  - {name: w, op: Const, value: [[1.0]]}
+  - for_each_device: GPU
+    nodes:
+      - {name: a, op: Const, value: [[2.0]]}
+      - {name: c, op: MatMul, inputs: [a, w]}
+      - {name: v, op: Variable, value: [[3.0]]}
+      - {op: MatMul, inputs: [c, v]}
+  - {name: total, op: AddN, inputs: [MatMul, c], device: /cpu:0})";
+
+TEST(LoaderReplicationTest, CopiesPerDeviceNamedAsRepeatedNodesAndListedAfter) {
+  StatusOr<Graph> g = LoadOnGpus(kReplicated, 2);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (const char* name : {"a", "c", "v", "MatMul", "a_1", "c_1", "v_1", "MatMul_1"}) {
+    EXPECT_NE(g->Find(name), nullptr) << name;
+  }
+  // Inside the scope a name is the current copy, on that copy's device.
+  EXPECT_EQ(g->nodes[g->Find("c_1")->inputs[0]].name, "a_1");
+  EXPECT_EQ(g->nodes[g->Find("c_1")->inputs[1]].name, "w");
+  EXPECT_EQ(g->nodes[g->Find("MatMul_1")->inputs[1]].name, "v_1/read");
+  EXPECT_EQ(g->Find("c_1")->requested_device.ToString(), "/device:GPU:1");
+  EXPECT_EQ(g->Find("c_1")->requested_device_text, "/device:GPU:1");
+  // After it, the list of every copy, in device order.
+  std::vector<std::string> inputs;
+  for (int in : g->Find("total")->inputs) inputs.push_back(g->nodes[in].name);
+  EXPECT_EQ(inputs, (std::vector<std::string>{"MatMul", "MatMul_1", "c", "c_1"}));
+}
+
+TEST(LoaderReplicationTest, ScopesAndDevicesMergeAndNamesRebind) {
+  StatusOr<Graph> g = LoadOnGpus(R"(nodes:
+  - device: /job:localhost
+    nodes:
+      - for_each_device: gpu
+        name_scope: tower
+        nodes:
+          - {name: x, op: Const, value: 1.0}
+  - {name: s, op: AddN, inputs: [tower/x]}
+  - {name: tower/x, op: Const, value: 2.0}
+  - {name: t, op: Identity, inputs: [tower/x]})", 3);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Names(*g), (std::vector<std::string>{"tower/x", "tower_1/x", "tower_2/x", "s", "tower/x_1", "t"}));
+  EXPECT_EQ(g->Find("tower_2/x")->requested_device.ToString(), "/job:localhost/device:GPU:2");
+  EXPECT_EQ(g->Find("s")->inputs.size(), 3u);
+  // A later node of that name rebinds it, as a Python assignment does.
+  EXPECT_EQ(g->nodes[g->Find("t")->inputs[0]].name, "tower/x_1");
+}
+
+TEST(LoaderReplicationTest, NoDeviceOfTheTypeMakesNoCopiesAndUsingThemSaysWhy) {
+  StatusOr<Graph> g = LoadOnGpus(kReplicated, 0);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            "g.yaml:9:38: node 'total': input 'MatMul' stands for the copies of a for_each_device: GPU scope, and "
+            "there is no GPU device");
+  StatusOr<Graph> cpu = LoadOnGpus(R"(nodes:
+  - for_each_device: CPU
+    nodes: [{name: a, op: Const, value: 1.0}]
+  - {op: AddN, inputs: [a]})", 0);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+  EXPECT_EQ(cpu->Find("a")->requested_device.ToString(), "/device:CPU:0");
+}
+
+TEST(LoaderReplicationTest, BadScopes) {
+  EXPECT_EQ(LoadOnGpus("nodes:\n  - {for_each_device: TPU, nodes: [{op: NoOp}]}", 1).status().message(),
+            "g.yaml:2:23: for_each_device must be GPU or CPU (got 'TPU')");
+  EXPECT_EQ(LoadOnGpus("nodes:\n  - {for_each_device: GPU}", 1).status().message(),
+            "g.yaml:2:5: a for_each_device scope needs 'nodes'");
+}
+
+}  // namespace
+}  // namespace tfrun

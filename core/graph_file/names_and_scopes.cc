@@ -8,7 +8,7 @@
 namespace tfrun {
 namespace {
 
-const std::vector<std::string> kScopeKeys = {"device", "name_scope", "nodes"};
+const std::vector<std::string> kScopeKeys = {"device", "name_scope", "for_each_device", "nodes"};
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -4,7 +4,7 @@
 
 namespace tfrun {
 
-Status VariableExpander::Expand(const YamlNode& entry, const Scope& scope, const std::string& base) {
+StatusOr<int> VariableExpander::Expand(const YamlNode& entry, const Scope& scope, const std::string& base) {
   const std::string var = namer_->Unique(scope.name_prefix + base);
   auto make = [&](const std::string& name, const std::string& op) {
     Node n;
@@ -38,7 +38,7 @@ Status VariableExpander::Expand(const YamlNode& entry, const Scope& scope, const
   read.variable = var;
   TFRUN_ASSIGN_OR_RETURN(const int read_id, builder_->Add(std::move(read), *FindOp("Identity"), entry));
   builder_->ReadVariableThrough(var_id, read_id);
-  return Status::Ok();
+  return var_id;
 }
 
 // tf.global_variables_initializer() is control_flow_ops.group() of the

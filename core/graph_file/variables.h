@@ -19,8 +19,9 @@ class VariableExpander {
   VariableExpander(GraphBuilder* builder, UniqueNamer* namer, TensorLiteralReader* literals)
       : builder_(builder), namer_(namer), literals_(literals) {}
 
-  // The four nodes of the Variable `entry` named `base` in `scope`.
-  Status Expand(const YamlNode& entry, const Scope& scope, const std::string& base);
+  // The four nodes of the Variable `entry` named `base` in `scope`;
+  // returns the VariableV2's id.
+  StatusOr<int> Expand(const YamlNode& entry, const Scope& scope, const std::string& base);
 
   // The `init` NoOp, when the graph has variables.
   void AddInitializer();

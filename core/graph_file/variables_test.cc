@@ -15,7 +15,7 @@ class VariablesTest : public ::testing::Test {
       scope.device = *DeviceSpec::Parse(device);
       scope.device_text = device;
     }
-    return variables_.Expand(texts_.Parse(entry), scope, base);
+    return variables_.Expand(texts_.Parse(entry), scope, base).status();
   }
   std::vector<std::string> Lines() const {
     std::vector<std::string> lines;

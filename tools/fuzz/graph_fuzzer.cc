@@ -57,7 +57,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       __builtin_trap();
     }
   }
-  tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits);
+  // for_each_device scopes repeat their nodes over the four simulated GPUs.
+  auto lister = [](const tfrun::GraphConfig&, std::string_view type) -> tfrun::StatusOr<std::vector<int>> {
+    return type == "GPU" ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
+  };
+  tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits, lister);
   if (!graph.ok()) return 0;
   for (bool soft : {false, true}) {
     tfrun::EagerPlan eager;
