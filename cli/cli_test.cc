@@ -92,6 +92,19 @@ TEST(CliTest, JsonReportsResultsAndErrors) {
   EXPECT_NE(to_stdout.out.find("InvalidArgumentError"), std::string::npos);
 }
 
+// --compat eager lists the ops it executes, up to a hard placement failure.
+TEST(CliTest, JsonListsWhatEagerExecutes) {
+  Outcome o = Tfrun("graphs/tf2_guide_matmul.yaml --compat eager --json -");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"executed\":[{\"op\":\"_EagerConst\",\"device\":\"/job:localhost/replica:0/task:0/"
+                       "device:CPU:0\",\"node\":\"a\"},"),
+            std::string::npos)
+      << o.out;
+  Outcome failed = Tfrun("graphs/matmul_gpu2.yaml --compat eager --no-soft-placement --json -");
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_NE(failed.out.find("\"executed\":[]"), std::string::npos) << failed.out;
+}
+
 // Edges that cross devices are copied (Send/Recv) and each device reports
 // its peak memory; simulated GPUs account memory as real ones do.
 TEST(CliTest, JsonReportsCopiesAndPeakMemoryPerDevice) {

@@ -130,6 +130,12 @@ std::string ReportToJson(const Report& r) {
                      Quote(n.requested_device.ToString()));
     });
   }
+  if (r.graph && r.devices && r.executed) {
+    json.Array("executed", *r.executed, [&](std::string& out, const EagerOp& op) {
+      fmt::format_to(std::back_inserter(out), "{{\"op\":{},\"device\":{},\"node\":{}}}", Quote(op.op),
+                     Quote((*r.devices)[op.device].name), Quote(r.graph->nodes[op.node].name));
+    });
+  }
   if (r.graph && r.result) {
     std::vector<size_t> fetched;
     for (size_t i = 0; i < r.fetch.size() && i < r.result->fetched.size(); ++i) fetched.push_back(i);

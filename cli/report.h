@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/device_set.h"
+#include "core/eager_program.h"
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/placer.h"
@@ -35,6 +36,8 @@ struct Report {
   const DeviceSet* devices = nullptr;
   const Placement* placement = nullptr;  // null when placement failed
   const RunResult* result = nullptr;     // null when the run failed
+  // --compat eager: the ops TF2 eager executes, in order (up to a failure).
+  const std::vector<EagerOp>* executed = nullptr;
   std::vector<int> fetch;
   std::vector<std::string> printed;      // what stdout shows per fetch
   ReportTimings timings;

@@ -122,6 +122,7 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
     // Eager logs each op as it executes: on failure, what ran before it.
     placed = PlanEager(graph_, devices, soft, &eager_);
     placement_ = eager_.placement;
+    report_.executed = &eager_.executed;
     if (!placed.ok() && log) *stdout_text += ExecutedOpLines(eager_.executed, devices);
   } else {
     placed = PlaceGraph(graph_, devices, soft, *profile_, &placement_);

@@ -7,21 +7,11 @@
 #include <gtest/gtest.h>
 
 #include "core/graph_file/loader.h"
+#include "core/simulated_gpus_for_tests.h"
 #include "core/placement_log.h"
 
 namespace tfrun {
 namespace {
-
-DeviceSet Gpus(int n) {
-  std::vector<LogicalGpu> logical(n);
-  for (int i = 0; i < n; ++i) {
-    logical[i].tf_id = i;
-    logical[i].cuda_ordinal = i;
-    logical[i].physical.name = "Sim";
-    logical[i].memory_limit_bytes = 1 << 30;
-  }
-  return DeviceSet::WithGpus(logical, true);
-}
 
 struct Planned {
   Status status;
@@ -44,7 +34,7 @@ Planned Plan(const std::string& yaml, int gpus, bool soft = true) {
   StatusOr<Graph> g = LoadGraphText(yaml, "e.yaml");
   EXPECT_TRUE(g.ok()) << g.status().message();
   p.graph = std::move(*g);
-  p.devices = Gpus(gpus);
+  p.devices = SimulatedGpus(gpus);
   p.status = PlanEager(p.graph, p.devices, soft, &p.plan);
   return p;
 }

@@ -4,21 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "core/graph_file/loader.h"
+#include "core/simulated_gpus_for_tests.h"
 #include "core/placement_log.h"
 
 namespace tfrun {
 namespace {
-
-DeviceSet Gpus(int n) {
-  std::vector<LogicalGpu> logical(n);
-  for (int i = 0; i < n; ++i) {
-    logical[i].tf_id = i;
-    logical[i].cuda_ordinal = i;
-    logical[i].physical.name = "Sim";
-    logical[i].memory_limit_bytes = 1 << 30;
-  }
-  return DeviceSet::WithGpus(logical, true);
-}
 
 struct Placed {
   Status status;
@@ -35,7 +25,7 @@ Placed Place(const std::string& yaml, int gpus, bool soft, const char* profile =
   StatusOr<Graph> g = LoadGraphText(yaml, "p.yaml");
   EXPECT_TRUE(g.ok()) << g.status().message();
   p.graph = std::move(*g);
-  static DeviceSet sets[] = {Gpus(0), Gpus(1), Gpus(2), Gpus(4)};
+  static DeviceSet sets[] = {SimulatedGpus(0), SimulatedGpus(1), SimulatedGpus(2), SimulatedGpus(4)};
   const DeviceSet& devices = sets[gpus == 4 ? 3 : gpus];
   p.status = PlaceGraph(p.graph, devices, soft, *FindProfile(profile), &p.placement);
   return p;
@@ -153,7 +143,7 @@ TEST(PlacerTest, DotDrawsDevicesAndCrossDeviceEdges) {
   - {name: a, op: Const, value: 1.0, device: /cpu:0}
   - {name: b, op: Identity, inputs: [a]})", 1, false);
   ASSERT_TRUE(p.status.ok());
-  std::string dot = PlacementDot(p.graph, Gpus(1), p.placement);
+  std::string dot = PlacementDot(p.graph, SimulatedGpus(1), p.placement);
   EXPECT_NE(dot.find("subgraph cluster_0"), std::string::npos);
   EXPECT_NE(dot.find("label=\"/job:localhost/replica:0/task:0/device:GPU:0\""), std::string::npos);
   EXPECT_NE(dot.find("\"a\" -> \"b\" [style=bold"), std::string::npos) << dot;

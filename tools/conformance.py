@@ -42,6 +42,26 @@ def run_tfrun(tfrun, args):
     return p.returncode, p.stdout, p.stderr
 
 
+def walk(entries, depth, lines, emit_node):
+    """Writes a graph file's scopes as `with` blocks and each node through
+    emit_node(entry, pad, inputs), under its own device when it has one."""
+    pad = "    " * depth
+    for e in entries:
+        if "nodes" in e:
+            ctx = [f"tf.device({e['device']!r} or None)"] if "device" in e else []
+            if "name_scope" in e:
+                ctx.append(f"tf.name_scope({e['name_scope']!r})")
+            # tf.name_scope(None) is a scope that changes nothing.
+            lines.append(pad + "with " + ", ".join(ctx or ["tf.name_scope(None)"]) + ":")
+            walk(e["nodes"], depth + 1, lines, emit_node)
+            continue
+        node_pad = pad
+        if "device" in e:
+            lines.append(pad + f"with tf.device({e['device']!r} or None):")
+            node_pad += "    "
+        emit_node(e, node_pad, [f"T[{str(i).removesuffix(':0')!r}]" for i in e.get("inputs", [])])
+
+
 def program_for(doc, const_dir, fetch):
     """Python source of the tf.compat.v1 program equivalent to the graph."""
     lines = [
@@ -54,61 +74,41 @@ def program_for(doc, const_dir, fetch):
         f"    return np.load(os.path.join({const_dir!r}, name.replace('/', '__') + '.npy'))",
     ]
 
-    def emit(entries, depth):
-        pad = "    " * depth
-        for e in entries:
-            if "nodes" in e:
-                ctx = []
-                if "device" in e:
-                    ctx.append(f"tf.device({e['device']!r} or None)")
-                if "name_scope" in e:
-                    ctx.append(f"tf.name_scope({e['name_scope']!r})")
-                if not ctx:
-                    ctx.append("tf.name_scope(None)")  # a scope that changes nothing
-                lines.append(pad + "with " + ", ".join(ctx) + ":")
-                emit(e["nodes"], depth + 1)
-                continue
-            op = e["op"]
-            name = e.get("name")
-            ins = [f"T[{str(i).removesuffix(':0')!r}]" for i in e.get("inputs", [])]
-            dev = f"tf.device({e['device']!r} or None)" if "device" in e else None
-            if dev:
-                lines.append(pad + f"with {dev}:")
-                pad2 = pad + "    "
-            else:
-                pad2 = pad
-            dtype = e.get("dtype", "float32")
-            nm = f", name={name!r}" if name else ""
-            if op == "Const":
-                expr = f"tf.constant(load(NAME), dtype=tf.{dtype}{nm})"
-            elif op == "Variable":
-                expr = f"tf.compat.v1.Variable(load(NAME + '/initial_value'), dtype=tf.{dtype}{nm})"
-            elif op == "MatMul":
-                expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
-                        f"transpose_b={bool(e.get('transpose_b'))}{nm})")
-            elif op == "AddN":
-                # A graph file's AddN is the op: tf.math.add_n of one input
-                # would return the input and build nothing.
-                expr = f"tf.raw_ops.AddN(inputs=[{', '.join(ins)}]{nm})"
-            elif op in ("Add", "Sub", "Mul"):
-                # raw ops: TF 2's tf.math.add builds AddV2, the graph says Add.
-                expr = f"tf.raw_ops.{op}(x={ins[0]}, y={ins[1]}{nm})"
-            elif op == "Identity":
-                expr = f"tf.identity({ins[0]}{nm})"
-            elif op == "Cast":
-                expr = f"tf.raw_ops.Cast(x={ins[0]}, DstT=tf.{e['DstT']}{nm})"  # the op, also to its own dtype
-            elif op == "NoOp":
-                expr = f"tf.group({', '.join(ins + ([nm[2:]] if nm else []))})"
-            else:
-                raise ValueError(op)
-            # NAME: the final (unique) name TensorFlow will give this op.
-            base = name or op
-            lines.append(pad2 + f"NAME = tf.compat.v1.get_default_graph().unique_name({base!r}, mark_as_used=False)")
-            lines.append(pad2 + f"_t = {expr}")
-            lines.append(pad2 + "_op = _t if isinstance(_t, tf.Operation) else _t.op")
-            lines.append(pad2 + "T[_op.name] = _t")
+    def emit_node(e, pad, ins):
+        op = e["op"]
+        name = e.get("name")
+        dtype = e.get("dtype", "float32")
+        nm = f", name={name!r}" if name else ""
+        if op == "Const":
+            expr = f"tf.constant(load(NAME), dtype=tf.{dtype}{nm})"
+        elif op == "Variable":
+            expr = f"tf.compat.v1.Variable(load(NAME + '/initial_value'), dtype=tf.{dtype}{nm})"
+        elif op == "MatMul":
+            expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
+                    f"transpose_b={bool(e.get('transpose_b'))}{nm})")
+        elif op == "AddN":
+            # A graph file's AddN is the op: tf.math.add_n of one input
+            # would return the input and build nothing.
+            expr = f"tf.raw_ops.AddN(inputs=[{', '.join(ins)}]{nm})"
+        elif op in ("Add", "Sub", "Mul"):
+            # raw ops: TF 2's tf.math.add builds AddV2, the graph says Add.
+            expr = f"tf.raw_ops.{op}(x={ins[0]}, y={ins[1]}{nm})"
+        elif op == "Identity":
+            expr = f"tf.identity({ins[0]}{nm})"
+        elif op == "Cast":
+            expr = f"tf.raw_ops.Cast(x={ins[0]}, DstT=tf.{e['DstT']}{nm})"  # the op, also to its own dtype
+        elif op == "NoOp":
+            expr = f"tf.group({', '.join(ins + ([nm[2:]] if nm else []))})"
+        else:
+            raise ValueError(op)
+        # NAME: the final (unique) name TensorFlow will give this op.
+        base = name or op
+        lines.append(pad + f"NAME = tf.compat.v1.get_default_graph().unique_name({base!r}, mark_as_used=False)")
+        lines.append(pad + f"_t = {expr}")
+        lines.append(pad + "_op = _t if isinstance(_t, tf.Operation) else _t.op")
+        lines.append(pad + "T[_op.name] = _t")
 
-    emit(doc["nodes"], 0)
+    walk(doc["nodes"], 0, lines, emit_node)
     cfg = doc.get("config") or {}
     lines += [
         "init = tf.compat.v1.global_variables_initializer() if tf.compat.v1.global_variables() else None",
@@ -160,56 +160,37 @@ def eager_program_for(doc, const_dir, names, fetch):
             return f"tf.constant({py_literal(e['fill'], dtype)}, dtype=tf.{dtype}, shape={e.get('shape', [])!r})"
         return f"tf.constant(load({name!r}, tf.{dtype}), dtype=tf.{dtype})"
 
-    def emit(entries, depth):
-        pad = "    " * depth
-        for e in entries:
-            if "nodes" in e:
-                ctx = []
-                if "device" in e:
-                    ctx.append(f"tf.device({e['device']!r} or None)")
-                if "name_scope" in e:
-                    ctx.append(f"tf.name_scope({e['name_scope']!r})")
-                if not ctx:
-                    ctx.append("tf.name_scope(None)")
-                lines.append(pad + "with " + ", ".join(ctx) + ":")
-                emit(e["nodes"], depth + 1)
-                continue
-            op, name = e["op"], e.get("name")
-            ins = [f"T[{str(i).removesuffix(':0')!r}]" for i in e.get("inputs", [])]
-            if "device" in e:
-                lines.append(pad + f"with tf.device({e['device']!r} or None):")
-                pad2 = pad + "    "
-            else:
-                pad2 = pad
-            nm = f", name={name!r}" if name else ""
-            if op == "Variable":
-                init, var, assign, read = next(cursor), next(cursor), next(cursor), next(cursor)
-                lines.append(pad2 + f"T[{init!r}] = {const_expr(e, init)}")
-                lines.append(pad2 + f"T[{var!r}] = T[{assign!r}] = T[{read!r}] = tf.Variable(T[{init!r}]{nm})")
-                continue
-            me = next(cursor)
-            if op == "Const":
-                expr = const_expr(e, me)
-            elif op == "MatMul":
-                expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
-                        f"transpose_b={bool(e.get('transpose_b'))})")
-            elif op == "AddN":
-                expr = f"tf.math.add_n([{', '.join(ins)}]{nm})"
-            elif op in ("Add", "Sub", "Mul"):
-                expr = f"tf.raw_ops.{op}(x={ins[0]}, y={ins[1]})"
-            elif op == "Identity":
-                expr = f"tf.identity({ins[0]})"
-            elif op == "Cast":
-                expr = f"tf.cast({ins[0]}, tf.{e['DstT']})"
-            elif op == "NoOp":
-                expr = "tf.no_op()"
-            else:
-                raise ValueError(op)
-            lines.append(pad2 + f"T[{me!r}] = {expr}")
+    def emit_node(e, pad, ins):
+        op, name = e["op"], e.get("name")
+        nm = f", name={name!r}" if name else ""
+        if op == "Variable":
+            init, var, assign, read = next(cursor), next(cursor), next(cursor), next(cursor)
+            lines.append(pad + f"T[{init!r}] = {const_expr(e, init)}")
+            lines.append(pad + f"T[{var!r}] = T[{assign!r}] = T[{read!r}] = tf.Variable(T[{init!r}]{nm})")
+            return
+        me = next(cursor)
+        if op == "Const":
+            expr = const_expr(e, me)
+        elif op == "MatMul":
+            expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
+                    f"transpose_b={bool(e.get('transpose_b'))})")
+        elif op == "AddN":
+            expr = f"tf.math.add_n([{', '.join(ins)}]{nm})"
+        elif op in ("Add", "Sub", "Mul"):
+            expr = f"tf.raw_ops.{op}(x={ins[0]}, y={ins[1]})"
+        elif op == "Identity":
+            expr = f"tf.identity({ins[0]})"
+        elif op == "Cast":
+            expr = f"tf.cast({ins[0]}, tf.{e['DstT']})"
+        elif op == "NoOp":
+            expr = "tf.no_op()"
+        else:
+            raise ValueError(op)
+        lines.append(pad + f"T[{me!r}] = {expr}")
 
     lines.append("try:")
     depth_lines = len(lines)
-    emit(doc["nodes"], 1)
+    walk(doc["nodes"], 1, lines, emit_node)
     if len(lines) == depth_lines:
         lines.append("    pass")
     lines += [

@@ -13,7 +13,8 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/compat_profile.cc core/device_name.cc
       core/device_set.cc core/did_you_mean.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
       core/host_memory.cc core/kernel_registry.cc core/npy.cc core/op_registry.cc core/parallel.cc
-      core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc core/visibility.cc
+      core/eager_program.cc core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc
+      core/visibility.cc
       $(ls core/graph_file/*.cc | grep -v _test.cc)
       kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc tools/fuzz/graph_fuzzer.cc)
 # An object is stale when its source or any header is newer: a changed

@@ -400,10 +400,14 @@ class YamlDocumentParser {
   }
 
   // The same kinds, locations, styles and texts all the way down (aliases
-  // followed, at most `budget` nodes: more counts as different).
-  static bool SameTree(const Piece& a, uint32_t ia, const Piece& b, uint32_t ib, int* budget) {
+  // followed, at most `budget` nodes and kMaxSameTreeDepth levels: more
+  // counts as different). yaml-cpp lets an alias inside an anchored node
+  // name that node, so a followed alias may cycle: the depth bound keeps
+  // the recursion off the end of the stack.
+  static constexpr int kMaxSameTreeDepth = 512;
+  static bool SameTree(const Piece& a, uint32_t ia, const Piece& b, uint32_t ib, int* budget, int depth = 0) {
     if (ia == kNone || ib == kNone) return ia == ib;
-    if (--*budget < 0) return false;
+    if (--*budget < 0 || depth > kMaxSameTreeDepth) return false;
     if (a.items[ia].kind == Kind::kAlias) ia = a.items[ia].first;
     if (b.items[ib].kind == Kind::kAlias) ib = b.items[ib].first;
     const Item& x = a.items[ia];
@@ -417,7 +421,7 @@ class YamlDocumentParser {
     }
     if (x.kind != Kind::kSequence && x.kind != Kind::kMap) return true;
     for (uint32_t ca = x.first, cb = y.first; ca != kNone || cb != kNone; ca = a.items[ca].next, cb = b.items[cb].next) {
-      if (!SameTree(a, ca, b, cb, budget)) return false;
+      if (!SameTree(a, ca, b, cb, budget, depth + 1)) return false;
     }
     return true;
   }
