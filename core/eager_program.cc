@@ -141,26 +141,34 @@ class EagerPlanner {
     const std::optional<DeviceSpec> scope = ScopeOf(node);
     const int64_t elements = NumElements(node.shape).value_or(0);
     const ConstLiteral& literal = node.literal;
+    using Form = ConstLiteral::Form;
     Handle t;
-    if (!literal.from_python) {  // a NumPy array (npy, random): converted as it is
+    if (literal.form == Form::kArray) {  // a NumPy array (npy, random): converted as it is
       TFRUN_ASSIGN_OR_RETURN(t, Convert(node, node.dtype, elements, scope, false));
       SetResult(node.id, t);
       return Status::Ok();
     }
-    const int64_t written = NumElements(literal.written_shape).value_or(0);
-    const bool cached = !literal.scalar_key.empty() && literal.written_shape.empty();
+    const Shape written = literal.form == Form::kNested ? node.shape
+                          : literal.form == Form::kFlat ? Shape{elements}
+                                                        : Shape{};
+    const int64_t written_elements = NumElements(written).value_or(0);
+    const bool cached = literal.form == Form::kScalar && literal.python != ConstLiteral::Python::kNone;
     const std::string key =
-        fmt::format("{}|{}|{}", literal.scalar_key, Name(node.dtype), scope ? scope->ToString() : "");
+        cached ? fmt::format("{}:{}|{}|{}", static_cast<int>(literal.python),
+                             literal.python == ConstLiteral::Python::kFloat ? fmt::format("{}", literal.float_value)
+                                                                            : std::to_string(literal.int_value),
+                             Name(node.dtype), scope ? scope->ToString() : "")
+               : "";
     if (auto hit = scalar_cache_.find(key); cached && hit != scalar_cache_.end()) {
       t = hit->second;
     } else {
-      TFRUN_ASSIGN_OR_RETURN(t, Convert(node, node.dtype, written, scope, true));
+      TFRUN_ASSIGN_OR_RETURN(t, Convert(node, node.dtype, written_elements, scope, true));
       if (cached) scalar_cache_[key] = t;
     }
-    if (literal.written_shape != node.shape) {
+    if (written != node.shape) {
       // shape.as_list() becomes an int32 tensor, then Reshape or Fill.
       const int64_t rank = static_cast<int64_t>(node.shape.size());
-      if (written == elements) {
+      if (written_elements == elements) {
         TFRUN_ASSIGN_OR_RETURN(const Handle dims, Convert(node, DType::kInt32, rank, scope, false));
         TFRUN_ASSIGN_OR_RETURN(t.device, Execute("Reshape", node.dtype, true, {t, dims}, scope, node, true));
       } else if (node.dtype == DType::kBool) {

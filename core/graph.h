@@ -29,13 +29,22 @@ std::string FormatLocation(const std::string& path, const SourceLocation& loc);
 // for the tf.constant(...) a graph file's Const stands for
 // (constant_op.py, pywrap_tensor.cc): Python literals are converted on the
 // host (bfloat16 through a Cast), then reshaped or filled to `shape`;
-// Python scalars are cached by (type, value, dtype, device scope).
+// Python scalars are cached by (type, value, dtype, device scope). Small:
+// every node carries one.
 struct ConstLiteral {
-  bool from_python = false;  // value or fill; npy and random are NumPy arrays
-  Shape written_shape;       // the literal's own shape: [] for a scalar
-  // For a Python scalar: "int:3", "float:0x1.8p+0", "bool:1"; "" when
-  // not cached (lists, and non-finite floats).
-  std::string scalar_key;
+  enum class Form : uint8_t {
+    kArray,   // npy or random: a NumPy array, converted as it is
+    kNested,  // a list with the node's own shape
+    kFlat,    // a flat list for another shape (Reshape)
+    kScalar,  // one number: the value itself, or filling the shape (Fill)
+  };
+  // A scalar's Python type, the cache's key with its value; kNone: not
+  // cached (lists, non-finite floats, ints beyond int64).
+  enum class Python : uint8_t { kNone, kInt, kFloat, kBool };
+  Form form = Form::kArray;
+  Python python = Python::kNone;
+  int64_t int_value = 0;  // kInt, kBool
+  double float_value = 0;  // kFloat (-0.0 stored as 0.0: equal in Python)
 };
 
 struct Node {

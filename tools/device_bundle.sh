@@ -35,6 +35,11 @@ echo "== tutorial graphs on the GPU"
 for g in graphs/matmul.yaml graphs/multi_tower.yaml graphs/addn.yaml graphs/variable_int32_gpu.yaml; do
   .device/tfrun "$g" --log-placement --soft-placement || status=1
 done
+echo "== the TF2 GPU guide's eager transcripts on the real GPU (diff against the goldens)"
+for g in tf2_guide_matmul tf2_guide_cpu_pinned; do
+  .device/tfrun graphs/$g.yaml --log-placement --compat eager | diff - testdata/golden/$g.eager_gpu.out || status=1
+done
+.device/tfrun graphs/tf2_guide_replicate.yaml --log-placement --compat eager || status=1
 echo "== 8192^3 float32 MatMul on GPU:0 (TF32 on, then off)"
 cat > /tmp/mm8192.yaml <<'G'
 nodes:

@@ -28,25 +28,35 @@ bool IsOneOf(std::string_view s, std::initializer_list<std::string_view> words) 
   return false;
 }
 
-// The key under which TF2 eager caches the Python scalar the YAML scalar
-// `text` stands for (pywrap_tensor_conversion.h: equal values of the same
-// Python type); "" for what is not cached (non-finite floats).
-std::string PythonScalarKey(std::string_view text, DType dtype, double f, int64_t i, bool b) {
-  if (dtype == DType::kBool) return fmt::format("bool:{}", b ? 1 : 0);
-  if (Info(dtype).is_integer) return fmt::format("int:{}", i);
+// The Python scalar the YAML scalar `text` stands for, as TF2 eager's
+// scalar cache keys it (pywrap_tensor_conversion.h: equal values of the
+// same Python type).
+void SetPythonScalar(std::string_view text, DType dtype, double f, int64_t i, bool b, ConstLiteral* literal) {
+  using Python = ConstLiteral::Python;
+  if (dtype == DType::kBool) {
+    literal->python = Python::kBool;
+    literal->int_value = b ? 1 : 0;
+    return;
+  }
   std::string_view digits = text;
   if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) digits.remove_prefix(1);
   const bool is_int = !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (is_int) {
-    std::string t(text[0] == '+' ? text.substr(1) : text);
-    // Python ints compare by value: "007" is 7.
-    const bool negative = t[0] == '-';
-    std::string body = t.substr(negative ? 1 : 0);
-    body.erase(0, std::min(body.find_first_not_of('0'), body.size() - 1));
-    return fmt::format("int:{}{}", negative && body != "0" ? "-" : "", body);
+  if (Info(dtype).is_integer || is_int) {
+    if (Info(dtype).is_integer) {
+      literal->int_value = i;
+    } else {
+      errno = 0;
+      char* end = nullptr;
+      const long long v = std::strtoll(std::string(text).c_str(), &end, 10);
+      if (errno == ERANGE) return;  // a Python int beyond int64: left uncached
+      literal->int_value = v;
+    }
+    literal->python = Python::kInt;
+    return;
   }
-  if (!std::isfinite(f)) return "";
-  return fmt::format("float:{}", f == 0 ? 0.0 : f);  // -0.0 == 0.0 in Python
+  if (!std::isfinite(f)) return;  // non-finite floats are not cached
+  literal->python = Python::kFloat;
+  literal->float_value = f == 0 ? 0.0 : f;
 }
 
 }  // namespace
@@ -99,8 +109,7 @@ Status TensorLiteralReader::ReadValueList(const YamlNode& src, const std::string
   }
   TFRUN_RETURN_IF_ERROR(Allocate(src, node_name, dtype, *shape, node));
   for (size_t i = 0; i < leaves.size(); ++i) Store(leaves[i], node->value, i);
-  node->literal.from_python = true;
-  node->literal.written_shape = nested;
+  node->literal.form = nested == *shape ? ConstLiteral::Form::kNested : ConstLiteral::Form::kFlat;
   return Status::Ok();
 }
 
@@ -113,8 +122,8 @@ Status TensorLiteralReader::ReadFilled(const YamlNode& src, const std::string& s
   Scalar v;
   TFRUN_RETURN_IF_ERROR(ParseElement(src, node_name, dtype, &v));
   TFRUN_RETURN_IF_ERROR(Allocate(src, node_name, dtype, shape, node));
-  node->literal.from_python = true;
-  node->literal.scalar_key = PythonScalarKey(src.Scalar(), dtype, v.f, v.i, v.b);
+  node->literal.form = ConstLiteral::Form::kScalar;
+  SetPythonScalar(src.Scalar(), dtype, v.f, v.i, v.b, &node->literal);
   if (node->value.num_elements() == 0) return Status::Ok();
   Store(v, node->value, 0);
   const size_t elem = Info(dtype).size;
