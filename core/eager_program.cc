@@ -111,8 +111,8 @@ class EagerPlanner {
         return Status::Ok();
       }
       if (!node.explicit_name) {
-        TFRUN_ASSIGN_OR_RETURN(const int d, Execute("ReadVariableOp", in.dtype, true, {in}, ScopeOf(node), node, true));
-        SetResult(id, Handle{d, in.dtype, in.elements});
+        TFRUN_ASSIGN_OR_RETURN(const Handle value, Read(in, node));
+        SetResult(id, value);
         return Status::Ok();
       }
       op = "Identity";
@@ -126,14 +126,21 @@ class EagerPlanner {
     for (int in : node.inputs) {
       Handle h = handles_[in];
       if (h.variable >= 0) {
-        TFRUN_ASSIGN_OR_RETURN(const int d, Execute("ReadVariableOp", h.dtype, true, {h}, ScopeOf(node), node, true));
-        h = Handle{d, h.dtype, h.elements, -1};
+        TFRUN_ASSIGN_OR_RETURN(h, Read(h, node));
       }
       inputs.push_back(h);
     }
     TFRUN_ASSIGN_OR_RETURN(const int d, Execute(op, node.dtype, node.has_output, inputs, ScopeOf(node), node, true));
     SetResult(id, Handle{d, node.dtype, NumElements(node.shape).value_or(0)});
     return Status::Ok();
+  }
+
+  // A variable converted to a tensor for `node`: ReadVariableOp, pinned to
+  // the variable's device.
+  StatusOr<Handle> Read(const Handle& variable, const Node& node) {
+    TFRUN_ASSIGN_OR_RETURN(const int d, Execute("ReadVariableOp", variable.dtype, true, {variable}, ScopeOf(node),
+                                                node, true));
+    return Handle{d, variable.dtype, variable.elements};
   }
 
   // tf.constant(literal, dtype, shape) (constant_op.py _constant_eager_impl).

@@ -252,7 +252,9 @@ TEST(YamlDocumentTest, AnAliasCycleAtACutEndsInOneParse) {
   StatusOr<YamlDocument> whole = ParseYaml(text, "g.yaml", YamlParseOptions{1, 1 << 30});
   StatusOr<YamlDocument> pieces = ParseYaml(text, "g.yaml", YamlParseOptions{3, 1});
   ASSERT_EQ(whole.ok(), pieces.ok());
-  if (whole.ok()) EXPECT_EQ(whole->TreeString(), pieces->TreeString());
+  if (whole.ok()) {
+    EXPECT_EQ(whole->TreeString(), pieces->TreeString());
+  }
 }
 
 TEST(YamlDocumentTest, EveryCutOfABadFileReportsTheWholeFilesError) {
