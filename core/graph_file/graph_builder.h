@@ -45,6 +45,7 @@ class GraphBuilder {
     aliases_[name] = {std::move(ids), device_type};
   }
   bool HasAlias(const std::string& name) const { return aliases_.count(name) != 0; }
+  bool HasAliases() const { return !aliases_.empty(); }
 
  private:
   const FieldReader& fields_;

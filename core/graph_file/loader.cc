@@ -192,9 +192,12 @@ class GraphFileLoader {
     return Status::Ok();
   }
 
-  // Binds `written` (a name as the file writes it) to the node just made,
-  // when it is a loop's copy or rebinds a loop's name.
-  void Bind(const std::string& written, int id) {
+  // Binds the name as the file writes it (`scope`'s name scopes as written,
+  // then `base`) to the node just made, when it is a loop's copy or
+  // rebinds a loop's name. Files without loops build no string for it.
+  void Bind(const Scope& scope, const std::string& base, int id) {
+    if (replicating_ == 0 && !builder_.HasAliases()) return;
+    const std::string written = scope.eager_prefix + base;
     if (replicating_ == 0 && !builder_.HasAlias(written)) return;
     builder_.Alias(written, {id}, "");
     if (replicating_ > 0) created_.emplace_back(written, id);
@@ -203,18 +206,32 @@ class GraphFileLoader {
   // With no device to copy them to, each name the scope writes stands for
   // an empty list; using one is an error that says why.
   void CollectWrittenNames(const YamlNode& list, const std::string& prefix, int depth, const std::string& type) {
-    if (!list.IsSequence() || depth > limits_.max_depth) return;
-    for (const YamlNode& entry : list.Elements()) {
-      if (!entry.IsMap()) continue;
-      if (const YamlNode nested = entry["nodes"]) {
-        const YamlNode ns = entry["name_scope"];
-        CollectWrittenNames(nested, ns && ns.IsScalar() ? prefix + ns.ScalarString() + "/" : prefix, depth + 1, type);
-        continue;
-      }
+    int64_t seen = 0;
+    ForEachWrittenNode(list, prefix, depth, &seen, [&](const std::string& scopes, const YamlNode& entry) {
       const YamlNode name = entry["name"];
       const YamlNode op = entry["op"];
       const std::string base = name && name.IsScalar() ? name.ScalarString() : op && op.IsScalar() ? op.ScalarString() : "";
-      if (!base.empty()) builder_.Alias(prefix + base, {}, type);
+      if (!base.empty()) builder_.Alias(scopes + base, {}, type);
+    });
+  }
+
+  // Calls visit(scopes, entry) for each node entry in `list` and the scopes
+  // in it, `scopes` being their name_scopes as written. `*seen` counts the
+  // entries against the entry budget: scopes repeated through aliases could
+  // make 2^60 of them.
+  template <typename Visit>
+  void ForEachWrittenNode(const YamlNode& list, const std::string& prefix, int depth, int64_t* seen,
+                          const Visit& visit) {
+    if (!list.IsSequence() || depth > limits_.max_depth) return;
+    for (const YamlNode& entry : list.Elements()) {
+      if (!entry.IsMap() || ++*seen > EntryBudget()) continue;
+      if (const YamlNode nested = entry["nodes"]) {
+        const YamlNode ns = entry["name_scope"];
+        ForEachWrittenNode(nested, ns && ns.IsScalar() ? prefix + ns.ScalarString() + "/" : prefix, depth + 1, seen,
+                           visit);
+      } else {
+        visit(prefix, entry);
+      }
     }
   }
 
@@ -249,7 +266,7 @@ class GraphFileLoader {
     TFRUN_ASSIGN_OR_RETURN(const Scope node_scope, scopes_.ForNode(entry["device"], scope, scope.name_prefix + base));
     if (is_variable) {
       TFRUN_ASSIGN_OR_RETURN(const int var_id, variables_.Expand(entry, node_scope, base));
-      Bind(scope.eager_prefix + base, var_id);
+      Bind(scope, base, var_id);
       return Status::Ok();
     }
 
@@ -263,7 +280,7 @@ class GraphFileLoader {
     TFRUN_RETURN_IF_ERROR(builder_.ReadInputs(entry, *def, &node));
     TFRUN_RETURN_IF_ERROR(ReadOpAttributes(entry, fields_, &literals_, &node));
     TFRUN_ASSIGN_OR_RETURN(const int id, builder_.Add(std::move(node), *def, entry));
-    Bind(scope.eager_prefix + base, id);
+    Bind(scope, base, id);
     return Status::Ok();
   }
 
@@ -296,23 +313,19 @@ class GraphFileLoader {
   bool DefinedLater(const std::string& name) {
     if (!explicit_names_) {
       explicit_names_.emplace();
-      CollectExplicitNames(doc_.root()["nodes"], "", 1);
+      CollectExplicitNames(doc_.root()["nodes"]);
     }
     return explicit_names_->count(name) != 0;
   }
 
-  void CollectExplicitNames(const YamlNode& list, const std::string& prefix, int depth) {
-    if (!list.IsSequence() || depth > limits_.max_depth) return;
-    for (const YamlNode& entry : list.Elements()) {
-      if (!entry.IsMap() || ++entries_named_ > EntryBudget()) continue;
-      if (const YamlNode nested = entry["nodes"]) {
-        const YamlNode ns = entry["name_scope"];
-        CollectExplicitNames(nested, ns && ns.IsScalar() ? prefix + ns.ScalarString() + "/" : prefix, depth + 1);
-      } else if (const YamlNode name = entry["name"]) {
-        if (name.IsScalar()) explicit_names_->insert(prefix + name.ScalarString());
+  void CollectExplicitNames(const YamlNode& list) {
+    ForEachWrittenNode(list, "", 1, &entries_named_, [&](const std::string& scopes, const YamlNode& entry) {
+      if (const YamlNode name = entry["name"]; name && name.IsScalar()) {
+        explicit_names_->insert(scopes + name.ScalarString());
       }
-    }
+    });
   }
+
 
   const YamlDocument& doc_;
   LoadLimits limits_;

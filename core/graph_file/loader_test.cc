@@ -1,5 +1,6 @@
 #include "core/graph_file/loader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -417,6 +418,22 @@ TEST(LoaderReplicationTest, NoDeviceOfTheTypeMakesNoCopiesAndUsingThemSaysWhy) {
   - {op: AddN, inputs: [a]})", 0);
   ASSERT_TRUE(cpu.ok()) << cpu.status().message();
   EXPECT_EQ(cpu->Find("a")->requested_device.ToString(), "/device:CPU:0");
+}
+
+// With no device to copy to, the names a for_each_device scope writes are
+// collected without reading it: a scope bomb inside once took 2^60 steps
+// there. The entry budget (2 x --max-nodes) bounds that walk too.
+TEST(LoaderReplicationTest, AScopeBombInsideAnEmptyLoopEnds) {
+  std::string text = "nodes:\n  - for_each_device: GPU\n    nodes:\n      - &s0 {nodes: []}\n";
+  for (int i = 1; i <= 60; ++i) text += fmt::format("      - &s{} {{nodes: [*s{}, *s{}]}}\n", i, i - 1, i - 1);
+  text += "  - {name: n, op: NoOp}\n";
+  LoadLimits limits;
+  limits.max_nodes = 1000;
+  StatusOr<Graph> g = LoadGraphText(text, "g.yaml", limits, [](const GraphConfig&, std::string_view) {
+    return StatusOr<std::vector<int>>(std::vector<int>{});
+  });
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Names(*g), std::vector<std::string>{"n"});
 }
 
 TEST(LoaderReplicationTest, BadScopes) {
