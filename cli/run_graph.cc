@@ -47,7 +47,7 @@ Status GraphRun::Load() {
   const auto t0 = Clock::now();
   // A for_each_device scope needs the run's devices, under the graph's config.
   auto lister = [this](const GraphConfig& config, std::string_view type) -> StatusOr<std::vector<int>> {
-    TFRUN_RETURN_IF_ERROR(MakeDevices(config, GpuInventory::kDevices));
+    TFRUN_RETURN_IF_ERROR(MakeDevices(config, /*lists_devices=*/true));
     std::vector<int> ids;
     for (const Device& d : devices_.set.devices()) {
       if (d.type == type) ids.push_back(d.id);
@@ -89,20 +89,17 @@ Status GraphRun::BuildRunDevices(bool log) {
   const auto t0 = Clock::now();
   const GraphConfig& config = graph_.config;
   SetCudaTf32(options_.tf32.empty() ? config.tensor_float_32 : options_.tf32 == "on");
-  if (!devices_built_) {
-    TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
-    TFRUN_RETURN_IF_ERROR(MakeDevices(config, InventoryForRun(graph_, options_.device_flags, gpu_options,
-                                                              log || !options_.json_path.empty() ||
-                                                                  !options_.dot_path.empty())));
-  }
+  TFRUN_RETURN_IF_ERROR(MakeDevices(config, log || !options_.json_path.empty() || !options_.dot_path.empty()));
   report_.devices = &devices_.set;
   cold_.devices_ms = MsSince(t0);
   return Status::Ok();
 }
 
-Status GraphRun::MakeDevices(const GraphConfig& config, GpuInventory inventory) {
+Status GraphRun::MakeDevices(const GraphConfig& config, bool lists_devices) {
   if (devices_built_) return Status::Ok();
   TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+  // While loading, graph_ is still empty; a lister always wants the GPUs.
+  const GpuInventory inventory = InventoryForRun(graph_, options_.device_flags, gpu_options, lists_devices);
   TFRUN_ASSIGN_OR_RETURN(devices_, BuildDevices(options_.device_flags, gpu_options, inventory));
   devices_built_ = true;
   return Status::Ok();
@@ -120,8 +117,7 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
   Status placed;
   if (profile_->execution == ExecutionModel::kEager) {
     // Eager logs each op as it executes: on failure, what ran before it.
-    placed = PlanEager(graph_, devices, soft, &eager_);
-    placement_ = eager_.placement;
+    placed = PlanEager(graph_, devices, soft, &placement_, &eager_);
     report_.executed = &eager_.executed;
     if (!placed.ok() && log) *stdout_text += ExecutedOpLines(eager_.executed, devices);
   } else {
@@ -186,7 +182,7 @@ std::string GraphRun::PrintFetched(size_t i, bool log, std::string* stdout_text)
   const Tensor& t = result_.fetched[i];
   if (profile_->execution == ExecutionModel::kEager) {
     const int id = fetch_[i];
-    if (log) *stdout_text += ExecutedOpLines(EagerPrintOps(eager_, id), devices_.set);
+    if (log) *stdout_text += ExecutedOpLines(EagerPrintOps(placement_, eager_, id), devices_.set);
     switch (eager_.value[id]) {
       case EagerValue::kNone:
         return "None";

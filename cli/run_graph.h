@@ -41,8 +41,9 @@ class GraphRun {
   Status ResolveFetch();
   Status BuildRunDevices(bool log);
   // Builds the devices once: for a for_each_device scope while loading, or
-  // after it.
-  Status MakeDevices(const GraphConfig& config, GpuInventory inventory);
+  // after it. `lists_devices`: the run shows them (log, --json, --dot) or
+  // lists them, so the GPUs are asked for whatever the graph requests.
+  Status MakeDevices(const GraphConfig& config, bool lists_devices);
   Status Place(bool log, std::string* stdout_text);
   Status Execute(std::string* stdout_text, bool log);
   // What print() shows for fetch `i` in the profile's era; eager's log

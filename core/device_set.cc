@@ -1,5 +1,7 @@
 #include "core/device_set.h"
 
+#include <algorithm>
+
 namespace tfrun {
 
 Device Device::Local(const std::string& type, int id, Allocator* allocator) {
@@ -63,6 +65,16 @@ void DeviceSet::Add(Device device, std::unique_ptr<Allocator> allocator) {
     owned_.push_back(std::move(allocator));
   }
   devices_.push_back(std::move(device));
+}
+
+std::vector<int> DeviceSet::InPlacementOrder() const {
+  std::vector<int> order;
+  for (int i = 0; i < size(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (devices_[a].priority() != devices_[b].priority()) return devices_[a].priority() > devices_[b].priority();
+    return devices_[a].name < devices_[b].name;
+  });
+  return order;
 }
 
 bool DeviceSet::HasGpu() const {

@@ -66,6 +66,10 @@ class DeviceSet {
   int size() const { return static_cast<int>(devices_.size()); }
   const Device& operator[](int i) const { return devices_[i]; }
   bool HasGpu() const;
+  // Device indices in TensorFlow's candidate order: type priority, then the
+  // name as a string (so "GPU:10" before "GPU:2"). The placer and eager's
+  // SelectDevice both pick the first that fits.
+  std::vector<int> InPlacementOrder() const;
 
  private:
   std::vector<Device> devices_;

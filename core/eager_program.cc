@@ -29,30 +29,25 @@ bool Pinnable(std::string_view op) {
 
 class EagerPlanner {
  public:
-  EagerPlanner(const Graph& graph, const DeviceSet& devices, bool soft, EagerPlan* plan)
-      : graph_(graph), devices_(devices), soft_(soft), plan_(*plan) {
+  EagerPlanner(const Graph& graph, const DeviceSet& devices, bool soft, Placement* placement, EagerPlan* plan)
+      : graph_(graph), devices_(devices), soft_(soft), placement_(*placement), plan_(*plan),
+        sorted_(devices.InPlacementOrder()) {
     for (int i = 0; i < devices.size(); ++i) {
-      sorted_.push_back(i);
       if (devices[i].type == "CPU" && devices[i].id == 0) cpu0_ = i;
     }
-    // SelectDevice's order: type priority, then name (as the placer's).
-    std::stable_sort(sorted_.begin(), sorted_.end(), [&](int a, int b) {
-      if (devices[a].priority() != devices[b].priority()) return devices[a].priority() > devices[b].priority();
-      return devices[a].name < devices[b].name;
-    });
   }
 
   Status Run() {
     const size_t n = graph_.nodes.size();
-    plan_.placement = Placement();
-    plan_.placement.device_of.assign(n, cpu0_);
+    placement_ = Placement();
+    placement_.device_of.assign(n, cpu0_);
     plan_.executed.clear();
     plan_.value.assign(n, EagerValue::kTensor);
     plan_.variable_of.assign(n, -1);
     handles_.assign(n, Handle{cpu0_});
     for (const Node& node : graph_.nodes) {
       TFRUN_RETURN_IF_ERROR(Visit(node));
-      plan_.placement.log_order.push_back(node.id);  // --json lists every node, in program order
+      placement_.log_order.push_back(node.id);  // --json lists every node, in program order
     }
     return Status::Ok();
   }
@@ -211,7 +206,7 @@ class EagerPlanner {
 
   void SetResult(int id, const Handle& h) {
     handles_[id] = h;
-    plan_.placement.device_of[id] = h.device;
+    placement_.device_of[id] = h.device;
   }
 
   void Alias(int id, int of) {
@@ -258,12 +253,7 @@ class EagerPlanner {
       relaxed.type.reset();
       relaxed.id.reset();
       if (const int d = FirstCandidate(op, dtype, has_output, relaxed); d >= 0) {
-        const bool any_match = std::any_of(devices_.devices().begin(), devices_.devices().end(),
-                                           [&](const Device& dev) { return preferred.Matches(dev.spec); });
-        plan_.placement.soft_moves.push_back(fmt::format(
-            "soft placement put '{}' ({}) on {}: {}", node.name, op, devices_[d].name,
-            any_match ? fmt::format("no {} kernel for {} on {}", op, Name(dtype), preferred.ToString())
-                      : fmt::format("no device matches {}", preferred.ToString())));
+        placement_.soft_moves.push_back(SoftMoveNote(node.name, op, dtype, preferred, devices_[d], devices_));
         return d;
       }
     }
@@ -292,8 +282,9 @@ class EagerPlanner {
   const Graph& graph_;
   const DeviceSet& devices_;
   bool soft_;
+  Placement& placement_;
   EagerPlan& plan_;
-  std::vector<int> sorted_;
+  std::vector<int> sorted_;  // SelectDevice's order
   int cpu0_ = 0;
   std::vector<Handle> handles_;
   std::map<std::string, Handle> scalar_cache_;  // TFE_TensorHandleCache
@@ -301,22 +292,18 @@ class EagerPlanner {
 
 }  // namespace
 
-Status PlanEager(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement, EagerPlan* plan) {
-  return EagerPlanner(graph, devices, allow_soft_placement, plan).Run();
+Status PlanEager(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement, Placement* placement,
+                 EagerPlan* plan) {
+  return EagerPlanner(graph, devices, allow_soft_placement, placement, plan).Run();
 }
 
-std::vector<EagerOp> EagerPrintOps(const EagerPlan& plan, int id) {
+std::vector<EagerOp> EagerPrintOps(const Placement& placement, const EagerPlan& plan, int id) {
   if (plan.value[id] != EagerValue::kVariable) return {};
   // ResourceVariable.__repr__: read_value() under `with ops.device(self.device)`;
   // the read is pinned to the variable, and the Identity's scope is its device.
-  const int var = plan.variable_of[id];
-  const int d = plan.placement.device_of[var];
+  const int d = placement.device_of[plan.variable_of[id]];
   return {EagerOp{"ReadVariableOp", d, id}, EagerOp{"Identity", d, id}};
 }
-
-}  // namespace tfrun
-
-namespace tfrun {
 
 int EagerValueNode(const Graph& graph, const EagerPlan& plan, int id) {
   if (plan.value[id] != EagerValue::kVariable) return id;

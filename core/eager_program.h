@@ -43,8 +43,9 @@ enum class EagerValue {
   kNone,      // None: a NoOp, or what eager never runs (init)
 };
 
+// Beside the Placement (device_of for every graph node, which the
+// executor reads): what eager runs and what each node's value is.
 struct EagerPlan {
-  Placement placement;            // device_of for every graph node
   std::vector<EagerOp> executed;  // in program order, up to a failure
   std::vector<EagerValue> value;  // per node id
   std::vector<int> variable_of;   // per node id: the VariableV2 a kVariable value is, else -1
@@ -53,11 +54,12 @@ struct EagerPlan {
 // Plans the whole program. On a placement failure (InvalidArgumentError,
 // exit 3) `plan->executed` holds what ran before it, as TensorFlow has
 // logged it by then.
-Status PlanEager(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement, EagerPlan* plan);
+Status PlanEager(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement, Placement* placement,
+                 EagerPlan* plan);
 
 // What print() of node `id` executes before it prints: printing a
 // Variable reads it (ReadVariableOp, then Identity under its device).
-std::vector<EagerOp> EagerPrintOps(const EagerPlan& plan, int id);
+std::vector<EagerOp> EagerPrintOps(const Placement& placement, const EagerPlan& plan, int id);
 
 // The node whose value the executor fetches for printing node `id`: a
 // Variable's read for what is the Variable in eager, else `id`.

@@ -15,6 +15,7 @@ namespace {
 
 struct Planned {
   Status status;
+  Placement placement;
   EagerPlan plan;
   Graph graph;
   DeviceSet devices;
@@ -35,7 +36,7 @@ Planned Plan(const std::string& yaml, int gpus, bool soft = true) {
   EXPECT_TRUE(g.ok()) << g.status().message();
   p.graph = std::move(*g);
   p.devices = SimulatedGpus(gpus);
-  p.status = PlanEager(p.graph, p.devices, soft, &p.plan);
+  p.status = PlanEager(p.graph, p.devices, soft, &p.placement, &p.plan);
   return p;
 }
 
@@ -109,9 +110,9 @@ fetch: [s, v])", 0);
   const int v = p.graph.Find("v")->id;
   EXPECT_EQ(p.plan.value[v], EagerValue::kVariable);
   EXPECT_EQ(p.plan.value[p.graph.Find("s")->id], EagerValue::kTensor);
-  ASSERT_EQ(EagerPrintOps(p.plan, v).size(), 2u);
-  EXPECT_EQ(EagerPrintOps(p.plan, v)[0].op, "ReadVariableOp");
-  EXPECT_EQ(EagerPrintOps(p.plan, v)[1].op, "Identity");
+  ASSERT_EQ(EagerPrintOps(p.placement, p.plan, v).size(), 2u);
+  EXPECT_EQ(EagerPrintOps(p.placement, p.plan, v)[0].op, "ReadVariableOp");
+  EXPECT_EQ(EagerPrintOps(p.placement, p.plan, v)[1].op, "Identity");
   EXPECT_EQ(p.graph.nodes[EagerValueNode(p.graph, p.plan, v)].name, "v/read");
   EXPECT_EQ(p.graph.nodes[v].eager_name, "v");
   // init is graph-mode only.
@@ -190,7 +191,7 @@ TEST(EagerProgramTest, SoftPlacementMovesOpsAndSaysSo) {
       - {op: MatMul, inputs: [a, a]})", 1);
   ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.Ops(), "_EagerConst@GPU:0 MatMul@GPU:0");
-  ASSERT_EQ(p.plan.placement.soft_moves.size(), 2u);
+  ASSERT_EQ(p.placement.soft_moves.size(), 2u);
 }
 
 TEST(EagerProgramTest, LinesAreTheGuidesText) {

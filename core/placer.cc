@@ -43,20 +43,22 @@ std::vector<int> ImportOrder(const Graph& graph, enum ImportOrder order) {
   return result;
 }
 
+std::string SoftMoveNote(const std::string& node, std::string_view op, DType dtype, const DeviceSpec& requested,
+                         const Device& to, const DeviceSet& devices) {
+  const bool any_match = std::any_of(devices.devices().begin(), devices.devices().end(),
+                                     [&](const Device& d) { return requested.Matches(d.spec); });
+  return fmt::format("soft placement put '{}' ({}) on {}: {}", node, op, to.name,
+                     any_match ? fmt::format("no {} kernel for {} on {}", op, Name(dtype), requested.ToString())
+                               : fmt::format("no device matches {}", requested.ToString()));
+}
+
 namespace {
 
 class Placer {
  public:
   Placer(const Graph& graph, const DeviceSet& devices, bool soft, const CompatProfile& profile)
       : graph_(graph), devices_(devices), soft_(soft), profile_(profile) {
-    // Candidates in TensorFlow's order: type priority, then name.
-    for (int i = 0; i < devices.size(); ++i) sorted_.push_back(i);
-    std::stable_sort(sorted_.begin(), sorted_.end(), [&](int a, int b) {
-      if (devices[a].priority() != devices[b].priority()) {
-        return devices[a].priority() > devices[b].priority();
-      }
-      return devices[a].name < devices[b].name;
-    });
+    sorted_ = devices.InPlacementOrder();
     for (const Node& node : graph.nodes) {
       if (!node.variable.empty()) groups_[node.variable].push_back(node.id);
     }
@@ -151,13 +153,7 @@ class Placer {
 
   void NoteSoftMove(int id, const Device& to, Placement* p) const {
     const Node& node = graph_.nodes[id];
-    bool any_match = false;
-    for (const Device& d : devices_.devices()) any_match = any_match || node.requested_device.Matches(d.spec);
-    p->soft_moves.push_back(fmt::format(
-        "soft placement put '{}' ({}) on {}: {}", node.name, node.op, to.name,
-        any_match ? fmt::format("no {} kernel for {} on {}", node.op, Name(node.dtype),
-                                node.requested_device.ToString())
-                  : fmt::format("no device matches {}", node.requested_device.ToString())));
+    p->soft_moves.push_back(SoftMoveNote(node.name, node.op, node.dtype, node.requested_device, to, devices_));
   }
 
   std::string DeviceName(const Device& d) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/compat_profile.h"
@@ -22,6 +23,11 @@ struct Placement {
   // One line per node that soft placement moved, for standard error.
   std::vector<std::string> soft_moves;
 };
+
+// The line standard error gets when soft placement moved `op` of node
+// `node` (requested on `requested`) to `to`, saying why.
+std::string SoftMoveNote(const std::string& node, std::string_view op, DType dtype, const DeviceSpec& requested,
+                         const Device& to, const DeviceSet& devices);
 
 // Graph import order (graph_constructor.cc) for the profile.
 std::vector<int> ImportOrder(const Graph& graph, ImportOrder order);

@@ -64,8 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits, lister);
   if (!graph.ok()) return 0;
   for (bool soft : {false, true}) {
+    tfrun::Placement placement;
     tfrun::EagerPlan eager;
-    if (tfrun::PlanEager(*graph, Devices(), soft, &eager).ok()) {
+    if (tfrun::PlanEager(*graph, Devices(), soft, &placement, &eager).ok()) {
       (void)tfrun::ExecutedOpLines(eager.executed, Devices());
       for (int id : graph->fetch) (void)tfrun::EagerValueNode(*graph, eager, id);
     }
