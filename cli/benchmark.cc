@@ -22,6 +22,9 @@ namespace {
 double MatMulFlops(const Graph& graph, const Node& node) {
   if (node.op != "MatMul") return 0;
   const Shape& a = graph.nodes[node.inputs[0]].shape;
+  if (a.size() != 2 || node.shape.size() != 2 || !IsFullyDefined(a) || !IsFullyDefined(node.shape)) {
+    return 0;  // known only once fed
+  }
   const double k = static_cast<double>(node.transpose_a ? a[0] : a[1]);
   return 2.0 * static_cast<double>(node.shape[0]) * static_cast<double>(node.shape[1]) * k;
 }
@@ -29,8 +32,8 @@ double MatMulFlops(const Graph& graph, const Node& node) {
 }  // namespace
 
 StatusOr<BenchmarkResult> RunBenchmark(Executor& executor, const Graph& graph, const DeviceSet& devices,
-                                       const Placement& placement, const std::vector<int>& fetch,
-                                       int iterations, int warmup, const ColdTimes& cold) {
+                                       const Placement& placement, const std::vector<NodeOutput>& fetch,
+                                       const std::vector<Feed>& feeds, int iterations, int warmup, const ColdTimes& cold) {
   BenchmarkResult result;
   result.iterations = iterations;
   result.warmup = warmup;
@@ -42,7 +45,7 @@ StatusOr<BenchmarkResult> RunBenchmark(Executor& executor, const Graph& graph, c
   auto last_progress = std::chrono::steady_clock::now();
   for (int i = 0; i < warmup + iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    TFRUN_ASSIGN_OR_RETURN(RunResult run, executor.Run(fetch));
+    TFRUN_ASSIGN_OR_RETURN(RunResult run, executor.Run(fetch, feeds));
     const auto t1 = std::chrono::steady_clock::now();
     if (i < warmup) continue;
     run_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());

@@ -36,7 +36,8 @@ struct BenchmarkResult {
 
 // Runs `executor` warmup + iterations times on `fetch`.
 StatusOr<BenchmarkResult> RunBenchmark(Executor& executor, const Graph& graph, const DeviceSet& devices,
-                                       const Placement& placement, const std::vector<int>& fetch,
+                                       const Placement& placement, const std::vector<NodeOutput>& fetch,
+                                       const std::vector<Feed>& feeds,
                                        int iterations, int warmup, const ColdTimes& cold);
 
 std::string BenchmarkTable(const BenchmarkResult& result);

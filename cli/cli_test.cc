@@ -474,7 +474,7 @@ TEST(CliTest, OpsListsTheRegistry) {
   EXPECT_NE(r.out.find("Cast: "), std::string::npos);
   const Outcome json = RunCommand("cli/tfrun ops --json | python3 -c \"import json, sys; d = json.load(sys.stdin); "
                                   "print(len(d['ops']), d['ops'][1]['kernels']['GPU']['dtypes'])\"");
-  EXPECT_EQ(json.out, "10 ['float32', 'float64', 'float16', 'bfloat16']\n") << json.err;
+  EXPECT_EQ(json.out, "15 ['float32', 'float64', 'float16', 'bfloat16']\n") << json.err;
 }
 
 // --version: the version, the commit and what CUDA the binary has.

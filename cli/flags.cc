@@ -29,7 +29,11 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_flag("--soft-placement,--allow-soft-placement", options->soft_placement, "allow_soft_placement");
   app->add_flag("--no-soft-placement", options->no_soft_placement,
                 "turn soft placement off, also where it is the default (--compat eager)");
-  app->add_option("--fetch", options->fetch, "node to run and print (repeatable); overrides fetch:")
+  app->add_option("--fetch", options->fetch,
+                  "tensor to run and print, NAME or NAME:INDEX (repeatable); overrides fetch:")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--feed", options->feeds,
+                  "feed a tensor as feed_dict does: NAME=@FILE.npy or NAME=VALUE, e.g. 'x=[[1,2,3]]' (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--compat", options->compat, "output style of an era (default tf2)")
       ->check(CLI::IsMember(ProfileNames()));

@@ -17,6 +17,7 @@ struct RunOptions {
   bool soft_placement = false;
   bool no_soft_placement = false;  // eager places softly unless told not to
   std::vector<std::string> fetch;
+  std::vector<std::string> feeds;  // --feed NAME=@FILE.npy | NAME=VALUE (cli/feeds.h)
   std::string compat = "tf2";
   std::string json_path;
   std::string out_dir;

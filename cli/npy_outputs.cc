@@ -47,12 +47,12 @@ Status CheckNpyOutputDir(const std::string& dir) {
   return Status::Ok();
 }
 
-Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<int>& fetch,
+Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch,
                        const std::vector<Tensor>& fetched) {
   TFRUN_RETURN_IF_ERROR(EnsureDirectory(dir));
   for (size_t i = 0; i < fetch.size(); ++i) {
     if (!fetched[i].is_valid()) continue;  // a NoOp has no value
-    TFRUN_RETURN_IF_ERROR(WriteNpy(dir + "/" + NpyFileName(graph.nodes[fetch[i]].name), fetched[i]));
+    TFRUN_RETURN_IF_ERROR(WriteNpy(dir + "/" + NpyFileName(graph.OutputName(fetch[i])), fetched[i]));
   }
   return Status::Ok();
 }

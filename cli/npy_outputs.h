@@ -17,7 +17,7 @@ namespace tfrun {
 // standard output cannot hold a folder of files). Exit 2 otherwise.
 Status CheckNpyOutputDir(const std::string& dir);
 
-Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<int>& fetch,
+Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch,
                        const std::vector<Tensor>& fetched);
 
 }  // namespace tfrun

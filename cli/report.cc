@@ -172,22 +172,29 @@ std::string ReportToJson(const Report& r) {
                      Quote((*r.devices)[op.device].name), Quote(r.graph->nodes[op.node].name));
     });
   }
+  if (r.graph && r.feeds && !r.feeds->empty()) {
+    json.Array("feeds", *r.feeds, [&](std::string& out, const Feed& f) {
+      fmt::format_to(std::back_inserter(out), "{{\"name\":{},\"dtype\":{},\"shape\":[{}]}}",
+                     Quote(r.graph->OutputName(f.output, false)), Quote(std::string(Name(f.value.dtype()))),
+                     fmt::join(f.value.shape(), ","));
+    });
+  }
   if (r.graph && r.result) {
     std::vector<size_t> fetched;
     for (size_t i = 0; i < r.fetch.size() && i < r.result->fetched.size(); ++i) fetched.push_back(i);
     json.Array("results", fetched, [&](std::string& out, size_t i) {
-      const Node& n = r.graph->nodes[r.fetch[i]];
+      const std::string name = r.graph->OutputName(r.fetch[i]);
       const Tensor& t = r.result->fetched[i];
       const std::string printed = i < r.printed.size() ? r.printed[i] : "";
       auto to = std::back_inserter(out);
       if (!t.is_valid()) {
-        fmt::format_to(to, "{{\"name\":{},\"printed\":{}}}", Quote(n.name), Quote(printed));
+        fmt::format_to(to, "{{\"name\":{},\"printed\":{}}}", Quote(name), Quote(printed));
         return;
       }
       std::string non_finite;
       const std::string values = Values(t, &non_finite);
       fmt::format_to(to, "{{\"name\":{},\"dtype\":{},\"shape\":[{}],\"printed\":{},\"values\":{}{}{}}}",
-                     Quote(n.name), Quote(std::string(Name(t.dtype()))), fmt::join(t.shape(), ","), Quote(printed),
+                     Quote(name), Quote(std::string(Name(t.dtype()))), fmt::join(t.shape(), ","), Quote(printed),
                      values, non_finite.empty() ? "" : ",\"non_finite\":{" + non_finite + "}",
                      t.num_elements() > kMaxJsonValues ? ",\"values_truncated\":true" : "");
     });

@@ -40,7 +40,8 @@ struct Report {
   const RunResult* result = nullptr;     // null when the run failed
   // --compat eager: the ops TF2 eager executes, in order (up to a failure).
   const std::vector<EagerOp>* executed = nullptr;
-  std::vector<int> fetch;
+  std::vector<NodeOutput> fetch;
+  const std::vector<Feed>* feeds = nullptr;  // --feed, once read
   std::vector<std::string> printed;      // what stdout shows per fetch
   ReportTimings timings;
   ReportPeakMemory peak_rss_bytes;

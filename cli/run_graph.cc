@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "cli/benchmark.h"
+#include "cli/feeds.h"
 #include "cli/npy_outputs.h"
 #include "core/atomic_file.h"
 #include "cli/process_memory.h"
@@ -134,15 +135,22 @@ Status GraphRun::ResolveFetch() {
     fetch_ = graph_.fetch;
   } else {
     for (const std::string& name : options_.fetch) {
-      const Node* node = graph_.Find(name);
+      const std::optional<TensorName> tensor = ParseTensorName(name);
+      const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
       if (node == nullptr) {
-        return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", name, graph_.path, name,
-                                    DidYouMean(name, graph_.NodeNames())));
+        const std::string node_name = tensor ? tensor->node : name;
+        return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", name, graph_.path, node_name,
+                                    DidYouMean(node_name, graph_.NodeNames())));
       }
-      if (std::find(fetch_.begin(), fetch_.end(), node->id) != fetch_.end()) {
+      if (tensor->index >= std::max(node->num_outputs, 1)) {
+        return BadInput(fmt::format("--fetch {}: node '{}' has {} output{}", name, node->name, node->num_outputs,
+                                    node->num_outputs == 1 ? "" : "s"));
+      }
+      const NodeOutput output{node->id, tensor->index};
+      if (std::find(fetch_.begin(), fetch_.end(), output) != fetch_.end()) {
         return BadInput(fmt::format("--fetch {}: fetched twice", name));
       }
-      fetch_.push_back(node->id);
+      fetch_.push_back(output);
     }
   }
   report_.fetch = fetch_;
@@ -182,6 +190,10 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
   const DeviceSet& devices = devices_.set;
   // A distributed master session prints no mapping (only DirectSession does).
   if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices, *profile_);
+  // session.py checks feed_dict before Session::Run places anything: a bad
+  // feed comes after the mapping (printed when the session was made).
+  TFRUN_ASSIGN_OR_RETURN(feeds_, ResolveFeeds(options_.feeds, graph_, *profile_, options_.limits.max_tensor_bytes));
+  report_.feeds = &feeds_;
   const auto t0 = Clock::now();
   place_started_ = t0;
   const bool soft = !options_.no_soft_placement && (options_.soft_placement || graph_.config.allow_soft_placement ||
@@ -229,14 +241,15 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
     StallIfTestAsks(cluster_->rank());
   }
   const bool eager = profile_->execution == ExecutionModel::kEager;
-  std::vector<int> run_fetch = fetch_;  // eager prints a Variable's value for it
+  executor.set_node_error_style({profile_->node_error_line, profile_->legacy_device_names});
+  std::vector<NodeOutput> run_fetch = fetch_;  // eager prints a Variable's value for it
   if (eager) {
-    for (int& id : run_fetch) id = EagerValueNode(graph_, eager_, id);
+    for (NodeOutput& f : run_fetch) f.node = EagerValueNode(graph_, eager_, f.node);
   }
   if (!graph_.targets.empty()) {  // sess.run(init): run, print nothing
-    TFRUN_RETURN_IF_ERROR(executor.Run(graph_.targets).status());
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(graph_.targets, feeds_));
   }
-  StatusOr<RunResult> result = executor.Run(run_fetch);
+  StatusOr<RunResult> result = executor.Run(run_fetch, feeds_);
   if (!result.ok()) return result.status();
   result_ = std::move(*result);
   report_.result = &result_;
@@ -244,7 +257,7 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   report_.peak_rss_bytes.run = PeakResidentBytes();
   cold_.first_run_ms = MsSince(place_started_);
   if (options_.benchmark_runs > 0) {
-    TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, run_fetch,
+    TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, run_fetch, feeds_,
                                                                options_.benchmark_runs, options_.warmup_runs, cold_));
     const std::string table = BenchmarkTable(bench);
     if (prints_output()) std::fwrite(table.data(), 1, table.size(), stderr);
@@ -261,7 +274,7 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
 std::string GraphRun::PrintFetched(size_t i, bool log, std::string* stdout_text) const {
   const Tensor& t = result_.fetched[i];
   if (profile_->execution == ExecutionModel::kEager) {
-    const int id = fetch_[i];
+    const int id = fetch_[i].node;
     if (log) *stdout_text += ExecutedOpLines(EagerPrintOps(placement_, eager_, id), devices_.set);
     switch (eager_.value[id]) {
       case EagerValue::kNone:

@@ -76,7 +76,8 @@ class GraphRun {
   Placement placement_;
   EagerPlan eager_;  // --compat eager: what TF2 eager executes
   RunResult result_;
-  std::vector<int> fetch_;
+  std::vector<NodeOutput> fetch_;
+  std::vector<Feed> feeds_;  // --feed, read once (a benchmark feeds them to every run)
   ColdTimes cold_;
   std::chrono::steady_clock::time_point place_started_;
   Report report_;

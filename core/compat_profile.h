@@ -28,6 +28,13 @@ enum class ExecutionModel {
   kEager,    // TF2 eager: each Python line executes as it comes (eager_program.h)
 };
 
+// The line a kernel's error ends with, naming the node (the executor's
+// FormatNodeLine): TF 1.x's NodeDef summary, or TF 1.14+'s bare name.
+enum class NodeErrorLine {
+  kNodeDef,  // "\t [[Node: x = Placeholder[dtype=DT_FLOAT, shape=[?,3], _device=\"...\"]()]]"
+  kName,     // "\t [[{{node x}}]]"
+};
+
 struct CompatProfile {
   std::string_view name;
   bool legacy_device_names;         // ".../task:0/gpu:0"
@@ -40,6 +47,11 @@ struct CompatProfile {
   bool soft_placement_default;      // TF 2 eager places softly by default
   PlacementErrorStyle error_style;
   ExecutionModel execution;
+  NodeErrorLine node_error_line;
+  // session.py's feed errors: TF 1.x formats with %r ("Tensor 'x:0', which
+  // has shape '(?, 3)'"), TF 2 with f-strings ("Tensor x:0, which has shape
+  // (None, 3)").
+  bool feed_errors_quoted;
 };
 
 // nullptr for an unknown name.

@@ -69,6 +69,11 @@ class EagerPlanner {
       plan_.value[id] = EagerValue::kNone;
       return Status::Ok();
     }
+    if (node.op == "Placeholder") {
+      return BadInput(fmt::format("{}: node '{}': RuntimeError: tf.placeholder() is not compatible with eager "
+                                  "execution.",
+                                  graph_.Where(node.location), node.name));
+    }
     if (node.op == "Const") return VisitConst(node);
     if (node.op == "VariableV2") {
       TFRUN_ASSIGN_OR_RETURN(const int d, Execute("VarHandleOp", node.dtype, true, {}, ScopeOf(node), node, true));
@@ -125,7 +130,7 @@ class EagerPlanner {
       }
       inputs.push_back(h);
     }
-    TFRUN_ASSIGN_OR_RETURN(const int d, Execute(op, node.dtype, node.has_output, inputs, ScopeOf(node), node, true));
+    TFRUN_ASSIGN_OR_RETURN(const int d, Execute(op, node.dtype, node.has_output(), inputs, ScopeOf(node), node, true));
     SetResult(id, Handle{d, node.dtype, NumElements(node.shape).value_or(0)});
     return Status::Ok();
   }

@@ -3,22 +3,82 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace tfrun {
 
-std::vector<bool> Executor::Needed(const std::vector<int>& targets) const {
+namespace {
+
+std::string DataTypeEnum(DType dtype) {
+  std::string name(Info(dtype).tf_name);
+  for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return "DT_" + name;
+}
+
+// SummarizeNodeDef (node_def_util.cc): "name = Op[attrs sorted by name,
+// _device=...](inputs)", with the attributes each op's NodeDef holds.
+std::string NodeDefSummary(const Graph& graph, const Node& node, const std::string& device) {
+  std::vector<std::string> attrs;
+  const std::string t = DataTypeEnum(node.dtype);
+  const int values = static_cast<int>(node.inputs.size()) - (node.op == "ConcatV2" ? 1 : 0);
+  if (node.op == "Placeholder") {
+    attrs = {"dtype=" + t, "shape=" + ShapeDebugString(node.shape, node.unknown_rank)};
+  } else if (node.op == "MatMul") {
+    attrs = {"T=" + t, fmt::format("transpose_a={}", node.transpose_a), fmt::format("transpose_b={}", node.transpose_b)};
+  } else if (node.op == "AddN") {
+    attrs = {fmt::format("N={}", values), "T=" + t};
+  } else if (node.op == "ConcatV2") {
+    attrs = {fmt::format("N={}", values), "T=" + t, "Tidx=DT_INT32"};
+  } else if (node.op == "Split") {
+    attrs = {"T=" + t, fmt::format("num_split={}", node.num_outputs)};
+  } else if (node.op == "BiasAdd") {
+    attrs = {"T=" + t, "data_format=\"NHWC\""};
+  } else if (node.op == "Cast") {
+    attrs = {"DstT=" + t, "SrcT=" + DataTypeEnum(graph.nodes[node.inputs[0]].dtype)};
+  } else if (node.has_output()) {
+    attrs = {"T=" + t};
+  }
+  attrs.push_back(fmt::format("_device=\"{}\"", device));
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(graph.OutputName(node.input(i)));
+  for (int c : node.control_inputs) inputs.push_back("^" + graph.nodes[c].name);
+  return fmt::format("{} = {}[{}]({})", node.name, node.op, fmt::join(attrs, ", "), fmt::join(inputs, ", "));
+}
+
+}  // namespace
+
+std::string Executor::NodeLine(const Node& node) const {
+  if (error_style_.line == NodeErrorLine::kName) return fmt::format("\t [[{{{{node {}}}}}]]", node.name);
+  const Device& device = devices_[placement_.device_of[node.id]];
+  return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, error_style_.legacy_device_names
+                                                                        ? device.spec.ToLegacyString()
+                                                                        : device.name));
+}
+
+std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const {
   std::vector<bool> needed(graph_.nodes.size(), false);
-  std::vector<int> stack = targets;
+  // A fed output cuts the edges that read it (TensorFlow prunes its
+  // producer unless something else needs it).
+  std::set<std::pair<int, int>> fed;
+  for (const Feed& f : feeds) fed.emplace(f.output.node, f.output.index);
+  std::vector<int> stack;
+  for (const NodeOutput& f : fetch) {
+    if (fed.count({f.node, f.index}) == 0) stack.push_back(f.node);
+  }
   while (!stack.empty()) {
     int id = stack.back();
     stack.pop_back();
     if (needed[id]) continue;
     needed[id] = true;
     const Node& n = graph_.nodes[id];
-    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const NodeOutput in = n.input(i);
+      if (fed.empty() || fed.count({in.node, in.index}) == 0) stack.push_back(in.node);
+    }
     stack.insert(stack.end(), n.control_inputs.begin(), n.control_inputs.end());
   }
   return needed;
@@ -46,46 +106,61 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   return &plan;
 }
 
-Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<bool>& needed, RunResult* result,
-                          bool keep_targets) {
+Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
+                          const std::vector<Feed>& feeds, RunResult* result, bool keep) {
   const size_t n = graph_.nodes.size();
   if (plans_.size() != n) plans_.assign(n, NodePlan());
+  if (first_slot_.size() != n + 1) {
+    first_slot_.assign(n + 1, 0);
+    for (size_t id = 0; id < n; ++id) first_slot_[id + 1] = first_slot_[id] + graph_.nodes[id].num_outputs;
+  }
+  const size_t slots = static_cast<size_t>(first_slot_[n]);
   const int here = channel_ == nullptr ? 0 : channel_->local_task();
   const int master = channel_ == nullptr ? 0 : channel_->master_task();
+  // Fed outputs are known before anything runs, on every task (each
+  // task's process read the same --feed), so they never cross tasks.
+  std::vector<Tensor> outputs(slots);
+  std::vector<bool> fed(slots, false);
+  for (const Feed& f : feeds) {
+    outputs[SlotOf(f.output)] = f.value;
+    fed[SlotOf(f.output)] = true;
+  }
   // Remaining uses of each output here; fetched outputs hold one more on
   // the master. In a cluster run, `to_tasks` lists the other tasks each
   // output here is sent to, and `wanted_here` the other tasks' outputs
   // this task receives (TensorFlow's Send/Recv pairs, one per task pair).
-  std::vector<int> uses(n, 0);
-  std::vector<std::vector<int>> to_tasks(channel_ != nullptr ? n : 0);
-  std::vector<bool> wanted_here(n, false);
-  const auto route = [&](int producer, int consumer_task) {
+  std::vector<int> uses(slots, 0);
+  std::vector<std::vector<int>> to_tasks(channel_ != nullptr ? slots : 0);
+  std::vector<bool> wanted_here(slots, false);
+  const auto route = [&](int producer, int slot, int consumer_task) {
     const int from = TaskOf(producer);
-    if (from == consumer_task) return;
-    if (consumer_task == here) wanted_here[producer] = true;
+    if (from == consumer_task || fed[slot]) return;
+    if (consumer_task == here) wanted_here[slot] = true;
     if (from == here) {
-      std::vector<int>& to = to_tasks[producer];
+      std::vector<int>& to = to_tasks[slot];
       if (std::find(to.begin(), to.end(), consumer_task) == to.end()) to.push_back(consumer_task);
     }
   };
   for (size_t id = 0; id < n; ++id) {
     if (!needed[id]) continue;
-    const bool runs_here = TaskOf(static_cast<int>(id)) == here;
-    for (int in : graph_.nodes[id].inputs) {
-      if (runs_here) ++uses[in];
-      if (channel_ != nullptr) route(in, TaskOf(static_cast<int>(id)));
+    const Node& node = graph_.nodes[id];
+    const int task = TaskOf(static_cast<int>(id));
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int slot = SlotOf(node.input(i));
+      if (task == here) ++uses[slot];
+      if (channel_ != nullptr) route(node.inputs[i], slot, task);
     }
   }
-  if (keep_targets) {
-    for (int t : targets) {
-      if (here == master) ++uses[t];
-      if (channel_ != nullptr && graph_.nodes[t].has_output) route(t, master);
+  if (keep) {
+    for (const NodeOutput& f : fetch) {
+      if (!graph_.nodes[f.node].has_output()) continue;  // sess.run(no_op): None
+      if (here == master) ++uses[SlotOf(f)];
+      if (channel_ != nullptr) route(f.node, SlotOf(f), master);
     }
   }
-  std::vector<Tensor> outputs(n);
-  // An output's copies into other memories, by producer: made once per
-  // (producer, memory), dropped with the output.
-  std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies(n);
+  // An output's copies into other memories, by slot: made once per
+  // (output, memory), dropped with the output.
+  std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies(slots);
   // Asynchronous devices time each node's work on the device, not launch.
   std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
   // A run that fails still settles every queue it used: its queued work is
@@ -99,14 +174,25 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     }
   } settle{spans};
   result->node_ms.resize(n, 0.0);
+  const auto receive = [&](int producer, int slot) -> Status {
+    if (!wanted_here[slot] || outputs[slot].is_valid()) return Status::Ok();
+    const Node& p = graph_.nodes[producer];
+    if (p.unknown_rank || !IsFullyDefined(p.shape)) {
+      return RuntimeError(fmt::format("{}: node '{}': its output's shape {} is not known before the run, and a "
+                                      "tensor of unknown shape cannot cross tasks yet",
+                                      graph_.Where(p.location), p.name, ShapeDebugString(p.shape, p.unknown_rank)));
+    }
+    TFRUN_ASSIGN_OR_RETURN(outputs[slot], channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape));
+    return Status::Ok();
+  };
   // Node ids follow the file, which is a topological order.
   for (size_t id = 0; id < n; ++id) {
     if (!needed[id]) continue;
     const Node& node = graph_.nodes[id];
     if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it
-      if (wanted_here[id]) {
-        TFRUN_ASSIGN_OR_RETURN(outputs[id], channel_->Receive(TaskOf(static_cast<int>(id)), static_cast<int>(id),
-                                                              node.name, node.dtype, node.shape));
+      for (int i = 0; i < node.num_outputs; ++i) {
+        const int slot = first_slot_[id] + i;
+        if (!fed[slot]) TFRUN_RETURN_IF_ERROR(receive(static_cast<int>(id), slot));
       }
       continue;
     }
@@ -132,7 +218,8 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     context.inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int producer = node.inputs[i];
-      const Tensor& input = outputs[producer];
+      const int slot = SlotOf(node.input(i));
+      const Tensor& input = outputs[slot];
       // Assign writes through its reference input; everything else reads.
       if (!input.is_valid()) {
         if (node.op == "Assign" && i == 0) {
@@ -144,21 +231,23 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
                         "value {}",
                         graph_.Where(node.location), node.name, graph_.nodes[producer].name));
       }
-      if (input.allocator() == memory || input.num_elements() == 0) {
+      // HostMemory inputs (an axis) stay on the host whatever the device.
+      Allocator* wanted = ReadsInputFromHost(node, device.type, i) ? CpuAllocator() : memory;
+      if (input.allocator() == wanted || input.num_elements() == 0) {
         context.inputs.push_back(input);
         continue;
       }
-      // The edge crosses memories: copy once per (producer, memory).
-      std::vector<std::pair<Allocator*, Tensor>>& made = copies[producer];
-      auto copy = std::find_if(made.begin(), made.end(), [&](const auto& c) { return c.first == memory; });
+      // The edge crosses memories: copy once per (output, memory).
+      std::vector<std::pair<Allocator*, Tensor>>& made = copies[slot];
+      auto copy = std::find_if(made.begin(), made.end(), [&](const auto& c) { return c.first == wanted; });
       if (copy == made.end()) {
-        StatusOr<Tensor> moved = input.CopyTo(memory, device.name);
+        StatusOr<Tensor> moved = input.CopyTo(wanted, device.name);
         if (!moved.ok()) {
           return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location),
                                                            node.name, device.name, moved.status().message()));
         }
-        result->copies.push_back({producer, node.id, input.allocator()->name(), memory->name(), input.num_bytes()});
-        made.emplace_back(memory, std::move(*moved));
+        result->copies.push_back({producer, node.id, input.allocator()->name(), wanted->name(), input.num_bytes()});
+        made.emplace_back(wanted, std::move(*moved));
         copy = made.end() - 1;
       }
       context.inputs.push_back(copy->second);
@@ -166,29 +255,35 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
     Status s = plan.kernel(context);
     if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
     if (!s.ok()) {
-      return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,
-                                          device.name, s.message()));
+      return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}{}", graph_.Where(node.location), node.name,
+                                          device.name, s.message(), context.op_error ? "\n" + NodeLine(node) : ""));
     }
     if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
     result->node_ms[id] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     result->executed.push_back(static_cast<int>(id));
-    outputs[id] = std::move(context.output);
-    if (channel_ != nullptr && !to_tasks[id].empty()) {
-      // Other tasks read it: from host memory (a GPU's copy synchronizes).
-      Tensor sent = outputs[id];
-      if (sent.is_valid() && !sent.allocator()->host_accessible()) {
-        TFRUN_ASSIGN_OR_RETURN(sent, sent.CopyTo(CpuAllocator(), device.name));
+    if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
+    for (int i = 0; i < node.num_outputs && i < static_cast<int>(context.outputs.size()); ++i) {
+      const int slot = first_slot_[id] + i;
+      if (fed[slot]) continue;  // consumers read the fed value
+      outputs[slot] = std::move(context.outputs[i]);
+      if (channel_ != nullptr && !to_tasks[slot].empty()) {
+        // Other tasks read it: from host memory (a GPU's copy synchronizes).
+        Tensor sent = outputs[slot];
+        if (sent.is_valid() && !sent.allocator()->host_accessible()) {
+          TFRUN_ASSIGN_OR_RETURN(sent, sent.CopyTo(CpuAllocator(), device.name));
+        }
+        for (int task : to_tasks[slot]) TFRUN_RETURN_IF_ERROR(channel_->Send(task, slot, sent));
       }
-      for (int task : to_tasks[id]) TFRUN_RETURN_IF_ERROR(channel_->Send(task, static_cast<int>(id), sent));
+      if (uses[slot] == 0) outputs[slot] = Tensor();
     }
     context.inputs.clear();
-    for (int in : node.inputs) {
-      if (--uses[in] == 0) {  // last use: free it and its copies
-        outputs[in] = Tensor();
-        std::vector<std::pair<Allocator*, Tensor>>().swap(copies[in]);  // its memory too, not just its tensors
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int slot = SlotOf(node.input(i));
+      if (--uses[slot] == 0) {  // last use: free it and its copies
+        outputs[slot] = Tensor();
+        std::vector<std::pair<Allocator*, Tensor>>().swap(copies[slot]);  // its memory too, not just its tensors
       }
     }
-    if (uses[id] == 0) outputs[id] = Tensor();
   }
   // The run ends when every device's work has (Session::Run returns then).
   settle.settled = true;
@@ -205,10 +300,14 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
   }
   TFRUN_RETURN_IF_ERROR(finished);
   if (channel_ != nullptr) TFRUN_RETURN_IF_ERROR(channel_->Flush());
-  if (keep_targets) {
+  if (keep) {
     // Results are read on the host: bring device-memory ones back.
-    for (int t : targets) {
-      const Tensor& out = outputs[t];
+    for (const NodeOutput& f : fetch) {
+      if (!graph_.nodes[f.node].has_output()) {
+        result->fetched.emplace_back();
+        continue;
+      }
+      const Tensor& out = outputs[SlotOf(f)];
       if (out.is_valid() && !out.allocator()->host_accessible()) {
         TFRUN_ASSIGN_OR_RETURN(Tensor host, out.CopyTo(CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0"));
         result->fetched.push_back(host);
@@ -220,21 +319,35 @@ Status Executor::RunNodes(const std::vector<int>& targets, const std::vector<boo
   return Status::Ok();
 }
 
-StatusOr<RunResult> Executor::Run(const std::vector<int>& fetch) {
-  RunResult result;
-  const std::vector<bool> needed = Needed(fetch);
+// Variables are initialised before their first read (the TF1 program's
+// sess.run(init)), on every task alike.
+Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* result) {
   bool reads_variable = false;
-  std::vector<int> assigns;
+  std::vector<NodeOutput> assigns;
   for (const Node& node : graph_.nodes) {
     reads_variable = reads_variable || (needed[node.id] && node.op == "VariableV2");
-    if (node.op == "Assign") assigns.push_back(node.id);
+    if (node.op == "Assign") assigns.push_back({node.id, 0});
   }
-  if (reads_variable && !variables_initialized_) {
-    variables_initialized_ = true;
-    TFRUN_RETURN_IF_ERROR(RunNodes(assigns, Needed(assigns), &result, false));
-  }
-  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, &result, true));
+  if (!reads_variable || variables_initialized_) return Status::Ok();
+  variables_initialized_ = true;
+  return RunNodes(assigns, Needed(assigns, {}), {}, result, false);
+}
+
+StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) {
+  RunResult result;
+  const std::vector<bool> needed = Needed(fetch, feeds);
+  TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
+  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, feeds, &result, true));
   return result;
+}
+
+Status Executor::RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds) {
+  RunResult result;
+  std::vector<NodeOutput> outputs;
+  for (int t : targets) outputs.push_back({t, 0});
+  const std::vector<bool> needed = Needed(outputs, feeds);
+  TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
+  return RunNodes(outputs, needed, feeds, &result, false);
 }
 
 }  // namespace tfrun

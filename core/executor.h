@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compat_profile.h"
 #include "core/device_set.h"
 #include "core/graph.h"
 #include "core/kernel_registry.h"
@@ -26,6 +27,20 @@ struct CopyRecord {
   std::string from;  // allocator names: "cpu", "GPU_0_bfc"
   std::string to;
   size_t bytes = 0;
+};
+
+// A value fed for one output (sess.run's feed_dict): what consumers read
+// instead of running its producer. In host memory.
+struct Feed {
+  NodeOutput output;
+  Tensor value;
+};
+
+// The line TensorFlow ends an op's error with, naming the node: by era
+// (compat_profile.h), with the device names the era prints.
+struct NodeErrorStyle {
+  NodeErrorLine line = NodeErrorLine::kName;
+  bool legacy_device_names = false;
 };
 
 struct RunResult {
@@ -60,23 +75,36 @@ class Executor {
            const KernelRegistry& kernels)
       : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels) {}
 
-  // Runs `fetch` (node ids). When they read a Variable, the graph's `init`
-  // runs first, as a TF1 program runs sess.run(init) before using them.
-  // In a cluster run only the master's result holds the fetched tensors.
-  StatusOr<RunResult> Run(const std::vector<int>& fetch);
+  // Runs `fetch`, reading `feeds` instead of running their producers.
+  // When they read a Variable, the graph's `init` runs first, as a TF1
+  // program runs sess.run(init) before using them. In a cluster run only
+  // the master's result holds the fetched tensors.
+  StatusOr<RunResult> Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds = {});
+  // Runs nodes for their effects (sess.run(init)): nothing is kept.
+  Status RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds = {});
+
+  void set_node_error_style(NodeErrorStyle style) { error_style_ = style; }
 
   // A cluster run: this process runs the nodes placed on devices of task
   // channel->local_task() and exchanges tensors with the other tasks.
   void set_channel(TensorChannel* channel) { channel_ = channel; }
 
  private:
-  // Runs the nodes marked in `needed` (the closure of `targets`).
-  Status RunNodes(const std::vector<int>& targets, const std::vector<bool>& needed, RunResult* result,
-                  bool keep_targets);
+  // Runs the nodes marked in `needed` (what `fetch` reads); keeps the
+  // fetched outputs when `keep`.
+  Status RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
+                  const std::vector<Feed>& feeds, RunResult* result, bool keep);
+  Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
   // The memory a node's kernel reads and writes: its device's, or the
   // host's for kernels registered with HostMemory (int32 on GPUs).
   Allocator* MemoryFor(const Node& node) const;
-  std::vector<bool> Needed(const std::vector<int>& targets) const;
+  // The nodes `fetch` needs: its producers and what they read, through
+  // every edge that no feed replaces.
+  std::vector<bool> Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const;
+  // Output slots: node `id`'s output i is slot first_slot_[id] + i.
+  int SlotOf(NodeOutput output) const { return first_slot_[output.node] + output.index; }
+  // "\t [[{{node x}}]]" or "\t [[Node: x = ...]]" for op errors.
+  std::string NodeLine(const Node& node) const;
   // The task whose process runs node `id` (0 without a channel).
   int TaskOf(int id) const;
 
@@ -98,6 +126,8 @@ class Executor {
   VariableStore variables_;
   std::map<int, Tensor> device_constants_;  // Const values uploaded to a device, by node id
   std::vector<NodePlan> plans_;             // by node id
+  std::vector<int> first_slot_;             // by node id, plus the total at the end
+  NodeErrorStyle error_style_;
 };
 
 }  // namespace tfrun

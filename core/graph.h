@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cluster_spec.h"
@@ -13,6 +14,7 @@
 #include "core/flat_string_map.h"
 #include "core/dtype.h"
 #include "core/shape.h"
+#include "core/status.h"
 #include "core/tensor.h"
 
 namespace tfrun {
@@ -48,19 +50,56 @@ struct ConstLiteral {
   double float_value = 0;  // kFloat (-0.0 stored as 0.0: equal in Python)
 };
 
+// One output of a node, TensorFlow's "name:index": what an edge carries,
+// what is fetched and what is fed.
+struct NodeOutput {
+  int node = 0;
+  int index = 0;
+  bool operator==(const NodeOutput& other) const { return node == other.node && index == other.index; }
+};
+
+// The producers' node ids of `outputs`, in order.
+inline std::vector<int> NodesOf(const std::vector<NodeOutput>& outputs) {
+  std::vector<int> ids;
+  ids.reserve(outputs.size());
+  for (const NodeOutput& o : outputs) ids.push_back(o.node);
+  return ids;
+}
+
+// "split:1" as (split, 1), "x" and "x:0" as (x, 0); nullopt for an index
+// that is not a number. Node names never hold ':'.
+struct TensorName {
+  std::string node;
+  int index = 0;
+};
+std::optional<TensorName> ParseTensorName(std::string_view text);
+
 struct Node {
   int id = 0;  // index in Graph::nodes, which is program (file) order
   std::string name;
   std::string op;  // TensorFlow op type: Const, MatMul, VariableV2, ...
-  std::vector<int> inputs;
+  std::vector<int> inputs;  // producers' node ids
+  // The output of each input's producer that it reads ("split:1" reads 1);
+  // empty when every input reads output 0, as for all single-output ops.
+  std::vector<int> input_index;
   std::vector<int> control_inputs;
   // Nodes that read this one (data or control), in id order, once per
   // edge; kept by Graph::Add.
   std::vector<int> consumers;
 
-  bool has_output = true;  // NoOp has none
+  // Outputs: NoOp has none, Split `num_split`, every other op one. All of
+  // a node's outputs share its dtype and shape (true of every op here).
+  int num_outputs = 1;
+  bool has_output() const { return num_outputs > 0; }
   DType dtype = DType::kFloat32;
+  // Dimensions may be kUnknownDim (a Placeholder's None, and what follows
+  // from it); a Placeholder without a shape has no known rank at all.
   Shape shape;
+  bool unknown_rank = false;
+
+  NodeOutput input(size_t i) const {
+    return {inputs[i], i < input_index.size() ? input_index[i] : 0};
+  }
 
   // The merged device annotation, and its text as written (TF 0.x echoes it).
   DeviceSpec requested_device;
@@ -77,6 +116,7 @@ struct Node {
   bool explicit_name = false;
   // Built by tf.global_variables_initializer(): nothing runs it in eager.
   bool graph_mode_only = false;
+
   // VariableV2: the name eager TF prints ('tower/v:0'): name scopes as
   // written, never made unique.
   std::string eager_name;
@@ -104,7 +144,7 @@ struct GraphConfig {
 struct Graph {
   std::string path;  // as given on the command line
   std::vector<Node> nodes;
-  std::vector<int> fetch;
+  std::vector<NodeOutput> fetch;
   std::vector<int> targets;  // run before the fetches, not printed
   GraphConfig config;
   FlatStringMap<int> by_name;  // node name -> id
@@ -123,6 +163,13 @@ struct Graph {
     const int* id = by_name.Find(name);
     return id == nullptr ? nullptr : &nodes[*id];
   }
+  // The output a tensor name ("split:1") names, or an error in
+  // TensorFlow's words ("... does not exist in the graph.", "... only has 1
+  // outputs."); `what` starts it ("fetch 'q:0'").
+  StatusOr<NodeOutput> FindOutput(std::string_view text, std::string_view what) const;
+  // "split:1" (or "x" for output 0 when `short_zero`), TensorFlow's
+  // tensor name as feeds and fetches write it.
+  std::string OutputName(NodeOutput output, bool short_zero = true) const;
   // "graph.yaml:12:5" for messages.
   std::string Where(const SourceLocation& loc) const;
 };

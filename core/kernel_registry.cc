@@ -1,5 +1,7 @@
 #include "core/kernel_registry.h"
 
+#include <fmt/format.h>
+
 namespace tfrun {
 
 const std::vector<KernelSupport>& KernelTable() {
@@ -28,6 +30,24 @@ const std::vector<KernelSupport>& KernelTable() {
       {"Assign", kGpu, kFloatTypes | DTypeSet{DType::kInt64}, {}},
       {"NoOp", kCpu, kAllTypes, {}},
       {"NoOp", kGpu, kAllTypes, {}},
+      // constant_op.cc registers Placeholder on every device (DEVICE_DEFAULT)
+      // "so that a placeholder in a GPU scope places without soft placement".
+      {"Placeholder", kCpu, kAllTypesAndString, {}},
+      {"Placeholder", kGpu, kAllTypesAndString, {}},
+      // split_op.cc, concat_op.cc: the axis always in host memory; GPU
+      // Split for float types only, GPU ConcatV2 also for int64 and bool,
+      // and for int32 entirely in host memory.
+      {"Split", kCpu, kAllTypes, {}, false, HostInput::kFirst},
+      {"Split", kGpu, kFloatTypes, {}, false, HostInput::kFirst},
+      {"ConcatV2", kCpu, kAllTypes, {}, false, HostInput::kLast},
+      {"ConcatV2", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kBool, DType::kInt32}, kInt32, false,
+       HostInput::kLast},
+      // bias_op.cc: GPU number types and int32 (in device memory);
+      // relu_op.cc: GPU number types.
+      {"BiasAdd", kCpu, kNumericTypes, {}},
+      {"BiasAdd", kGpu, kFloatTypes | DTypeSet{DType::kInt32}, {}},
+      {"Relu", kCpu, kNumericTypes, {}},
+      {"Relu", kGpu, kFloatTypes, {}},
       // What TF2 eager executes besides the graph's own ops (placement only:
       // the executor runs the graph's Const, VariableV2, Assign and Identity
       // in their stead). _EagerConst is registered as Identity is.
@@ -57,7 +77,7 @@ const KernelSupport* Lookup(std::string_view op, DType dtype, bool has_output, s
 }
 
 const KernelSupport* Lookup(const Node& node, std::string_view device_type) {
-  return Lookup(node.op, node.dtype, node.has_output, device_type);
+  return Lookup(node.op, node.dtype, node.has_output(), device_type);
 }
 
 }  // namespace
@@ -77,6 +97,13 @@ Status ConstKernel(KernelContext& c) {
   }
   c.output = uploaded;
   return Status::Ok();
+}
+
+Status PlaceholderKernel(KernelContext& c) {
+  const bool shaped = !c.node.unknown_rank && !c.node.shape.empty();  // expected_shape_.dims() > 0
+  return c.Fail(fmt::format("You must feed a value for placeholder tensor '{}' with dtype {}{}", c.node.name,
+                            Info(c.node.dtype).tf_name,
+                            shaped ? " and shape " + ShapeDebugString(c.node.shape) : ""));
 }
 
 Status IdentityKernel(KernelContext& c) {
@@ -104,6 +131,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type) {
   registry->Bind("NoOp", device_type, NoOpKernel);
   registry->Bind("VariableV2", device_type, VariableKernel);
   registry->Bind("Assign", device_type, AssignKernel);
+  registry->Bind("Placeholder", device_type, PlaceholderKernel);
 }
 
 bool HasKernel(const Node& node, std::string_view device_type) {
@@ -111,13 +139,21 @@ bool HasKernel(const Node& node, std::string_view device_type) {
 }
 
 bool QueuesDeviceWork(const Node& node) {
-  return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2";
+  return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder";
 }
 
 bool UsesHostMemory(const Node& node, std::string_view device_type) {
   const KernelSupport* k = Lookup(node, device_type);
-  return k != nullptr && node.has_output &&
+  return k != nullptr && node.has_output() &&
          k->host_memory_dtypes.Contains(node.dtype);
+}
+
+bool ReadsInputFromHost(const Node& node, std::string_view device_type, size_t i) {
+  const KernelSupport* k = Lookup(node, device_type);
+  if (k == nullptr) return false;
+  if (node.has_output() && k->host_memory_dtypes.Contains(node.dtype)) return true;
+  return (k->host_input == HostInput::kFirst && i == 0) ||
+         (k->host_input == HostInput::kLast && i + 1 == node.inputs.size());
 }
 
 }  // namespace tfrun

@@ -19,6 +19,10 @@ namespace tfrun {
 inline constexpr std::string_view kCpu = "CPU";
 inline constexpr std::string_view kGpu = "GPU";
 
+// An input registered with HostMemory whatever the dtype: Split's
+// split_dim (its first), ConcatV2's axis (its last).
+enum class HostInput : uint8_t { kNone, kFirst, kLast };
+
 struct KernelSupport {
   std::string_view op;
   std::string_view device_type;
@@ -28,6 +32,7 @@ struct KernelSupport {
   // Only placed, never run: what TF2 eager executes around the graph's ops
   // (eager_program.h); the executor runs the graph's own nodes instead.
   bool eager_only = false;
+  HostInput host_input = HostInput::kNone;
 };
 
 const std::vector<KernelSupport>& KernelTable();
@@ -38,6 +43,9 @@ bool HasKernel(const Node& node, std::string_view device_type);
 // The same for an op by name (TF2 eager's _EagerConst, ReadVariableOp, ...).
 bool HasKernelFor(std::string_view op, DType dtype, bool has_output, std::string_view device_type);
 bool UsesHostMemory(const Node& node, std::string_view device_type);
+// Whether input `i` of `node` is read from host memory on `device_type`
+// (HostMemory inputs, or the whole kernel in host memory).
+bool ReadsInputFromHost(const Node& node, std::string_view device_type, size_t i);
 // False for kernels that only pass tensor handles (Identity forwards its
 // input's buffer, VariableV2 its variable's, NoOp nothing): they queue no
 // work on a device, so there is nothing to time or wait for.
@@ -57,13 +65,32 @@ struct KernelContext {
   std::map<int, Tensor>* device_constants;
   void* device_context;  // the device's backend state (Device::context)
   Tensor output;         // set by the kernel
+  // Set instead by kernels of several outputs (Split), one per output.
+  std::vector<Tensor> outputs;
+  // Set by Fail: the error is the op's own, which TensorFlow ends with a
+  // line naming the node (the executor adds it in the era's style).
+  bool op_error = false;
 
   StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {
     return Tensor::Allocate(dtype, std::move(shape), allocator, device_name);
   }
+  // The node's output of `shape`, in its dtype.
+  Status AllocateOutput(Shape shape) {
+    TFRUN_ASSIGN_OR_RETURN(output, Allocate(node.dtype, std::move(shape)));
+    return Status::Ok();
+  }
+  // An InvalidArgumentError raised by the op's kernel (OP_REQUIRES).
+  Status Fail(std::string message) {
+    op_error = true;
+    return RuntimeError("InvalidArgumentError: " + message);
+  }
 };
 
 using KernelFn = Status (*)(KernelContext& context);
+
+// Placeholder: reached only when nothing fed it (TensorFlow's
+// PlaceholderOp::Compute fails the same way).
+Status PlaceholderKernel(KernelContext& context);
 
 // Kernels that only move tensor handles, the same on every device: Const
 // (its data copied into the device's memory when that is not where it was

@@ -39,6 +39,7 @@ LOG_LINE = re.compile(r"^[IWEF]\d{4} ")
 
 CLUSTER_TASKS = 0  # set per graph: a cluster graph runs under mpirun, one process per task
 TARGET = None      # --target: the master task of a cluster graph
+FEEDS = []         # --feed NAME=@FILE.npy|NAME=VALUE: given to both sides, for graphs that have NAME
 
 
 def cluster_tasks(doc):
@@ -48,8 +49,42 @@ def cluster_tasks(doc):
             for i in range(cluster[job] if isinstance(cluster[job], int) else len(cluster[job]))]
 
 
-def run_tfrun(tfrun, args):
-    cmd = [tfrun] + args + (["--target", TARGET] if TARGET and CLUSTER_TASKS > 1 else [])
+def feeds_for(graph):
+    """The --feed arguments for the graph's Placeholders (by name, as written)."""
+    names = set(placeholder_names(yaml.safe_load(open(graph)).get("nodes") or []))
+    return [f for f in FEEDS if f.split("=", 1)[0].split(":")[0] in names]
+
+
+def placeholder_names(entries):
+    for e in entries:
+        if "nodes" in e:
+            yield from placeholder_names(e["nodes"])
+        elif e.get("op") == "Placeholder" and "name" in e:
+            yield e["name"]
+
+
+def feed_dict_source(feeds):
+    """Python source of {tensor name: value} for feed_dict, values as
+    NumPy reads them (np.load for @FILE, the YAML literal otherwise)."""
+    items = []
+    for f in feeds:
+        name, value = f.split("=", 1)
+        name = name if ":" in name else name + ":0"
+        expr = f"np.load({value[1:]!r})" if value.startswith("@") else f"{yaml.safe_load(value)!r}"
+        items.append(f"{name!r}: {expr}")
+    return "{" + ", ".join(items) + "}"
+
+
+def relative_feed(feed, folder):
+    name, value = feed.split("=", 1)
+    if value.startswith("@"):
+        value = "@" + os.path.relpath(value[1:], folder or ".")
+    return f"{name}={value}"
+
+
+def run_tfrun(tfrun, args, feeds=()):
+    cmd = [tfrun] + args + [a for f in feeds for a in ("--feed", f)]
+    cmd += ["--target", TARGET] if TARGET and CLUSTER_TASKS > 1 else []
     if CLUSTER_TASKS > 1:
         cmd = ["timeout", "120", "mpirun", "-q", "--oversubscribe", "-n", str(CLUSTER_TASKS)] + cmd
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -88,7 +123,7 @@ def named_values(entries):
     return out
 
 
-def program_for(doc, const_dir, fetch):
+def program_for(doc, const_dir, fetch, feeds=()):
     """Python source of the tf.compat.v1 program equivalent to the graph."""
     lines = [
         "import os",
@@ -128,14 +163,30 @@ def program_for(doc, const_dir, fetch):
             expr = f"tf.raw_ops.Cast(x={ins[0]}, DstT=tf.{e['DstT']}{nm})"  # the op, also to its own dtype
         elif op == "NoOp":
             expr = f"tf.group({', '.join(ins + ([nm[2:]] if nm else []))})"
+        elif op == "Placeholder":
+            shape = e.get("shape")
+            expr = f"tf.compat.v1.placeholder(tf.{dtype}, shape={shape!r}{nm})"
+        elif op == "Split":
+            expr = f"tf.split({ins[0]}, {e['num_split']}, axis={e.get('axis', 0)}{nm})"
+        elif op == "ConcatV2":
+            expr = f"tf.concat([{', '.join(ins)}], axis={e['axis']}{nm})"
+        elif op == "BiasAdd":
+            expr = f"tf.nn.bias_add({ins[0]}, {ins[1]}{nm})"
+        elif op == "Relu":
+            expr = f"tf.nn.relu({ins[0]}{nm})"
         else:
             raise ValueError(op)
         # NAME: the final (unique) name TensorFlow will give this op.
-        base = name or op
+        base = name or {"Split": "split", "ConcatV2": "concat"}.get(op, op)
         lines.append(pad + f"NAME = tf.compat.v1.get_default_graph().unique_name({base!r}, mark_as_used=False)")
         lines.append(pad + f"_t = {expr}")
+        if op == "Split":  # each output by its tensor name, the first also by the op's
+            lines.append(pad + "for _i, _p in enumerate(_t): T[_p.op.name + ':%d' % _i] = _p")
+            lines.append(pad + "_t = _t[0]")
         lines.append(pad + "_op = _t if isinstance(_t, tf.Operation) else _t.op")
-        lines.append(pad + "T[_op.name] = _t")
+        # The name the file gives it too: tf.concat of one value returns an
+        # Identity named concat/concat.
+        lines.append(pad + "T[_op.name] = T[NAME] = _t")
 
     walk(doc["nodes"], 0, lines, emit_node)
     cfg = doc.get("config") or {}
@@ -166,9 +217,10 @@ def program_for(doc, const_dir, fetch):
         "with tf.compat.v1.Session(_target, config=config) as sess:",
         "    try:",
         "        if init is not None: sess.run(init)",
+        f"        feeds = {{tf.compat.v1.get_default_graph().get_tensor_by_name(k): v for k, v in {feed_dict_source(feeds)}.items()}}",
         f"        for name in {fetch!r}:",
         "            t = T.get(name) if name in T else tf.compat.v1.get_default_graph().get_tensor_by_name(name + ':0')",
-        "            print(sess.run(t))",
+        "            print(sess.run(t, feed_dict=feeds))",
         "    except tf.errors.InvalidArgumentError as e:",
         "        print('TF-ERROR:', ' | '.join(l for l in e.message.splitlines() if l.strip()))",
     ]
@@ -219,7 +271,18 @@ def eager_program_for(doc, const_dir, names, fetch):
             lines.append(pad + f"T[{init!r}] = {const_expr(e, init)}")
             lines.append(pad + f"T[{var!r}] = T[{assign!r}] = T[{read!r}] = tf.Variable(T[{init!r}]{nm})")
             return
+        if op in ("Split", "ConcatV2"):
+            next(cursor)  # the axis Const tfrun adds before the op (split/split_dim, concat/axis)
         me = next(cursor)
+        if op == "Split":
+            lines.append(pad + f"_parts = tf.split({ins[0]}, {e['num_split']}, axis={e.get('axis', 0)})")
+            lines.append(pad + f"for _i, _p in enumerate(_parts): T[{me!r} + ':%d' % _i] = _p")
+            lines.append(pad + f"T[{me!r}] = _parts[0]")
+            return
+        if op == "ConcatV2":  # of one value: an Identity, which the written name stands for
+            lines.append(pad + f"T[{me!r}] = T[{e.get('name', 'concat')!r}] = "
+                               f"tf.concat([{', '.join(ins)}], axis={e['axis']})")
+            return
         if op == "Const":
             expr = const_expr(e, me)
         elif op == "MatMul":
@@ -235,6 +298,10 @@ def eager_program_for(doc, const_dir, names, fetch):
             expr = f"tf.cast({ins[0]}, tf.{e['DstT']})"
         elif op == "NoOp":
             expr = "tf.no_op()"
+        elif op == "BiasAdd":
+            expr = f"tf.nn.bias_add({ins[0]}, {ins[1]})"
+        elif op == "Relu":
+            expr = f"tf.nn.relu({ins[0]})"
         else:
             raise ValueError(op)
         lines.append(pad + f"T[{me!r}] = {expr}")
@@ -315,11 +382,14 @@ def check(graph, tfrun, python, golden_dir=None):
     global CLUSTER_TASKS
     doc = yaml.safe_load(open(graph))
     CLUSTER_TASKS = len(cluster_tasks(doc))
+    feeds = feeds_for(graph)
     # Names of the constants and fetches, from a run that cannot fail placement.
-    _, info, _ = run_tfrun(tfrun, [graph, "--soft-placement", "--json", "-"])
+    _, info, _ = run_tfrun(tfrun, [graph, "--soft-placement", "--json", "-"], feeds)
     report = json.loads(info)
-    code, out, err = run_tfrun(tfrun, [graph, "--log-placement"])
-    consts = [n["name"] for n in report.get("placement", []) if n["op"] == "Const"]
+    code, out, err = run_tfrun(tfrun, [graph, "--log-placement"], feeds)
+    # Axis constants (split_dim, axis, concat_dim) are Python ints on both sides.
+    consts = [n["name"] for n in report.get("placement", []) if n["op"] == "Const"
+              and not re.search(r"/(split_dim|axis|concat_dim)(_\d+)?$", n["name"])]
     # A run that fails placement reports no results: the file's own fetch.
     fetch = [r["name"] for r in report.get("results", [])] or list(doc.get("fetch") or [])
     with tempfile.TemporaryDirectory() as tmp:
@@ -330,7 +400,7 @@ def check(graph, tfrun, python, golden_dir=None):
             c2, _, e2 = run_tfrun(tfrun, args)
             if c2 != 0 and not (c2 == 3 and code == 3):
                 return [f"could not dump constants: {e2.strip()}"]
-        src = program_for(doc, tmp, fetch)
+        src = program_for(doc, tmp, fetch, feeds)
         p = subprocess.run([python, "-c", src], capture_output=True, text=True,
                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1"))
     if p.returncode != 0:
@@ -365,8 +435,10 @@ def check(graph, tfrun, python, golden_dir=None):
         # contract's mapping line (TF 2.x logs it to stderr; a distributed
         # master session prints none) and TF's lines.
         mapping = [] if CLUSTER_TASKS else ["Device mapping: no known devices."]
-        write_expected(graph, "tf-plain", "", tf_rest)
-        write_expected(graph, "tf-log", "--log-placement", mapping + tf_place + tf_rest)
+        # `tfrun test` runs a case in its graph's folder: .npy paths from there.
+        feed_args = "".join(f" --feed {relative_feed(f, os.path.dirname(graph))}" for f in feeds)
+        write_expected(graph, "tf-plain", feed_args.strip(), tf_rest)
+        write_expected(graph, "tf-log", "--log-placement" + feed_args, mapping + tf_place + tf_rest)
     if tf_rest != our_rest:
         diffs.append("results differ:\n    tfrun: " + repr("\n".join(our_rest)) + "\n    TF:    " +
                      repr("\n".join(tf_rest)))
@@ -391,9 +463,13 @@ def main():
                     help="write TensorFlow's output for each successful graph beside it as NAME.tf-plain.expected "
                          "and NAME.tf-log.expected (with --eager, NAME.tf-eager.expected): tfrun test cases")
     ap.add_argument("--target", help="cluster graphs: the master task /job:J/task:T (both sides)")
+    ap.add_argument("--feed", action="append", default=[],
+                    help="NAME=@FILE.npy or NAME=VALUE, fed on both sides to each graph that has NAME "
+                         "(paths relative to the working directory)")
     a = ap.parse_args()
-    global TARGET
+    global TARGET, FEEDS
     TARGET = a.target
+    FEEDS = a.feed
     failed = skipped = 0
     for g in a.graphs:
         if replicates_over_gpus(yaml.safe_load(open(g)).get("nodes") or []):
@@ -402,6 +478,10 @@ def main():
             continue
         if a.eager and cluster_tasks(yaml.safe_load(open(g))):
             print("SKIP   " + g + " (a cluster graph runs in graph mode only)")
+            skipped += 1
+            continue
+        if a.eager and any(True for _ in placeholder_names(yaml.safe_load(open(g)).get("nodes") or [])):
+            print("SKIP   " + g + " (a Placeholder needs a session; eager has no feed_dict)")
             skipped += 1
             continue
         diffs = (check_eager(g, a.tfrun, a.python, a.write_goldens) if a.eager else

@@ -3,15 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/did_you_mean.h"
 
 namespace tfrun {
 
-std::vector<int> DefaultFetch(const Graph& graph) {
-  std::vector<int> fetch;
+std::vector<NodeOutput> DefaultFetch(const Graph& graph) {
+  std::vector<NodeOutput> fetch;
   for (const Node& n : graph.nodes) {
-    if (n.consumers.empty() && n.has_output) fetch.push_back(n.id);
+    if (!n.consumers.empty()) continue;
+    for (int i = 0; i < n.num_outputs; ++i) fetch.push_back({n.id, i});
   }
   return fetch;
 }
@@ -27,32 +29,46 @@ struct ListWords {
 constexpr ListWords kFetchWords = {"fetch", "each fetch", "is fetched twice"};
 constexpr ListWords kTargetWords = {"targets", "each target", "is a target twice"};
 
-// A list of node names, each once.
+// A list of node names, each once; with `outputs`, tensor names
+// ("split:1") of the nodes' outputs.
 Status ReadNames(const FieldReader& fields, const YamlNode& list, const ListWords& words, const Graph& graph,
-                 std::vector<int>* ids) {
+                 bool outputs, std::vector<NodeOutput>* read) {
   const char* what = words.list;
   if (!list.IsSequence()) return fields.ErrorAt(list, fmt::format("{} must be a list of node names", what));
-  std::vector<bool> seen(graph.nodes.size(), false);
+  std::set<std::pair<int, int>> seen;
   for (const YamlNode& f : list.Elements()) {
     if (!f.IsScalar()) return fields.ErrorAt(f, fmt::format("{} must be a node name", words.entry));
-    const Node* n = graph.Find(f.ScalarString());
+    const std::optional<TensorName> name = ParseTensorName(f.ScalarString());
+    const Node* n = name && (outputs || f.ScalarString().find(':') == std::string::npos) ? graph.Find(name->node)
+                                                                                         : nullptr;
     if (n == nullptr) {
+      const std::string node = name ? name->node : f.ScalarString();
       return fields.ErrorAt(f, fmt::format("{} '{}' names no node{}", what, f.Scalar(),
-                                           DidYouMean(f.Scalar(), graph.NodeNames())));
+                                           DidYouMean(node, graph.NodeNames())));
     }
-    if (seen[n->id]) return fields.ErrorAt(f, fmt::format("'{}' {}", f.Scalar(), words.twice));
-    seen[n->id] = true;
-    ids->push_back(n->id);
+    if (name->index >= std::max(n->num_outputs, 1)) {
+      return fields.ErrorAt(f, fmt::format("{} '{}': node '{}' has {} output{}", what, f.Scalar(), n->name,
+                                           n->num_outputs, n->num_outputs == 1 ? "" : "s"));
+    }
+    const NodeOutput output{n->id, name->index};
+    if (!seen.emplace(output.node, output.index).second) {
+      return fields.ErrorAt(f, fmt::format("'{}' {}", f.Scalar(), words.twice));
+    }
+    read->push_back(output);
   }
-  if (ids->empty()) return fields.ErrorAt(list, fmt::format("{} is empty", what));
+  if (read->empty()) return fields.ErrorAt(list, fmt::format("{} is empty", what));
   return Status::Ok();
 }
 
 }  // namespace
 
 Status ReadFetch(const FieldReader& fields, const YamlNode& fetch, const YamlNode& targets, Graph* graph) {
-  if (targets) TFRUN_RETURN_IF_ERROR(ReadNames(fields, targets, kTargetWords, *graph, &graph->targets));
-  if (fetch) return ReadNames(fields, fetch, kFetchWords, *graph, &graph->fetch);
+  if (targets) {
+    std::vector<NodeOutput> read;
+    TFRUN_RETURN_IF_ERROR(ReadNames(fields, targets, kTargetWords, *graph, false, &read));
+    for (const NodeOutput& t : read) graph->targets.push_back(t.node);
+  }
+  if (fetch) return ReadNames(fields, fetch, kFetchWords, *graph, true, &graph->fetch);
   if (!targets) graph->fetch = DefaultFetch(*graph);
   return Status::Ok();
 }

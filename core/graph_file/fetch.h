@@ -11,7 +11,7 @@
 
 namespace tfrun {
 
-std::vector<int> DefaultFetch(const Graph& graph);
+std::vector<NodeOutput> DefaultFetch(const Graph& graph);
 
 // Sets graph->targets from `targets` and graph->fetch from `fetch`
 // (undefined: the default, or nothing when there are targets).

@@ -15,7 +15,7 @@ Graph SmallGraph() {
     Node n;
     n.name = name;
     n.op = op;
-    n.has_output = has_output;
+    n.num_outputs = has_output ? 1 : 0;
     (op == "NoOp" ? n.control_inputs : n.inputs) = std::move(inputs);
     g.Add(std::move(n));
   };
@@ -41,14 +41,14 @@ class FetchTest : public ::testing::Test {
 };
 
 TEST_F(FetchTest, DefaultIsWhatNothingConsumesExceptNoOps) {
-  EXPECT_EQ(DefaultFetch(graph_), (std::vector<int>{4}));
+  EXPECT_EQ(NodesOf(DefaultFetch(graph_)), (std::vector<int>{4}));
   ASSERT_TRUE(Read("other: 1").ok());
-  EXPECT_EQ(graph_.fetch, (std::vector<int>{4}));
+  EXPECT_EQ(NodesOf(graph_.fetch), (std::vector<int>{4}));
 }
 
 TEST_F(FetchTest, ListedNamesInOrder) {
   ASSERT_TRUE(Read("fetch: [s, a, n]").ok());
-  EXPECT_EQ(graph_.fetch, (std::vector<int>{2, 0, 3}));
+  EXPECT_EQ(NodesOf(graph_.fetch), (std::vector<int>{2, 0, 3}));
   EXPECT_EQ(Read("fetch: [ss]").message(), "g.yaml:1:9: fetch 'ss' names no node (did you mean 's'?)");
   EXPECT_EQ(Read("fetch: [a, a]").message(), "g.yaml:1:12: 'a' is fetched twice");
   EXPECT_EQ(Read("fetch: []").message(), "g.yaml:1:8: fetch is empty");
@@ -62,7 +62,7 @@ TEST_F(FetchTest, TargetsAreRunNotPrinted) {
   EXPECT_EQ(graph_.targets, std::vector<int>{3});
   EXPECT_TRUE(graph_.fetch.empty());
   ASSERT_TRUE(Read("targets: [n]\nfetch: [s]").ok());
-  EXPECT_EQ(graph_.fetch, std::vector<int>{2});
+  EXPECT_EQ(NodesOf(graph_.fetch), std::vector<int>{2});
   EXPECT_EQ(Read("targets: [n, n]").message(), "g.yaml:1:14: 'n' is a target twice");
   EXPECT_EQ(Read("targets: [x]").message(), "g.yaml:1:11: targets 'x' names no node (did you mean 'a'?)");
   EXPECT_EQ(Read("targets: []").message(), "g.yaml:1:10: targets is empty");

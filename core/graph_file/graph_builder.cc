@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/did_you_mean.h"
 
 namespace tfrun {
@@ -21,17 +23,33 @@ std::string ScopedInputHint(const std::string& name, const Graph& graph) {
   return "";
 }
 
+// `{i}` in an input name inside a for_each_device scope: the copy's index.
+std::string SubstituteCopyIndex(std::string name, std::optional<int> copy_index) {
+  const size_t at = name.find("{i}");
+  if (at != std::string::npos && copy_index) name.replace(at, 3, std::to_string(*copy_index));
+  return name;
+}
+
 }  // namespace
 
 Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* node) const {
   std::vector<int> ids;
+  std::vector<int> indices;
   if (const YamlNode inputs = entry["inputs"]) {
     if (!inputs.IsSequence()) return fields_.NodeError(inputs, node->name, "inputs must be a list of node names");
     ids.reserve(inputs.size());
     for (const YamlNode& in : inputs.Elements()) {
       if (!in.IsScalar()) return fields_.NodeError(in, node->name, "each input must be a node name");
-      std::string name = in.ScalarString();
-      if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) name.resize(name.size() - 2);
+      const std::string written = SubstituteCopyIndex(in.ScalarString(), copy_index_);
+      if (written.find("{i}") != std::string::npos) {
+        return fields_.NodeError(in, node->name, "'{i}' (the copy's index) is only known inside a for_each_device scope");
+      }
+      const std::optional<TensorName> tensor = ParseTensorName(written);
+      if (!tensor) {
+        return fields_.NodeError(in, node->name,
+                                 fmt::format("input '{}' is not a node name or NAME:OUTPUT_INDEX", in.Scalar()));
+      }
+      const std::string& name = tensor->node;
       if (auto alias = aliases_.find(name); alias != aliases_.end()) {
         if (alias->second.ids.empty()) {
           return fields_.NodeError(in, node->name,
@@ -42,6 +60,7 @@ Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* n
         for (int id : alias->second.ids) {
           auto var = variable_reads_.find(id);
           ids.push_back(var == variable_reads_.end() ? id : var->second);
+          indices.push_back(tensor->index);
         }
         continue;
       }
@@ -61,6 +80,16 @@ Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* n
       auto var = variable_reads_.find(id);
       if (var != variable_reads_.end()) id = var->second;
       ids.push_back(id);
+      indices.push_back(tensor->index);
+    }
+  }
+  // Every input names an existing output (aliases' copies included).
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Node& producer = graph_->nodes[ids[i]];
+    if (indices[i] >= std::max(producer.num_outputs, 1)) {
+      return fields_.NodeError(entry["inputs"], node->name,
+                               fmt::format("input '{}:{}': '{}' has {} output{}", producer.name, indices[i],
+                                           producer.name, producer.num_outputs, producer.num_outputs == 1 ? "" : "s"));
     }
   }
   const int n = static_cast<int>(ids.size());
@@ -71,7 +100,12 @@ Status GraphBuilder::ReadInputs(const YamlNode& entry, const OpDef& def, Node* n
     return fields_.NodeError(entry, node->name,
                              fmt::format("{} takes {} input{}, got {}", def.type, want, want == "1" ? "" : "s", n));
   }
-  (def.type == "NoOp" ? node->control_inputs : node->inputs) = std::move(ids);
+  if (def.type == "NoOp") {
+    node->control_inputs = std::move(ids);
+    return Status::Ok();
+  }
+  node->inputs = std::move(ids);
+  if (std::any_of(indices.begin(), indices.end(), [](int i) { return i != 0; })) node->input_index = std::move(indices);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +50,10 @@ class GraphBuilder {
   bool HasAlias(const std::string& name) const { return aliases_.count(name) != 0; }
   bool HasAliases() const { return !aliases_.empty(); }
 
+  // Inside a for_each_device scope, the copy being read: `{i}` in an input
+  // name becomes it ("split:{i}" reads copy i's slice, as X_A[i] does).
+  void set_copy_index(std::optional<int> index) { copy_index_ = index; }
+
  private:
   const FieldReader& fields_;
   Graph* graph_;  // not owned
@@ -59,6 +64,7 @@ class GraphBuilder {
     std::string device_type;  // of the for_each_device scope that made them
   };
   std::unordered_map<std::string, AliasTarget> aliases_;
+  std::optional<int> copy_index_;
 };
 
 }  // namespace tfrun

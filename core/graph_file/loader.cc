@@ -20,6 +20,7 @@
 #include "core/graph_file/graph_config.h"
 #include "core/graph_file/names_and_scopes.h"
 #include "core/graph_file/op_attributes.h"
+#include "core/graph_file/split_concat.h"
 #include "core/graph_file/tensor_literal.h"
 #include "core/graph_file/variables.h"
 #include "core/graph_file/yaml_document.h"
@@ -82,6 +83,14 @@ std::string DirectoryOf(const std::string& path) {
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
 }
 
+// The name a node gets when the file gives none: the op's, or the name
+// its Python function defaults to (tf.split's "split", tf.concat's "concat").
+std::string DefaultName(const std::string& op) {
+  if (op == "Split") return "split";
+  if (op == "ConcatV2") return "concat";
+  return op;
+}
+
 // Walks a parsed graph file in program order and wires the steps.
 class GraphFileLoader {
  public:
@@ -94,7 +103,8 @@ class GraphFileLoader {
         builder_(fields_, &graph_, [this](const std::string& name) { return DefinedLater(name); }),
         scopes_(fields_, &namer_),
         literals_(fields_, DirectoryOf(path), limits.max_tensor_bytes),
-        variables_(&builder_, &namer_, &literals_) {
+        variables_(&builder_, &namer_, &literals_),
+        split_concat_(&builder_, &namer_, [this](std::string_view type) { return CountDevices(type); }) {
     graph_.path = path;
   }
 
@@ -162,15 +172,14 @@ class GraphFileLoader {
       return fields_.ErrorAt(each, fmt::format("for_each_device must be GPU or CPU (got '{}')",
                                                each.IsScalar() ? each.Scalar() : "a collection"));
     }
-    std::vector<int> ids = {0};
-    if (devices_) {
-      TFRUN_ASSIGN_OR_RETURN(ids, devices_(graph_.config, type));
-    } else if (type == "GPU") {
-      ids.clear();
-    }
+    TFRUN_ASSIGN_OR_RETURN(const std::vector<int> ids, DeviceIds(type));
     const size_t first = created_.size();
     ++replicating_;
-    for (int id : ids) {
+    const std::optional<int> outer_copy = copy_index_;
+    for (size_t copy = 0; copy < ids.size(); ++copy) {
+      const int id = ids[copy];
+      copy_index_ = static_cast<int>(copy);
+      builder_.set_copy_index(copy_index_);
       TFRUN_ASSIGN_OR_RETURN(Scope inner, scopes_.Enter(entry, scope));
       DeviceSpec device;
       device.type = type;
@@ -179,6 +188,8 @@ class GraphFileLoader {
       inner.device_text = fmt::format("/device:{}:{}", type, id);
       TFRUN_RETURN_IF_ERROR(ReadNodeList(nested, inner, depth + 1));
     }
+    copy_index_ = outer_copy;
+    builder_.set_copy_index(copy_index_);
     --replicating_;
     std::vector<std::string> keys;  // in order of first appearance
     std::unordered_map<std::string, std::vector<int>> copies;
@@ -192,6 +203,18 @@ class GraphFileLoader {
     if (ids.empty()) CollectWrittenNames(nested, scope.eager_prefix, depth + 1, type);
     if (replicating_ == 0) created_.clear();
     return Status::Ok();
+  }
+
+  // The logical devices of `type` the run will have (CPU:0 alone without a lister).
+  StatusOr<std::vector<int>> DeviceIds(const std::string& type) {
+    if (devices_) return devices_(graph_.config, type);
+    if (type == "GPU") return std::vector<int>{};
+    return std::vector<int>{0};
+  }
+
+  StatusOr<int> CountDevices(std::string_view type) {
+    TFRUN_ASSIGN_OR_RETURN(const std::vector<int> ids, DeviceIds(std::string(type)));
+    return static_cast<int>(ids.size());
   }
 
   // Binds the name as the file writes it (`scope`'s name scopes as written,
@@ -212,7 +235,7 @@ class GraphFileLoader {
     ForEachWrittenNode(list, prefix, depth, &seen, [&](const std::string& scopes, const YamlNode& entry) {
       const YamlNode name = entry["name"];
       const YamlNode op = entry["op"];
-      const std::string base = name && name.IsScalar() ? name.ScalarString() : op && op.IsScalar() ? op.ScalarString() : "";
+      const std::string base = name && name.IsScalar() ? name.ScalarString() : op && op.IsScalar() ? DefaultName(op.ScalarString()) : "";
       if (!base.empty()) builder_.Alias(scopes + base, {}, type);
     });
   }
@@ -252,11 +275,12 @@ class GraphFileLoader {
     }
     TFRUN_RETURN_IF_ERROR(fields_.CheckKeys(entry, KeysOf(*def), fmt::format("a {} node", op)));
     const bool is_variable = op == "Variable";
-    if (static_cast<int64_t>(graph_.nodes.size()) + (is_variable ? 4 : 1) > limits_.max_nodes) {
+    if (static_cast<int64_t>(graph_.nodes.size()) + (is_variable ? 4 : SplitConcatExpander::Expands(op) ? 2 : 1) >
+        limits_.max_nodes) {
       return fields_.ErrorAt(entry,
                              fmt::format("more than {} nodes (the node-count limit, --max-nodes)", limits_.max_nodes));
     }
-    std::string base = op;
+    std::string base = DefaultName(op);
     if (const YamlNode n = entry["name"]) {
       if (!n.IsScalar()) return fields_.ErrorAt(n, "name must be a string");
       if (!IsValidNodeName(n.Scalar(), false)) {
@@ -281,7 +305,9 @@ class GraphFileLoader {
     node.requested_device_text = node_scope.device_text;
     TFRUN_RETURN_IF_ERROR(builder_.ReadInputs(entry, *def, &node));
     TFRUN_RETURN_IF_ERROR(ReadOpAttributes(entry, fields_, &literals_, &node));
-    TFRUN_ASSIGN_OR_RETURN(const int id, builder_.Add(std::move(node), *def, entry));
+    const bool expands = SplitConcatExpander::Expands(op);
+    TFRUN_ASSIGN_OR_RETURN(const int id, expands ? split_concat_.Add(entry, std::move(node), base)
+                                                 : builder_.Add(std::move(node), *def, entry));
     Bind(scope, base, id);
     return Status::Ok();
   }
@@ -339,11 +365,13 @@ class GraphFileLoader {
   ScopeReader scopes_;
   TensorLiteralReader literals_;
   VariableExpander variables_;
+  SplitConcatExpander split_concat_;
   std::unordered_map<std::string_view, std::vector<std::string>> node_keys_;
   std::optional<std::unordered_set<std::string>> explicit_names_;
   int64_t entries_read_ = 0;
   int64_t entries_named_ = 0;
   int replicating_ = 0;  // for_each_device scopes open
+  std::optional<int> copy_index_;  // the innermost open scope's copy
   std::vector<std::pair<std::string, int>> created_;  // (name as written, id) made in them
 };
 

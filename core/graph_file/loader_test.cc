@@ -261,7 +261,7 @@ TEST(LoaderShapeTest, ElementwiseAddNCastAndNoOp) {
   EXPECT_EQ(g.nodes[2].shape, Shape{3});
   EXPECT_EQ(g.nodes[3].shape, Shape{3});
   EXPECT_EQ(g.nodes[5].dtype, DType::kInt64);
-  EXPECT_FALSE(g.nodes[6].has_output);
+  EXPECT_FALSE(g.nodes[6].has_output());
   EXPECT_EQ(g.nodes[6].control_inputs, std::vector<int>{5});
   EXPECT_NE(LoadError(R"(nodes:
   - {name: v, op: Const, shape: [3], value: 1}
@@ -294,7 +294,7 @@ TEST(LoaderVariableTest, ExpandsAsTf1VariableWithInit) {
   EXPECT_EQ(g.nodes[5].control_inputs, std::vector<int>{2});
   EXPECT_EQ(g.nodes[2].requested_device.ToString(), "/device:GPU:0");
   EXPECT_EQ(g.nodes[5].requested_device.ToString(), "/device:GPU:0");  // as TF 2.21 does
-  EXPECT_EQ(g.fetch, std::vector<int>{4});  // NoOps are not fetched by default
+  EXPECT_EQ(NodesOf(g.fetch), std::vector<int>{4});  // NoOps are not fetched by default
 }
 
 TEST(LoaderFileTest, TopLevelErrors) {
@@ -325,8 +325,8 @@ TEST(LoaderFetchTest, DefaultExplicitUnknownAndDuplicate) {
   - {name: c, op: Const, value: 2}
 )";
   Graph g = MustLoad(nodes);
-  EXPECT_EQ(g.fetch, (std::vector<int>{1, 2}));
-  EXPECT_EQ(MustLoad(nodes + "fetch: [a]").fetch, std::vector<int>{0});
+  EXPECT_EQ(NodesOf(g.fetch), (std::vector<int>{1, 2}));
+  EXPECT_EQ(NodesOf(MustLoad(nodes + "fetch: [a]").fetch), std::vector<int>{0});
   EXPECT_NE(LoadError(nodes + "fetch: [d]").find("fetch 'd' names no node"), std::string::npos);
   EXPECT_NE(LoadError(nodes + "fetch: [a, a]").find("'a' is fetched twice"), std::string::npos);
 }

@@ -37,6 +37,18 @@ Status ReadDstT(const AttributeContext& c, Node* node) {
   return Status::Ok();
 }
 
+// tf.compat.v1.placeholder(dtype, shape): no shape, no known rank.
+Status ReadPlaceholder(const AttributeContext& c, Node* node) {
+  if (const YamlNode d = c.entry["dtype"]) {
+    TFRUN_ASSIGN_OR_RETURN(node->dtype, c.fields.ReadDType(d, node->name));
+  }
+  if (const YamlNode s = c.entry["shape"]; s && !s.IsNull()) {
+    return c.fields.ReadPartialShape(s, node->name, &node->shape);
+  }
+  node->unknown_rank = true;
+  return Status::Ok();
+}
+
 struct OpAttributes {
   std::string_view op;
   AttributeReader read;
@@ -46,6 +58,7 @@ constexpr OpAttributes kOpAttributes[] = {
     {"Const", ReadConstData},
     {"MatMul", ReadTransposes},
     {"Cast", ReadDstT},
+    {"Placeholder", ReadPlaceholder},
 };
 
 }  // namespace

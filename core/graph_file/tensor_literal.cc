@@ -92,6 +92,11 @@ Status TensorLiteralReader::Read(const YamlNode& entry, const std::string& node_
   return ReadRandom(src, node_name, dtype, shape.value_or(Shape{}), node);
 }
 
+Status TensorLiteralReader::ReadValue(const YamlNode& value, const std::string& node_name, DType dtype, Node* node) {
+  if (value.IsSequence()) return ReadValueList(value, node_name, dtype, std::nullopt, node);
+  return ReadFilled(value, "value", node_name, dtype, Shape{}, node);
+}
+
 Status TensorLiteralReader::ReadValueList(const YamlNode& src, const std::string& node_name, DType dtype,
                                           std::optional<Shape> shape, Node* node) {
   std::vector<Scalar> leaves;

@@ -24,6 +24,10 @@ class TensorLiteralReader {
   // name `node_name`.
   Status Read(const YamlNode& entry, const std::string& node_name, Node* node);
 
+  // A bare `value` (a number, a string or a nested list) of `dtype`, its
+  // shape from the nesting: a --feed literal.
+  Status ReadValue(const YamlNode& value, const std::string& node_name, DType dtype, Node* node);
+
  private:
   struct Scalar {  // one parsed element of a value list
     double f = 0;

@@ -58,7 +58,7 @@ void VariableExpander::AddInitializer() {
     Node n;
     n.name = name;
     n.op = "NoOp";
-    n.has_output = false;
+    n.num_outputs = 0;
     n.graph_mode_only = true;
     n.control_inputs = deps;
     if (device_of != nullptr) {

@@ -100,11 +100,27 @@ StatusOr<DType> FieldReader::ReadDType(const YamlNode& n, std::string_view node_
 }
 
 Status FieldReader::ReadShape(const YamlNode& n, std::string_view node_name, Shape* shape) const {
-  if (!n.IsSequence()) return NodeError(n, node_name, "shape must be a list of dimensions, e.g. [2, 3]");
+  return ReadDims(n, node_name, false, shape);
+}
+
+Status FieldReader::ReadPartialShape(const YamlNode& n, std::string_view node_name, Shape* shape) const {
+  return ReadDims(n, node_name, true, shape);
+}
+
+Status FieldReader::ReadDims(const YamlNode& n, std::string_view node_name, bool partial, Shape* shape) const {
+  if (!n.IsSequence()) {
+    return NodeError(n, node_name,
+                     partial ? "shape must be a list of dimensions, null for unknown ones, e.g. [null, 3]"
+                             : "shape must be a list of dimensions, e.g. [2, 3]");
+  }
   if (n.size() > static_cast<size_t>(kMaxRank)) {
     return NodeError(n, node_name, fmt::format("rank {} exceeds the maximum rank {}", n.size(), kMaxRank));
   }
   for (const YamlNode& d : n.Elements()) {
+    if (partial && (d.IsNull() || (d.IsScalar() && d.Scalar() == "None"))) {
+      shape->push_back(kUnknownDim);
+      continue;
+    }
     int64_t v = 0;
     Status s = ReadInt(d, "a dimension", 0, std::numeric_limits<int64_t>::max(), &v);
     if (!s.ok()) {
@@ -114,7 +130,9 @@ Status FieldReader::ReadShape(const YamlNode& n, std::string_view node_name, Sha
     }
     shape->push_back(v);
   }
-  if (!NumElements(*shape)) {
+  Shape known;
+  for (int64_t d : *shape) known.push_back(d == kUnknownDim ? 1 : d);
+  if (!NumElements(known)) {
     return NodeError(n, node_name,
                      fmt::format("shape {} has more elements than fit in 64 bits", ShapeDebugString(*shape)));
   }

@@ -39,8 +39,13 @@ class FieldReader {
   Status ReadDouble(const YamlNode& n, std::string_view what, double* out) const;
   StatusOr<DType> ReadDType(const YamlNode& n, std::string_view node_name) const;
   Status ReadShape(const YamlNode& n, std::string_view node_name, Shape* shape) const;
+  // A shape whose dimensions may be unknown: null (or None) is kUnknownDim,
+  // as tf.compat.v1.placeholder's shape=[None, 3].
+  Status ReadPartialShape(const YamlNode& n, std::string_view node_name, Shape* shape) const;
 
  private:
+  Status ReadDims(const YamlNode& n, std::string_view node_name, bool partial, Shape* shape) const;
+
   std::string path_;
 };
 

@@ -2,6 +2,8 @@
 
 #include "kernels/cpu/matmul_avx2.h"
 
+#include "core/kernel_shapes.h"
+
 #define EIGEN_USE_THREADS
 #include <fmt/format.h>
 
@@ -53,11 +55,13 @@ template <typename T>
 using Arith = std::conditional_t<std::is_same_v<T, int32_t>, uint32_t,
                                  std::conditional_t<std::is_same_v<T, int64_t>, uint64_t, T>>;
 
-// Allocates the node's output and calls body(TypeTag<T>{}) for its numeric
-// element type T (the op table keeps bool away from these kernels).
+// Allocates the node's output of `shape` and calls body(TypeTag<T>{}) for
+// its numeric element type T (the op table keeps bool away from these
+// kernels).
 template <typename Body>
-Status ForNumericOutput(KernelContext& c, Body&& body) {
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+Status ForNumericOutput(KernelContext& c, const StatusOr<Shape>& shape, Body&& body) {
+  if (!shape.ok()) return shape.status();
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(*shape));
   return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
@@ -71,12 +75,12 @@ Status ForNumericOutput(KernelContext& c, Body&& body) {
 Status MatMulKernel(KernelContext& c) {
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
-  return ForNumericOutput(c, [&](auto tag) -> Status {
+  return ForNumericOutput(c, MatMulShape(c), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     // float16/bfloat16 accumulate in float32; integers wrap.
     using Acc =
         std::conditional_t<std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>, float, Arith<T>>;
-    const int64_t m = c.node.shape[0], n = c.node.shape[1];
+    const int64_t m = c.output.shape()[0], n = c.output.shape()[1];
     const int64_t ka = a.shape()[1], kb = b.shape()[1];
     if (m * n == 0) return Status::Ok();
     Eigen::array<Eigen::IndexPair<Eigen::Index>, 1> dims;
@@ -121,7 +125,7 @@ Status MatMulKernel(KernelContext& c) {
 }
 
 Status AddNKernel(KernelContext& c) {
-  return ForNumericOutput(c, [&](auto tag) -> Status {
+  return ForNumericOutput(c, AddNShape(c), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using A = Arith<T>;
     const int64_t n = c.output.num_elements();
@@ -142,7 +146,7 @@ enum class BinaryOp { kAdd, kSub, kMul };
 
 template <BinaryOp Op>
 Status BinaryKernel(KernelContext& c) {
-  return ForNumericOutput(c, [&](auto tag) -> Status {
+  return ForNumericOutput(c, BinaryShape(c), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using A = Arith<T>;
     const int64_t n = c.output.num_elements();
@@ -188,24 +192,99 @@ To CastValue(From v) {
   }
 }
 
-Status CastKernel(KernelContext& c) {
-  const Tensor& in = c.inputs[0];
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+void CastInto(const Tensor& in, Tensor& out) {
   DispatchDType(in.dtype(), [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
-    DispatchDType(c.node.dtype, [&](auto to_tag) {
+    DispatchDType(out.dtype(), [&](auto to_tag) {
       using To = typename decltype(to_tag)::type;
       const From* src = in.data<From>();
-      To* dst = c.output.data<To>();
+      To* dst = out.data<To>();
       for (int64_t i = 0; i < in.num_elements(); ++i) dst[i] = CastValue<To>(src[i]);
     });
   });
+}
+
+Status CastKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  CastInto(c.inputs[0], c.output);
+  return Status::Ok();
+}
+
+// value + bias along the last dimension, rounded in the dtype (half and
+// bfloat16 through float, as Eigen evaluates them).
+Status BiasAddKernel(KernelContext& c) {
+  return ForNumericOutput(c, BiasAddShape(c), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using A = Arith<T>;
+    const int64_t channels = c.inputs[1].num_elements();
+    const int64_t rows = channels == 0 ? 0 : c.output.num_elements() / channels;
+    const A* value = reinterpret_cast<const A*>(c.inputs[0].template data<T>());
+    const A* bias = reinterpret_cast<const A*>(c.inputs[1].template data<T>());
+    A* out = reinterpret_cast<A*>(c.output.data<T>());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < channels; ++k) out[r * channels + k] = value[r * channels + k] + bias[k];
+    }
+    return Status::Ok();
+  });
+}
+
+// max(x, 0) as Eigen's cwiseMax: NaN and -0.0 pass through.
+Status ReluKernel(KernelContext& c) {
+  return ForNumericOutput(c, c.inputs[0].shape(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* in = c.inputs[0].template data<T>();
+    T* out = c.output.data<T>();
+    const T zero = T(0);
+    for (int64_t i = 0; i < c.output.num_elements(); ++i) out[i] = in[i] < zero ? zero : in[i];
+    return Status::Ok();
+  });
+}
+
+// Split and ConcatV2 copy bytes: in the [outer, axis, inner] view, each
+// outer row of a piece is one contiguous run.
+Status SplitKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const SplitPlan plan, PlanSplit(c));
+  const Tensor& value = c.inputs[1];
+  const size_t element = Info(value.dtype()).size;
+  const int64_t piece = plan.output[plan.layout.axis] * plan.layout.inner * static_cast<int64_t>(element);
+  const int64_t row = piece * c.node.num_outputs;
+  c.outputs.resize(c.node.num_outputs);
+  for (int i = 0; i < c.node.num_outputs; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, plan.output));
+    const char* src = static_cast<const char*>(value.raw()) + i * piece;
+    char* dst = static_cast<char*>(c.outputs[i].raw());
+    for (int64_t r = 0; r < plan.layout.outer && piece > 0; ++r) std::memcpy(dst + r * piece, src + r * row, piece);
+  }
+  return Status::Ok();
+}
+
+Status ConcatKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const ConcatPlan plan, PlanConcat(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  const int64_t element = static_cast<int64_t>(Info(c.node.dtype).size);
+  const int64_t row = plan.output[plan.layout.axis] * plan.layout.inner * element;
+  int64_t offset = 0;  // bytes into each output row
+  for (size_t i = 0; i + 1 < c.inputs.size(); ++i) {
+    const Tensor& in = c.inputs[i];
+    const int64_t piece = in.shape()[plan.layout.axis] * plan.layout.inner * element;
+    const char* src = static_cast<const char*>(in.raw());
+    char* dst = static_cast<char*>(c.output.raw()) + offset;
+    for (int64_t r = 0; r < plan.layout.outer && piece > 0; ++r) std::memcpy(dst + r * row, src + r * piece, piece);
+    offset += piece;
+  }
   return Status::Ok();
 }
 
 }  // namespace
 
 void SetCpuThreads(int threads) { g_threads = threads; }
+
+StatusOr<Tensor> CastOnHost(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(dtype, t.shape()));
+  CastInto(t, out);
+  return out;
+}
 
 void RegisterCpuKernels(KernelRegistry* registry) {
   struct Binding {
@@ -219,6 +298,10 @@ void RegisterCpuKernels(KernelRegistry* registry) {
       {"Sub", BinaryKernel<BinaryOp::kSub>},
       {"Mul", BinaryKernel<BinaryOp::kMul>},
       {"Cast", CastKernel},
+      {"BiasAdd", BiasAddKernel},
+      {"Relu", ReluKernel},
+      {"Split", SplitKernel},
+      {"ConcatV2", ConcatKernel},
   };
   for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.fn);
   BindHandleKernels(registry, kCpu);

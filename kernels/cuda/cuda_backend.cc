@@ -1,5 +1,7 @@
 #include "kernels/cuda/cuda_backend.h"
 
+#include "core/kernel_shapes.h"
+
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -324,7 +326,8 @@ Status MatMulKernel(KernelContext& c) {
   CudaContext& ctx = ContextOf(c);
   std::lock_guard<std::mutex> lock(ctx.mu);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, MatMulShape(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
   if (c.output.num_elements() == 0) return Status::Ok();
@@ -343,7 +346,8 @@ Status AddNKernel(KernelContext& c) {
   if (!type) return RuntimeError(fmt::format("no GPU AddN for {}", Name(c.node.dtype)));
   CudaContext& ctx = ContextOf(c);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, AddNShape(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   std::vector<const void*> inputs;
   for (const Tensor& t : c.inputs) inputs.push_back(t.raw());
   return LaunchResult(cuda::AddN(*type, inputs.data(), static_cast<int>(inputs.size()), c.output.num_elements(),
@@ -357,12 +361,78 @@ Status BinaryKernel(KernelContext& c) {
   if (!type) return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(c.node.dtype)));
   CudaContext& ctx = ContextOf(c);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(c.node.dtype, c.node.shape));
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, BinaryShape(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   const Tensor& x = c.inputs[0];
   const Tensor& y = c.inputs[1];
   return LaunchResult(cuda::Binary(*type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
                                    y.rank() == 0 && x.rank() != 0, c.output.num_elements(), c.output.raw(), ctx.stream),
                       "elementwise kernel launch");
+}
+
+Status BiasAddKernel(KernelContext& c) {
+  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
+  if (!type) return RuntimeError(fmt::format("no GPU BiasAdd for {}", Name(c.node.dtype)));
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, BiasAddShape(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  return LaunchResult(cuda::BiasAdd(*type, c.inputs[0].raw(), c.inputs[1].raw(), c.output.num_elements(),
+                                    c.inputs[1].num_elements(), c.output.raw(), ctx.stream),
+                      "BiasAdd kernel launch");
+}
+
+Status ReluKernel(KernelContext& c) {
+  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
+  if (!type) return RuntimeError(fmt::format("no GPU Relu for {}", Name(c.node.dtype)));
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  return LaunchResult(cuda::Relu(*type, c.inputs[0].raw(), c.output.num_elements(), c.output.raw(), ctx.stream),
+                      "Relu kernel launch");
+}
+
+// Split and ConcatV2 move bytes: in the [outer, axis, inner] view each
+// piece is `outer` runs of equal width, one strided 2-D copy on the stream.
+Status CopyRuns(CudaContext& ctx, void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+                size_t rows) {
+  if (width == 0 || rows == 0) return Status::Ok();
+  TFRUN_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice, ctx.stream));
+  return Status::Ok();
+}
+
+Status SplitKernel(KernelContext& c) {
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_ASSIGN_OR_RETURN(const SplitPlan plan, PlanSplit(c));
+  const Tensor& value = c.inputs[1];
+  const size_t piece = plan.output[plan.layout.axis] * plan.layout.inner * Info(value.dtype()).size;
+  const size_t row = piece * c.node.num_outputs;
+  c.outputs.resize(c.node.num_outputs);
+  for (int i = 0; i < c.node.num_outputs; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, plan.output));
+    TFRUN_RETURN_IF_ERROR(CopyRuns(ctx, c.outputs[i].raw(), piece, static_cast<const char*>(value.raw()) + i * piece,
+                                   row, piece, plan.layout.outer));
+  }
+  return Status::Ok();
+}
+
+Status ConcatKernel(KernelContext& c) {
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_ASSIGN_OR_RETURN(const ConcatPlan plan, PlanConcat(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  const size_t element = Info(c.node.dtype).size;
+  const size_t row = plan.output[plan.layout.axis] * plan.layout.inner * element;
+  size_t offset = 0;
+  for (size_t i = 0; i + 1 < c.inputs.size(); ++i) {
+    const Tensor& in = c.inputs[i];
+    const size_t piece = in.shape()[plan.layout.axis] * plan.layout.inner * element;
+    TFRUN_RETURN_IF_ERROR(CopyRuns(ctx, static_cast<char*>(c.output.raw()) + offset, row, in.raw(), piece, piece,
+                                   plan.layout.outer));
+    offset += piece;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -390,6 +460,10 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   registry->Bind("Add", kGpu, BinaryKernel<cuda::BinaryOp::kAdd>);
   registry->Bind("Sub", kGpu, BinaryKernel<cuda::BinaryOp::kSub>);
   registry->Bind("Mul", kGpu, BinaryKernel<cuda::BinaryOp::kMul>);
+  registry->Bind("BiasAdd", kGpu, BiasAddKernel);
+  registry->Bind("Relu", kGpu, ReluKernel);
+  registry->Bind("Split", kGpu, SplitKernel);
+  registry->Bind("ConcatV2", kGpu, ConcatKernel);
 }
 
 }  // namespace tfrun

@@ -77,6 +77,27 @@ __global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, int64_t n
   }
 }
 
+// value[r, c] + bias[c] for r < rows, c < channels (NHWC: bias along the
+// last dimension), rounded to T as TensorFlow's BiasAdd.
+template <typename T>
+__global__ void BiasAddKernel(const T* value, const T* bias, int64_t n, int64_t channels, T* out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = Store<T>(Load(value, i) + Load(bias, i % channels));
+  }
+}
+
+// max(x, 0); NaN stays NaN (Eigen's cwiseMax on GPUs propagates it as
+// TensorFlow's Relu does: x < 0 is false for NaN).
+template <typename T>
+__global__ void ReluKernel(const T* in, int64_t n, T* out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const auto x = Load(in, i);
+    out[i] = x < 0 ? Store<T>(0) : in[i];
+  }
+}
+
 dim3 GridFor(int64_t n) {
   int64_t blocks = (n + 255) / 256;
   return dim3(static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
@@ -150,6 +171,27 @@ int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const vo
   return DispatchElementType(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     return BinaryTyped<T>(op, x, x_scalar, y, y_scalar, n, out, static_cast<cudaStream_t>(stream));
+  });
+}
+
+int BiasAdd(ElementType type, const void* value, const void* bias, int64_t n, int64_t channels, void* out,
+            void* stream) {
+  if (n == 0 || channels == 0) return 0;
+  return DispatchElementType(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    BiasAddKernel<T><<<GridFor(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(value), static_cast<const T*>(bias), n, channels, static_cast<T*>(out));
+    return static_cast<int>(cudaGetLastError());
+  });
+}
+
+int Relu(ElementType type, const void* in, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  return DispatchElementType(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    ReluKernel<T><<<GridFor(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(in), n,
+                                                                             static_cast<T*>(out));
+    return static_cast<int>(cudaGetLastError());
   });
 }
 

@@ -1,5 +1,5 @@
-// CUDA elementwise kernels: AddN over any number of inputs in one pass, and
-// Add, Sub, Mul with one operand optionally a scalar. Plain C++ interface so
+// CUDA elementwise kernels: AddN over any number of inputs in one pass,
+// Add, Sub, Mul with one operand optionally a scalar, BiasAdd and Relu. Plain C++ interface so
 // callers need no CUDA headers; pointers are device pointers, `stream` a
 // cudaStream_t. Each returns the cudaError_t of its launch (0 = success).
 #pragma once
@@ -21,6 +21,14 @@ int AddN(ElementType type, const void* const* inputs, int num_inputs, int64_t n,
 // out = x op y; x_scalar / y_scalar broadcast element 0 of that operand.
 int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const void* y, bool y_scalar, int64_t n,
            void* out, void* stream);
+
+// out[i] = value[i] + bias[i % channels] (NHWC BiasAdd: `channels` is the
+// value's last dimension, `n` its element count).
+int BiasAdd(ElementType type, const void* value, const void* bias, int64_t n, int64_t channels, void* out,
+            void* stream);
+
+// out[i] = max(in[i], 0), NaN kept.
+int Relu(ElementType type, const void* in, int64_t n, void* out, void* stream);
 
 }  // namespace cuda
 }  // namespace tfrun
