@@ -381,7 +381,9 @@ TEST(CliTest, EveryJsonReportFollowsTheSchema) {
       "rm -rf " + dir + " && mkdir -p " + dir + " && i=0 && for g in graphs/*.yaml testdata/graphs/*.yaml "
       "testdata/bad/*.yaml; do i=$((i+1)); cli/tfrun $g --json " + dir + "/r$i.json >/dev/null 2>&1; "
       "cli/tfrun $g --json " + dir + "/s$i.json --soft-placement --devices testdata/topologies/k20m_x4.yaml "
-      "--benchmark 1 --warmup 0 >/dev/null 2>&1; done; cli/tfrun devices --json > " + dir + "/d0.json && "
+      "--benchmark 1 --warmup 0 >/dev/null 2>&1; done; cli/tfrun graphs/split_towers.yaml --feed "
+      "x=@graphs/data/towers_batch.npy --devices testdata/topologies/k20m_x4.yaml --json " + dir + "/f.json "
+      "--fetch split:1 --fetch concat >/dev/null 2>&1; cli/tfrun devices --json > " + dir + "/d0.json && "
       "cli/tfrun devices --json --devices testdata/topologies/k20m_x4.yaml > " + dir + "/d1.json");
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const Outcome valid =
@@ -405,6 +407,31 @@ TEST(CliTest, EveryJsonReportFollowsTheSchema) {
   // A phase that did not finish is absent, not 0.
   EXPECT_NE(failed.out.find("\"timings_ms\":{\"load\":"), std::string::npos);
   EXPECT_EQ(failed.out.find("\"place\":"), std::string::npos) << failed.out;
+}
+
+// --feed: the fed tensors in the report, outputs by their tensor names in
+// the report and as --out files, and one feed for every benchmark run.
+TEST(CliTest, FeedsReachTheReportTheOutputsAndTheBenchmark) {
+  const std::string dir = TmpDir() + "/fed";
+  const std::string run = "graphs/split_towers.yaml --feed x=@graphs/data/towers_batch.npy --devices "
+                          "testdata/topologies/k20m_x4.yaml ";
+  Outcome o = Tfrun(run + "--fetch split:1 --fetch concat --json - --out " + dir);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"feeds\":[{\"name\":\"x:0\",\"dtype\":\"float32\",\"shape\":[8,4]}]"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("\"results\":[{\"name\":\"split:1\",\"dtype\":\"float32\",\"shape\":[2,4]"),
+            std::string::npos)
+      << o.out;
+  StatusOr<Tensor> slice = ReadNpy(dir + "/split:1.npy");
+  ASSERT_TRUE(slice.ok()) << slice.status().message();
+  EXPECT_EQ(slice->data<float>()[0], -1.0f);  // rows 2 and 3 of the batch
+  EXPECT_TRUE(Exists(dir + "/concat.npy"));
+  Outcome bench = Tfrun(run + "--benchmark 3 --warmup 1");
+  EXPECT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_NE(bench.err.find("tower_3/out"), std::string::npos) << bench.err;
+  // Fed values too big for the tensor budget are refused like constants.
+  Outcome big = Tfrun("testdata/graphs/placeholder.yaml --max-tensor-bytes 8 --feed 'x=[[1, 2, 3]]'");
+  EXPECT_EQ(big.exit_code, 2) << big.err;
 }
 
 // On a terminal tfrun colors its level names, unless NO_COLOR is set.

@@ -96,6 +96,35 @@ std::vector<DType> GpuDTypes(const std::string& op) {
   return out;
 }
 
+// BiasAdd and Relu round once per element on both sides; Split and
+// ConcatV2 move bytes (strided copies), so all four are exact.
+TEST_F(GpuKernelsTest, BiasAddReluSplitConcatMatchTheCpu) {
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{2, 3}, {0, 4}, {257, 129}, {4, 6, 10}}) {
+    const int64_t channels = shape.back();
+    for (DType dtype : GpuDTypes("BiasAdd")) {
+      std::string yaml = "nodes:\n" + Input("v", dtype, shape, 1) + Input("b", dtype, {channels}, 2) +
+                         "  - {name: out, op: BiasAdd, device: DEVICE, inputs: [v, b]}\nfetch: [out]\n";
+      Compare(yaml, "BiasAdd " + std::string(Name(dtype)), [](double) { return 0.0; });
+    }
+    for (DType dtype : GpuDTypes("Relu")) {
+      std::string yaml = "nodes:\n" + Input("v", dtype, shape, 3) +
+                         "  - {name: out, op: Relu, device: DEVICE, inputs: [v]}\nfetch: [out]\n";
+      Compare(yaml, "Relu " + std::string(Name(dtype)), [](double) { return 0.0; });
+    }
+    for (DType dtype : GpuDTypes("Split")) {
+      for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+        if (shape[axis] % 2 != 0) continue;
+        const std::string a = std::to_string(axis);
+        std::string yaml = "nodes:\n" + Input("v", dtype, shape, 4) +
+                           "  - {name: s, op: Split, num_split: 2, axis: " + a + ", device: DEVICE, inputs: [v]}\n"
+                           "  - {name: out, op: ConcatV2, axis: " + a + ", device: DEVICE, inputs: [\"s:1\", s]}\n"
+                           "fetch: [out]\n";
+        Compare(yaml, "Split/ConcatV2 " + std::string(Name(dtype)) + " axis " + a, [](double) { return 0.0; });
+      }
+    }
+  }
+}
+
 TEST_F(GpuKernelsTest, ElementwiseOpsAreExactForEveryDTypeAndShape) {
   const std::vector<std::vector<int64_t>> shapes = {{0}, {1}, {7}, {17, 33}, {1000, 3}, {(1 << 20) + 3}};
   for (const char* op : {"Add", "Sub", "Mul", "AddN", "Identity"}) {

@@ -454,3 +454,82 @@ TEST(LoaderReplicationTest, BadScopes) {
 
 }  // namespace
 }  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+TEST(LoaderInputsTest, PlaceholderShapesMayLeaveDimensionsOrTheRankUnknown) {
+  Graph g = MustLoad(R"(nodes:
+  - {name: x, op: Placeholder, shape: [null, 3]}
+  - {name: s, op: Placeholder, dtype: int32, shape: []}
+  - {name: any, op: Placeholder, dtype: float64}
+  - {name: w, op: Const, shape: [3, 2], value: 1}
+  - {name: y, op: MatMul, inputs: [x, w]}
+  - {name: r, op: Relu, inputs: [y]}
+  - {name: c, op: Cast, DstT: float32, inputs: [any]})");
+  EXPECT_EQ(g.Find("x")->shape, (Shape{kUnknownDim, 3}));
+  EXPECT_FALSE(g.Find("x")->unknown_rank);
+  EXPECT_EQ(g.Find("s")->shape, Shape{});
+  EXPECT_FALSE(g.Find("s")->unknown_rank);
+  EXPECT_TRUE(g.Find("any")->unknown_rank);
+  EXPECT_EQ(g.Find("any")->dtype, DType::kFloat64);
+  EXPECT_EQ(g.Find("r")->shape, (Shape{kUnknownDim, 2}));  // ? carried through MatMul and Relu
+  EXPECT_TRUE(g.Find("c")->unknown_rank);
+  EXPECT_EQ(ShapeDebugString(g.Find("y")->shape), "[?,2]");
+  EXPECT_EQ(ShapeTupleString(g.Find("x")->shape, false, "None"), "(None, 3)");
+  EXPECT_EQ(ShapeTupleString({}, true), "<unknown>");
+}
+
+TEST(LoaderInputsTest, SplitAndConcatExpandAsTheirPythonBuildsThem) {
+  Graph g = MustLoad(R"(nodes:
+  - {name: x, op: Placeholder, shape: [null, 4]}
+  - {op: Split, num_split: 2, axis: 1, inputs: [x]}
+  - {op: Split, num_split: 2, inputs: [x]}
+  - {op: ConcatV2, axis: 0, inputs: ["split_1:1", split_1]}
+  - {name: one, op: ConcatV2, axis: 1, inputs: [concat]}
+  - {name: t, op: Identity, inputs: [one]})");
+  EXPECT_EQ(Names(g), (std::vector<std::string>{"x", "split/split_dim", "split", "split_1/split_dim", "split_1",
+                                                 "concat/axis", "concat", "one/concat_dim", "one/one", "t"}));
+  const Node& split = *g.Find("split");
+  EXPECT_EQ(split.num_outputs, 2);
+  EXPECT_EQ(split.inputs, (std::vector<int>{1, 0}));  // split_dim first
+  EXPECT_EQ(split.shape, (Shape{kUnknownDim, 2}));
+  EXPECT_EQ(g.Find("split/split_dim")->value.data<int32_t>()[0], 1);
+  const Node& concat = *g.Find("concat");
+  EXPECT_EQ(concat.inputs, (std::vector<int>{4, 4, 5}));  // the axis last
+  EXPECT_EQ(concat.input(0).index, 1);                    // split_1:1
+  EXPECT_EQ(concat.input(1).index, 0);
+  EXPECT_EQ(concat.shape, (Shape{kUnknownDim, 4}));
+  // tf.concat of one value is an Identity the written name stands for.
+  EXPECT_EQ(g.Find("one/one")->op, "Identity");
+  EXPECT_EQ(g.nodes[g.Find("t")->inputs[0]].name, "one/one");
+  EXPECT_EQ(g.Find("one")->name, "one/one");
+}
+
+TEST(LoaderInputsTest, ConcatAddsKnownSizesAndMergesTheOthers) {
+  Graph g = MustLoad(R"(nodes:
+  - {name: a, op: Placeholder, shape: [null, 3]}
+  - {name: b, op: Const, shape: [2, 3], value: 0}
+  - {name: along0, op: ConcatV2, axis: 0, inputs: [a, b]}
+  - {name: along1, op: ConcatV2, axis: -1, inputs: [a, b]}
+  - {name: c, op: Placeholder})");
+  EXPECT_EQ(g.Find("along0")->shape, (Shape{kUnknownDim, 3}));
+  EXPECT_EQ(g.Find("along1")->shape, (Shape{2, 6}));  // the ? of a merged with b's 2
+}
+
+TEST(LoaderInputsTest, NumSplitByDeviceCountAndTheCopyIndexInNames) {
+  StatusOr<Graph> g = LoadOnGpus(R"(nodes:
+  - {name: x, op: Placeholder, shape: [null, 2]}
+  - {name: split, op: Split, num_split: gpu, inputs: [x]}
+  - for_each_device: GPU
+    nodes:
+      - {name: part, op: Identity, inputs: ["split:{i}"]})", 3);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->Find("split")->num_outputs, 3);
+  EXPECT_EQ(g->Find("part_2")->input(0).index, 2);
+  EXPECT_EQ(g->Find("part_1")->input(0).index, 1);
+  EXPECT_EQ(g->Find("part")->input_index, std::vector<int>{});  // output 0 needs no index list
+}
+
+}  // namespace
+}  // namespace tfrun

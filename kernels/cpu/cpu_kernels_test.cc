@@ -201,6 +201,138 @@ TEST(CpuKernelsTest, ExecutorFreesIntermediatesAfterLastUse) {
   EXPECT_LE(allocator.peak_bytes_in_use(), 3 * tensor_bytes);
 }
 
+// Runs `yaml` on CPU:0 with `feeds` (tensor name -> host tensor) and
+// `style`; returns the run's result or error.
+StatusOr<RunResult> RunFed(const std::string& yaml, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                           std::vector<std::string> fetch = {}, NodeErrorStyle style = {}) {
+  StatusOr<Graph> graph = LoadGraphText(yaml, "k.yaml");
+  if (!graph.ok()) return graph.status();
+  static const DeviceSet devices = DeviceSet::CpuOnly();
+  Placement placement;
+  TFRUN_RETURN_IF_ERROR(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement));
+  KernelRegistry kernels;
+  RegisterCpuKernels(&kernels);
+  Executor executor(*graph, devices, placement, kernels);
+  executor.set_node_error_style(style);
+  std::vector<Feed> fed;
+  for (const auto& [name, value] : feeds) {
+    TFRUN_ASSIGN_OR_RETURN(const NodeOutput output, graph->FindOutput(name, "feed"));
+    fed.push_back({output, value});
+  }
+  std::vector<NodeOutput> outputs = graph->fetch;
+  if (!fetch.empty()) {
+    outputs.clear();
+    for (const std::string& f : fetch) {
+      TFRUN_ASSIGN_OR_RETURN(const NodeOutput output, graph->FindOutput(f, "fetch"));
+      outputs.push_back(output);
+    }
+  }
+  return executor.Run(outputs, fed);
+}
+
+Tensor Floats(Shape shape, std::vector<float> values) {
+  Tensor t = Tensor::AllocateHost(DType::kFloat32, std::move(shape)).value();
+  for (size_t i = 0; i < values.size(); ++i) t.data<float>()[i] = values[i];
+  return t;
+}
+
+TEST(CpuKernelsTest, SplitAndConcatAlongEitherAxis) {
+  const std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: x, op: Const, value: [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]}
+  - {name: cols, op: Split, num_split: 2, axis: -1, inputs: [x]}
+  - {name: rows, op: Split, num_split: 3, inputs: [x]}
+  - {name: swapped, op: ConcatV2, axis: 1, inputs: ["cols:1", cols]}
+  - {name: back, op: ConcatV2, axis: 0, inputs: ["rows:2", "rows:1", rows]}
+fetch: [swapped, back, "cols:1"]
+)");
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].shape(), (Shape{3, 4}));
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{3, 4, 1, 2, 7, 8, 5, 6, 11, 12, 9, 10}));
+  EXPECT_EQ(Values(out[1]), (std::vector<double>{9, 10, 11, 12, 5, 6, 7, 8, 1, 2, 3, 4}));
+  EXPECT_EQ(out[2].shape(), (Shape{3, 2}));
+  EXPECT_EQ(Values(out[2]), (std::vector<double>{3, 4, 7, 8, 11, 12}));
+}
+
+TEST(CpuKernelsTest, BiasAddAndReluKeepNanAndNegativeZero) {
+  const std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: v, op: Const, value: [[1.0, -2.0, .nan], [-0.0, 0.5, -3.0]]}
+  - {name: b, op: Const, value: [0.5, 1.0, 1.0]}
+  - {op: BiasAdd, inputs: [v, b]}
+  - {op: Relu, inputs: [BiasAdd]}
+  - {name: r, op: Relu, inputs: [v]}
+fetch: [BiasAdd, Relu, r]
+)");
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(Values(out[0])[0], 1.5);
+  EXPECT_EQ(Values(out[0])[5], -2.0);
+  EXPECT_TRUE(std::isnan(Values(out[1])[2]));
+  EXPECT_EQ(Values(out[1])[1], 0.0);
+  EXPECT_TRUE(std::signbit(Values(out[2])[3]));  // relu(-0.0) is -0.0, as Eigen's max
+}
+
+constexpr const char* kFedTowers = R"(nodes:
+  - {name: x, op: Placeholder, shape: [null, 2]}
+  - {name: split, op: Split, num_split: 2, inputs: [x]}
+  - {name: w, op: Const, value: [[1.0], [10.0]]}
+  - {name: a, op: MatMul, inputs: [split, w]}
+  - {name: b, op: MatMul, inputs: ["split:1", w]}
+  - {name: joined, op: ConcatV2, axis: 0, inputs: [a, b]}
+)";
+
+TEST(CpuKernelsTest, FeedsReplaceOutputsAndPruneWhatOnlyTheyNeeded) {
+  StatusOr<RunResult> r = RunFed(kFedTowers, {{"x", Floats({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->fetched[0].shape(), (Shape{4, 1}));
+  EXPECT_EQ(Values(r->fetched[0]), (std::vector<double>{21, 43, 65, 87}));
+  // Feeding split:1 replaces that output only; split still runs for split:0.
+  r = RunFed(kFedTowers, {{"x", Floats({2, 2}, {1, 2, 3, 4})}, {"split:1", Floats({1, 2}, {0, 1})}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values(r->fetched[0]), (std::vector<double>{21, 10}));
+  // Feeding both outputs of split prunes it, and x with it: nothing unfed runs.
+  r = RunFed(kFedTowers, {{"split:0", Floats({1, 2}, {1, 0})}, {"split:1", Floats({1, 2}, {0, 1})}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values(r->fetched[0]), (std::vector<double>{1, 10}));
+  // A fetched fed tensor is the fed value.
+  r = RunFed(kFedTowers, {{"split:1", Floats({1, 2}, {7, 7})}}, {"split:1"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values(r->fetched[0]), (std::vector<double>{7, 7}));
+}
+
+TEST(CpuKernelsTest, UnfedPlaceholderAndRuntimeShapesFailWithTheOpsTexts) {
+  StatusOr<RunResult> r = RunFed(kFedTowers, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kRuntime);
+  EXPECT_EQ(r.status().message(),
+            "k.yaml:2:5: node 'x' on /job:localhost/replica:0/task:0/device:CPU:0: InvalidArgumentError: You must "
+            "feed a value for placeholder tensor 'x' with dtype float and shape [?,2]\n\t [[{{node x}}]]");
+  r = RunFed(kFedTowers, {{"x", Floats({3, 2}, {1, 2, 3, 4, 5, 6})}}, {}, {NodeErrorLine::kNodeDef, true});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "Number of ways to split should evenly divide the split dimension, but got split_dim 0 (size = 3) and "
+                "num_split 2\n\t [[Node: split = Split[T=DT_FLOAT, num_split=2, "
+                "_device=\"/job:localhost/replica:0/task:0/cpu:0\"](split/split_dim, x)]]"),
+            std::string::npos)
+      << r.status().message();
+  // Shapes only a feed makes wrong fail in the kernel, as TensorFlow's do.
+  const char* two = R"(nodes:
+  - {name: p, op: Placeholder, shape: [null]}
+  - {name: q, op: Placeholder, shape: [null]}
+  - {op: Add, inputs: [p, q]}
+  - {name: m, op: Placeholder, shape: [null, null]}
+  - {op: MatMul, inputs: [m, m]}
+  - {op: ConcatV2, axis: 1, inputs: [m, m]}
+)";
+  r = RunFed(two, {{"p", Floats({2}, {1, 2})}, {"q", Floats({3}, {1, 2, 3})}}, {"Add"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("InvalidArgumentError: Incompatible shapes: [2] vs. [3]"), std::string::npos);
+  r = RunFed(two, {{"m", Floats({2, 3}, {1, 2, 3, 4, 5, 6})}}, {"MatMul"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3]"), std::string::npos);
+  r = RunFed(two, {{"m", Floats({2, 3}, {1, 2, 3, 4, 5, 6})}}, {"concat"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->fetched[0].shape(), (Shape{2, 6}));
+}
+
 TEST(CpuKernelsTest, EveryCpuTableEntryHasAnImplementation) {
   KernelRegistry kernels;
   RegisterCpuKernels(&kernels);
