@@ -174,15 +174,13 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     }
   } settle{spans};
   result->node_ms.resize(n, 0.0);
+  // Shapes the graph leaves open travel with the tensor.
+  const auto dynamic = [&](const Node& p) { return p.unknown_rank || !IsFullyDefined(p.shape); };
   const auto receive = [&](int producer, int slot) -> Status {
     if (!wanted_here[slot] || outputs[slot].is_valid()) return Status::Ok();
     const Node& p = graph_.nodes[producer];
-    if (p.unknown_rank || !IsFullyDefined(p.shape)) {
-      return RuntimeError(fmt::format("{}: node '{}': its output's shape {} is not known before the run, and a "
-                                      "tensor of unknown shape cannot cross tasks yet",
-                                      graph_.Where(p.location), p.name, ShapeDebugString(p.shape, p.unknown_rank)));
-    }
-    TFRUN_ASSIGN_OR_RETURN(outputs[slot], channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape));
+    TFRUN_ASSIGN_OR_RETURN(outputs[slot],
+                           channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape, dynamic(p)));
     return Status::Ok();
   };
   // Node ids follow the file, which is a topological order.
@@ -272,7 +270,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
         if (sent.is_valid() && !sent.allocator()->host_accessible()) {
           TFRUN_ASSIGN_OR_RETURN(sent, sent.CopyTo(CpuAllocator(), device.name));
         }
-        for (int task : to_tasks[slot]) TFRUN_RETURN_IF_ERROR(channel_->Send(task, slot, sent));
+        for (int task : to_tasks[slot]) TFRUN_RETURN_IF_ERROR(channel_->Send(task, slot, sent, dynamic(node)));
       }
       if (uses[slot] == 0) outputs[slot] = Tensor();
     }

@@ -53,18 +53,21 @@ struct RunResult {
 // How tensors cross the tasks of a cluster run (TensorFlow's remote
 // rendezvous): the executor of each task runs its own nodes, sends what
 // other tasks read and receives what it reads from them. `transfer` is the
-// producer's node id, the same on both sides.
+// output's slot (executor.h), the same on both sides. A tensor whose shape
+// the graph leaves open (a fed batch) is sent with `dynamic_shape`: its
+// dimensions travel first, and the receiver, which knows the graph too,
+// expects them.
 class TensorChannel {
  public:
   virtual ~TensorChannel() = default;
   virtual int local_task() const = 0;
   virtual int master_task() const = 0;  // receives the fetched results
   // Never blocks; the tensor is kept alive until the send completes.
-  virtual Status Send(int to_task, int transfer, const Tensor& tensor) = 0;
+  virtual Status Send(int to_task, int transfer, const Tensor& tensor, bool dynamic_shape) = 0;
   // Blocks until the tensor arrives (bounded by the operation timeout); host memory.
-  // `name` (the producer's) is for messages.
+  // `name` (the producer's) is for messages; `shape` is unused when dynamic.
   virtual StatusOr<Tensor> Receive(int from_task, int transfer, std::string_view name, DType dtype,
-                                   const Shape& shape) = 0;
+                                   const Shape& shape, bool dynamic_shape) = 0;
   // Waits until every send has completed.
   virtual Status Flush() = 0;
 };

@@ -139,16 +139,41 @@ Status TaskExchange::TagFor(int transfer, int* tag) const {
   return Status::Ok();
 }
 
-Status TaskExchange::Send(int to_task, int transfer, const Tensor& tensor) {
+Status TaskExchange::Send(int to_task, int transfer, const Tensor& tensor, bool dynamic_shape) {
   int tag = 0;
   TFRUN_RETURN_IF_ERROR(TagFor(transfer, &tag));
+  if (dynamic_shape) {
+    // The dimensions first, on the same tag: MPI keeps one sender's
+    // messages of one tag in order.
+    std::string dims(tensor.shape().size() * sizeof(int64_t), '\0');
+    if (!dims.empty()) std::memcpy(dims.data(), tensor.shape().data(), dims.size());
+    TFRUN_RETURN_IF_ERROR(Post(to_task, tag, std::move(dims)));
+  }
   return Post(to_task, tag, std::string(), tensor);
 }
 
 StatusOr<Tensor> TaskExchange::Receive(int from_task, int transfer, std::string_view name, DType dtype,
-                                       const Shape& shape) {
+                                       const Shape& static_shape, bool dynamic_shape) {
   int tag = 0;
   TFRUN_RETURN_IF_ERROR(TagFor(transfer, &tag));
+  Shape shape = static_shape;
+  if (dynamic_shape) {
+    std::string dims;
+    TFRUN_RETURN_IF_ERROR(Await(from_task, tag, fmt::format("waiting for the shape of node '{}'", name), WaitBudget(),
+                                [&](size_t bytes) -> StatusOr<void*> {
+                                  if (bytes % sizeof(int64_t) != 0 || bytes > kMaxRank * sizeof(int64_t)) {
+                                    return RuntimeError(fmt::format("{} sent a {}-byte shape for node '{}'",
+                                                                    TaskName(from_task), bytes, name));
+                                  }
+                                  dims.resize(bytes);
+                                  return static_cast<void*>(dims.data());
+                                }));
+    shape.assign(dims.size() / sizeof(int64_t), 0);
+    if (!dims.empty()) std::memcpy(shape.data(), dims.data(), dims.size());
+    for (int64_t d : shape) {
+      if (d < 0) return RuntimeError(fmt::format("{} sent a negative dimension for node '{}'", TaskName(from_task), name));
+    }
+  }
   const std::string cpu = fmt::format("{}/device:CPU:0", TaskName(local_task()));
   Tensor received;
   TFRUN_RETURN_IF_ERROR(Await(from_task, tag, fmt::format("waiting for the output of node '{}'", name), WaitBudget(),

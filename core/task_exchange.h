@@ -33,9 +33,9 @@ class TaskExchange : public TensorChannel {
 
   // TensorChannel: `transfer` names the tensor (its producer's node id)
   // the same on both sides.
-  Status Send(int to_task, int transfer, const Tensor& tensor) override;
-  StatusOr<Tensor> Receive(int from_task, int transfer, std::string_view name, DType dtype,
-                           const Shape& shape) override;
+  Status Send(int to_task, int transfer, const Tensor& tensor, bool dynamic_shape) override;
+  StatusOr<Tensor> Receive(int from_task, int transfer, std::string_view name, DType dtype, const Shape& shape,
+                           bool dynamic_shape) override;
   Status Flush() override;
 
   // Tells every other task that this one failed, so none waits for it.

@@ -117,18 +117,18 @@ TEST(TaskExchangeTest, GathersEveryTasksBlobAndMovesTensors) {
     if (rank == 1) {
       StatusOr<Tensor> t = Tensor::FromStrings({2}, {"Hello", ",server"});
       ASSERT_TRUE(t.ok());
-      ASSERT_TRUE(exchange.Send(0, 7, *t).ok());
+      ASSERT_TRUE(exchange.Send(0, 7, *t, false).ok());
       StatusOr<Tensor> f = Tensor::AllocateHost(DType::kFloat32, {3});
       ASSERT_TRUE(f.ok());
       for (int i = 0; i < 3; ++i) f->data<float>()[i] = 1.5f * i;
-      ASSERT_TRUE(exchange.Send(2, 8, *f).ok());
+      ASSERT_TRUE(exchange.Send(2, 8, *f, false).ok());
       ASSERT_TRUE(exchange.Flush().ok());
     } else if (rank == 0) {
-      StatusOr<Tensor> t = exchange.Receive(1, 7, "s", DType::kString, {2});
+      StatusOr<Tensor> t = exchange.Receive(1, 7, "s", DType::kString, {2}, false);
       ASSERT_TRUE(t.ok()) << t.status().message();
       strings_seen[0] = std::string(t->StringAt(0)) + std::string(t->StringAt(1));
     } else {
-      StatusOr<Tensor> f = exchange.Receive(1, 8, "f", DType::kFloat32, {3});
+      StatusOr<Tensor> f = exchange.Receive(1, 8, "f", DType::kFloat32, {3}, false);
       ASSERT_TRUE(f.ok()) << f.status().message();
       strings_seen[2] = std::to_string(f->data<float>()[2]);
     }
@@ -148,7 +148,7 @@ TEST(TaskExchangeTest, AFailureStopsTheWaitersAndEveryTaskAgreesOnIt) {
       mine = RuntimeError("ResourceExhaustedError: OOM");
     } else {
       // Waits for what task 2 will never send: its failure notice ends it.
-      mine = exchange.Receive(2, 3, "x", DType::kFloat32, {1}).status();
+      mine = exchange.Receive(2, 3, "x", DType::kFloat32, {1}, false).status();
       EXPECT_FALSE(mine.ok());
     }
     if (!mine.ok()) exchange.TellFailure(mine);
@@ -169,7 +169,7 @@ TEST(TaskExchangeTest, ASilentTaskIsReportedAfterTheTimeout) {
   InMemoryTransport transport(&fabric, 0, 2);  // task 1 never runs
   TaskExchange exchange(&transport, cluster, 0, std::chrono::milliseconds(50));
   const auto started = std::chrono::steady_clock::now();
-  const Status s = exchange.Receive(1, 4, "MatMul", DType::kFloat32, {2}).status();
+  const Status s = exchange.Receive(1, 4, "MatMul", DType::kFloat32, {2}, false).status();
   EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(50));
   EXPECT_EQ(s.message(),
             "DeadlineExceededError: /job:local/replica:0/task:1 did not answer /job:local/replica:0/task:0 within 50 ms "
@@ -188,9 +188,35 @@ TEST(TaskExchangeTest, RefusesBytesThatDoNotFitTheTensor) {
   InMemoryTransport sender(&fabric, 1, 2), receiver(&fabric, 0, 2);
   TaskExchange from(&sender, cluster, 0, std::chrono::seconds(5)), to(&receiver, cluster, 0, std::chrono::seconds(5));
   StatusOr<Tensor> t = Tensor::AllocateHost(DType::kFloat32, {3});
-  ASSERT_TRUE(from.Send(0, 9, *t).ok());
-  const Status s = to.Receive(1, 9, "v", DType::kFloat32, {4}).status();
+  ASSERT_TRUE(from.Send(0, 9, *t, false).ok());
+  const Status s = to.Receive(1, 9, "v", DType::kFloat32, {4}, false).status();
   EXPECT_EQ(s.message(), "/job:local/replica:0/task:1 sent 12 bytes for node 'v', whose float32 [4] needs 16");
+}
+
+// A fed batch's shape is open in the graph: its dimensions travel first.
+TEST(TaskExchangeTest, DynamicShapesTravelWithTheTensor) {
+  ClusterSpec cluster;
+  cluster.AddJob("local", 2);
+  cluster.Finish();
+  Fabric fabric;
+  InMemoryTransport sender(&fabric, 1, 2), receiver(&fabric, 0, 2);
+  TaskExchange from(&sender, cluster, 0, std::chrono::seconds(5)), to(&receiver, cluster, 0, std::chrono::seconds(5));
+  StatusOr<Tensor> t = Tensor::AllocateHost(DType::kFloat32, {3, 2});
+  ASSERT_TRUE(t.ok());
+  for (int i = 0; i < 6; ++i) t->data<float>()[i] = static_cast<float>(i);
+  StatusOr<Tensor> scalar = Tensor::AllocateHost(DType::kInt32, {});
+  ASSERT_TRUE(scalar.ok());
+  scalar->data<int32_t>()[0] = 7;
+  ASSERT_TRUE(from.Send(0, 9, *t, true).ok());
+  ASSERT_TRUE(from.Send(0, 10, *scalar, true).ok());
+  StatusOr<Tensor> got = to.Receive(1, 9, "split", DType::kFloat32, {kUnknownDim, 2}, true);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->shape(), (Shape{3, 2}));
+  EXPECT_EQ(got->data<float>()[5], 5.0f);
+  StatusOr<Tensor> rank0 = to.Receive(1, 10, "any", DType::kInt32, {}, true);  // no known rank
+  ASSERT_TRUE(rank0.ok()) << rank0.status().message();
+  EXPECT_EQ(rank0->shape(), Shape{});
+  EXPECT_EQ(rank0->data<int32_t>()[0], 7);
 }
 
 }  // namespace
