@@ -21,7 +21,18 @@ std::vector<std::string> Names(DTypeSet set) {
 
 struct OpKernels {
   DTypeSet dtypes, host_memory;
+  HostInput host_input;
 };
+
+// Which input a kernel reads from host memory whatever the dtype.
+std::string_view HostInputName(HostInput h) {
+  switch (h) {
+    case HostInput::kFirst: return "first";
+    case HostInput::kLast: return "last";
+    case HostInput::kNone: break;
+  }
+  return "";
+}
 
 // The graph-file ops, each with its kernels by device type (CPU first).
 std::vector<std::pair<const OpDef*, std::vector<std::pair<std::string, OpKernels>>>> Listing() {
@@ -33,7 +44,7 @@ std::vector<std::pair<const OpDef*, std::vector<std::pair<std::string, OpKernels
     std::vector<std::pair<std::string, OpKernels>> kernels;
     for (const KernelSupport& k : KernelTable()) {
       if (k.op != kernel_op || k.eager_only) continue;
-      kernels.push_back({std::string(k.device_type), {k.dtypes, k.host_memory_dtypes}});
+      kernels.push_back({std::string(k.device_type), {k.dtypes, k.host_memory_dtypes, k.host_input}});
     }
     out.push_back({&def, kernels});
   }
@@ -54,8 +65,11 @@ std::string OpsListing() {
     out += fmt::format("{}: {}\n", def->type, fmt::join(Names(def->allowed_dtypes), ", "));
     for (const auto& [device, k] : kernels) {
       const std::vector<std::string> host = Names(k.host_memory);
-      out += fmt::format("  {}: {}{}\n", device, fmt::join(Names(k.dtypes), ", "),
-                         host.empty() ? "" : fmt::format(" (in host memory: {})", fmt::join(host, ", ")));
+      out += fmt::format("  {}: {}{}{}\n", device, fmt::join(Names(k.dtypes), ", "),
+                         host.empty() ? "" : fmt::format(" (in host memory: {})", fmt::join(host, ", ")),
+                         k.host_input == HostInput::kNone
+                             ? ""
+                             : fmt::format(" (its {} input, the axis, in host memory)", HostInputName(k.host_input)));
     }
   }
   return out;
@@ -66,8 +80,11 @@ std::string OpsJson() {
   for (const auto& [def, kernels] : Listing()) {
     std::vector<std::string> ks;
     for (const auto& [device, k] : kernels) {
-      ks.push_back(fmt::format("\"{}\":{{\"dtypes\":{},\"host_memory\":{}}}", device, Quoted(Names(k.dtypes)),
-                               Quoted(Names(k.host_memory))));
+      ks.push_back(fmt::format("\"{}\":{{\"dtypes\":{},\"host_memory\":{}{}}}", device, Quoted(Names(k.dtypes)),
+                               Quoted(Names(k.host_memory)),
+                               k.host_input == HostInput::kNone
+                                   ? ""
+                                   : fmt::format(",\"host_memory_input\":\"{}\"", HostInputName(k.host_input))));
     }
     ops.push_back(fmt::format("{{\"op\":\"{}\",\"dtypes\":{},\"kernels\":{{{}}}}}", def->type,
                               Quoted(Names(def->allowed_dtypes)), fmt::join(ks, ",")));

@@ -3,6 +3,8 @@
 // Any crash, hang, sanitizer report or leak is a finding; every finding is
 // fixed and kept as a regression file in testdata/bad/.
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/array_printer.h"
@@ -68,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tfrun::EagerPlan eager;
     if (tfrun::PlanEager(*graph, Devices(), soft, &placement, &eager).ok()) {
       (void)tfrun::ExecutedOpLines(eager.executed, Devices());
-      for (int id : graph->fetch) (void)tfrun::EagerValueNode(*graph, eager, id);
+      for (const tfrun::NodeOutput& f : graph->fetch) (void)tfrun::EagerValueNode(*graph, eager, f.node);
     }
   }
   for (const char* name : {"tf0", "tf1", "tf2"}) {
@@ -82,7 +84,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)tfrun::PlacementDot(*graph, Devices(), placement);
       if (name != std::string("tf2") || !soft) continue;
       tfrun::Executor executor(*graph, Devices(), placement, Kernels());
-      tfrun::StatusOr<tfrun::RunResult> result = executor.Run(graph->fetch);
+      // Once unfed, once with every numeric placeholder fed zeros (its
+      // unknown dimensions 2; no known rank: a vector of 2).
+      std::vector<tfrun::Feed> feeds;
+      for (const tfrun::Node& n : graph->nodes) {
+        if (n.op != "Placeholder" || n.dtype == tfrun::DType::kString) continue;
+        tfrun::Shape shape = n.unknown_rank ? tfrun::Shape{2} : n.shape;
+        for (int64_t& d : shape) d = d == tfrun::kUnknownDim ? 2 : d;
+        const std::optional<int64_t> elements = tfrun::NumElements(shape);
+        if (!elements || *elements > 4096) continue;
+        tfrun::StatusOr<tfrun::Tensor> value = tfrun::Tensor::AllocateHost(n.dtype, shape);
+        if (!value.ok()) continue;
+        std::memset(value->raw(), 0, value->num_bytes());
+        feeds.push_back({{n.id, 0}, *value});
+      }
+      (void)executor.Run(graph->fetch).ok();
+      tfrun::StatusOr<tfrun::RunResult> result = executor.Run(graph->fetch, feeds);
       if (!result.ok()) continue;
       for (const tfrun::Tensor& t : result->fetched) {
         if (!t.is_valid()) continue;
