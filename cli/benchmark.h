@@ -1,11 +1,15 @@
-// --benchmark N: runs the graph N times after M warm-ups and reports run
-// and per-node wall times (min/median/p90/p99), GFLOP/s for MatMul, and the
-// cold path (process start to graph loaded, devices, first run) apart.
+// --benchmark N: runs the graph N times (or for --benchmark-duration
+// seconds, at least N runs) after M warm-ups and reports the run's wall
+// time statistics (cli/benchmark_stats.h), throughput, per-node times and
+// GFLOP/s, and the cold path (process start to graph loaded, devices,
+// first run) apart, under a header naming what ran where.
+// --export-times FILE writes every run's wall time and node times.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cli/benchmark_stats.h"
 #include "core/device_set.h"
 #include "core/executor.h"
 #include "core/graph.h"
@@ -19,31 +23,62 @@ struct ColdTimes {
   double first_run_ms = 0;  // the first run, including placement
 };
 
+struct BenchmarkOptions {
+  int iterations = 0;         // at least this many timed runs
+  int warmup = 0;
+  double duration_s = 0;      // > 0: keep running until this much time has passed
+};
+
+// What ran where, for the header.
+struct BenchmarkHost {
+  std::string version;  // tfrun's
+  std::string cpu_model;
+  int intra_op_threads = 0;
+  std::vector<std::string> devices;  // "/job:...GPU:0 (Tesla K20m, simulated)"
+};
+
 struct NodeBenchmark {
+  int id = 0;
   std::string name;
   std::string device;
   double median_ms = 0;
+  double mean_ms = 0;
   double gflops = 0;  // MatMul only; 0 otherwise
 };
 
 struct BenchmarkResult {
-  int iterations = 0;
-  int warmup = 0;
+  BenchmarkOptions options;
+  int runs = 0;  // timed runs made
   ColdTimes cold;
-  double min_ms = 0, median_ms = 0, p90_ms = 0, p99_ms = 0;
+  BenchmarkHost host;
+  SampleStats run;
+  double runs_per_s = 0;
+  double graph_gflops = 0;  // the MatMuls' work per run over the mean run; 0 when none is known
   std::vector<NodeBenchmark> nodes;  // in execution order
+  // The raw samples, for --export-times: run wall times, and each node's
+  // time in every run (by position in `nodes`).
+  std::vector<double> run_ms;
+  std::vector<std::vector<double>> node_ms;
 };
 
-// Runs `executor` warmup + iterations times on `fetch`.
+// Runs `executor` on `fetch` with `feeds` (read once, fed to every run).
 StatusOr<BenchmarkResult> RunBenchmark(Executor& executor, const Graph& graph, const DeviceSet& devices,
                                        const Placement& placement, const std::vector<NodeOutput>& fetch,
-                                       const std::vector<Feed>& feeds,
-                                       int iterations, int warmup, const ColdTimes& cold);
+                                       const std::vector<Feed>& feeds, const BenchmarkOptions& options,
+                                       const ColdTimes& cold, BenchmarkHost host);
 
 std::string BenchmarkTable(const BenchmarkResult& result);
 std::string BenchmarkJson(const BenchmarkResult& result);
+// The warning a noisy sample earns (coefficient of variation above 10%),
+// or "".
+std::string NoiseWarning(const BenchmarkResult& result);
 
-// The nearest-rank percentile p (0..100) of `values` (sorted in place).
-double Percentile(std::vector<double>& values, double p);
+// --export-times: JSON ({"runs_ms": [...], "nodes": {NAME: {"device", "ms":
+// [...]}}}) or, for a FILE ending in .csv, one row per run: run, wall_ms,
+// then one column per node.
+std::string ExportTimes(const BenchmarkResult& result, bool csv);
+
+// /proc/cpuinfo's "model name", or "unknown CPU".
+std::string CpuModel();
 
 }  // namespace tfrun

@@ -434,6 +434,35 @@ TEST(CliTest, FeedsReachTheReportTheOutputsAndTheBenchmark) {
   EXPECT_EQ(big.exit_code, 2) << big.err;
 }
 
+// --benchmark's report: a header, the spread, the percentiles the runs
+// support, throughput; --benchmark-duration and --export-times.
+TEST(CliTest, BenchmarkReportsStatisticsAndExportsTimes) {
+  Outcome o = Tfrun("graphs/matmul.yaml --benchmark 20 --warmup 1 --json -");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const char* part : {"benchmark: tfrun ", "20 runs after 1 warm-up run\n", "  host:    ", "intra-op thread",
+                           "  devices: /job:localhost/replica:0/task:0/device:CPU:0\n", "mean ", "stddev ", "(cv ",
+                           "p95 ", "p99 needs 100 runs (had 20)", "  throughput: ", " runs/s, ", " GFLOP/s"}) {
+    EXPECT_NE(o.err.find(part), std::string::npos) << part << "\n" << o.err;
+  }
+  EXPECT_NE(o.out.find("\"p99\":null"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"gflops\":null"), std::string::npos) << o.out;  // the Consts
+  EXPECT_NE(o.out.find("\"count\":20,"), std::string::npos) << o.out;
+
+  const std::string json = TmpDir() + "/times.json", csv = TmpDir() + "/times.csv";
+  Outcome timed = Tfrun("graphs/matmul.yaml --benchmark 2 --benchmark-duration 0.2 --warmup 0 --export-times " + json);
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  const Outcome runs = RunCommand("python3 -c \"import json; d = json.load(open('" + json +
+                                  "')); r = d['runs_ms']; print(len(r) > 2, sum(r) > 0, sorted(d['nodes']), "
+                                  "all(len(n['ms']) == len(r) for n in d['nodes'].values()))\"");
+  EXPECT_EQ(runs.out, "True True ['MatMul', 'a', 'b'] True\n") << runs.err;
+  ASSERT_EQ(Tfrun("graphs/matmul.yaml --benchmark 3 --warmup 0 --export-times " + csv).exit_code, 0);
+  const std::string table = Slurp(csv);
+  EXPECT_EQ(table.rfind("run,wall_ms,a,b,MatMul\n0,", 0), 0u) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 4);
+  // Standard output cannot take the times: it carries the results.
+  EXPECT_EQ(Tfrun("graphs/matmul.yaml --benchmark 2 --export-times -").exit_code, 2);
+}
+
 // On a terminal tfrun colors its level names, unless NO_COLOR is set.
 TEST(CliTest, NoColorTurnsColorsOff) {
   if (RunCommand("command -v script").exit_code != 0) GTEST_SKIP() << "no script(1) to make a terminal";

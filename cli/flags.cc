@@ -44,6 +44,11 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--benchmark", options->benchmark_runs, "run the graph N more times and report timings on stderr")
       ->check(CLI::Range(1, 100000000));
+  app->add_option("--benchmark-duration", options->benchmark_duration_s,
+                  "benchmark until SECONDS have passed (at least --benchmark N runs, 1 without it)")
+      ->check(CLI::Range(0.0, 86400.0));
+  app->add_option("--export-times", options->export_times_path,
+                  "write every benchmark run's wall time and node times to FILE (JSON, or CSV for *.csv)");
   app->add_option("--warmup", options->warmup_runs, "warm-up runs before --benchmark's timed runs (default 3)")
       ->check(CLI::Range(0, 100000000));
   app->add_option("--intra-op-threads", options->intra_op_threads,

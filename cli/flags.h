@@ -25,6 +25,8 @@ struct RunOptions {
   std::string tf32;  // "on" / "off"; "" = the graph's tensor_float_32
   int benchmark_runs = 0;
   int warmup_runs = 3;
+  double benchmark_duration_s = 0;  // --benchmark-duration: run at least this long
+  std::string export_times_path;    // --export-times: every run's times (JSON, or CSV by extension)
   DeviceFlags device_flags;
   int intra_op_threads = -1;  // -1: from the graph's config
   LoadLimits limits;          // max_tensor_bytes defaults to the host budget

@@ -71,8 +71,6 @@ int ExitWith(const Status& status) {
   return ExitCodeFor(status.kind());
 }
 
-std::string VersionField() { return fmt::format("{} (git {})", kTfrunVersion, GitCommit()); }
-
 // `tfrun devices`: the physical and logical devices under the options.
 int ListDevices(const DeviceFlags& flags, bool json) {
   StatusOr<GpuOptions> gpu_options = ResolveGpuOptions(flags, nullptr);

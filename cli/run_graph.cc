@@ -14,6 +14,7 @@
 
 #include "cli/benchmark.h"
 #include "cli/feeds.h"
+#include "cli/version.h"
 #include "cli/npy_outputs.h"
 #include "core/atomic_file.h"
 #include "cli/process_memory.h"
@@ -38,6 +39,24 @@ void StallIfTestAsks(int rank) {
   }
 }
 
+// What the benchmark header names: this build, the CPU and its intra-op
+// threads, and every device (GPUs with their name, simulated ones so marked).
+BenchmarkHost BenchmarkHostOf(const DeviceSet& devices, int threads) {
+  BenchmarkHost host;
+  host.version = VersionField();
+  host.cpu_model = CpuModel();
+  host.intra_op_threads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (const Device& d : devices.devices()) {
+    if (d.type == kGpu) {
+      host.devices.push_back(
+          fmt::format("{} ({}{})", d.name, d.gpu_name, d.simulated ? ", simulated: kernels run on the host" : ""));
+    } else {
+      host.devices.push_back(d.name);
+    }
+  }
+  return host;
+}
+
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 }  // namespace
@@ -49,6 +68,9 @@ Status CheckRunOutputs(const RunOptions& options) {
   if (!options.json_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.json_path, "--json", true).status());
   if (!options.dot_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.dot_path, "--dot", true).status());
   if (!options.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputDir(options.out_dir));
+  if (!options.export_times_path.empty()) {
+    TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.export_times_path, "--export-times", false).status());
+  }
   if (!options.expect_path.empty() && access(options.expect_path.c_str(), R_OK) != 0) {
     return BadInput(fmt::format("--expect {}: cannot read the file: {}", options.expect_path, std::strerror(errno)));
   }
@@ -232,8 +254,9 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   KernelRegistry kernels;
   RegisterCpuKernels(&kernels);
   RegisterCudaKernels(&kernels);  // binds only; CUDA and cuBLAS load on first GPU use
-  SetCpuThreads(options_.intra_op_threads >= 0 ? options_.intra_op_threads
-                                               : graph_.config.intra_op_parallelism_threads);
+  const int cpu_threads =
+      options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
+  SetCpuThreads(cpu_threads);
   const auto t0 = Clock::now();
   Executor executor(graph_, devices, placement_, kernels);
   if (cluster_ != nullptr) {
@@ -256,12 +279,27 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   report_.timings.run_ms = MsSince(t0);
   report_.peak_rss_bytes.run = PeakResidentBytes();
   cold_.first_run_ms = MsSince(place_started_);
-  if (options_.benchmark_runs > 0) {
+  if (options_.benchmark_runs > 0 || options_.benchmark_duration_s > 0) {
+    BenchmarkOptions bench_options;
+    bench_options.iterations = options_.benchmark_runs;
+    bench_options.warmup = options_.warmup_runs;
+    bench_options.duration_s = options_.benchmark_duration_s;
+    if (bench_options.iterations == 0) bench_options.iterations = 1;
     TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, run_fetch, feeds_,
-                                                               options_.benchmark_runs, options_.warmup_runs, cold_));
+                                                               bench_options, cold_, BenchmarkHostOf(devices, cpu_threads)));
     const std::string table = BenchmarkTable(bench);
-    if (prints_output()) std::fwrite(table.data(), 1, table.size(), stderr);
+    if (prints_output()) {
+      std::fwrite(table.data(), 1, table.size(), stderr);
+      if (const std::string noise = NoiseWarning(bench); !noise.empty()) spdlog::warn("{}", noise);
+    }
     report_.benchmark_json = BenchmarkJson(bench);
+    if (!options_.export_times_path.empty() && prints_output()) {
+      TFRUN_ASSIGN_OR_RETURN(const OutputTarget times, CheckOutputTarget(options_.export_times_path, "--export-times",
+                                                                          false));
+      const std::string& path = options_.export_times_path;
+      const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+      TFRUN_RETURN_IF_ERROR(WriteOutput(times, ExportTimes(bench, csv)));
+    }
   }
   if (log && eager) *stdout_text += ExecutedOpLines(eager_.executed, devices);
   for (size_t i = 0; i < result_.fetched.size(); ++i) {

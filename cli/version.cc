@@ -7,6 +7,8 @@
 #include "kernels/cuda/cublas.h"
 
 namespace tfrun {
+
+std::string VersionField() { return fmt::format("{} (git {})", kTfrunVersion, GitCommit()); }
 namespace {
 
 std::string CudaVersion(int v) { return v == 0 ? "none" : fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }

@@ -12,6 +12,9 @@ inline constexpr const char* kTfrunVersion = "0.15.0";
 // with uncommitted changes).
 const char* GitCommit();
 
+// "0.15.0 (git 1a2b3c4d5e6f)": the version and commit, as reports name them.
+std::string VersionField();
+
 // `tfrun --version`: version, commit, build mode, the CUDA runtime and
 // driver versions, and whether cuBLAS loads (and from where).
 std::string VersionText();
