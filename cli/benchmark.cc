@@ -78,6 +78,11 @@ StatusOr<BenchmarkResult> RunBenchmark(Executor& executor, const Graph& graph, c
     result.run_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     for (int id : run.executed) node_ms[id].push_back(run.node_ms[id]);
     if (order.empty()) order = run.executed;
+    if (options.keep_runs == BenchmarkOptions::Keep::kLast) result.kept_runs.clear();
+    if (options.keep_runs != BenchmarkOptions::Keep::kNone) {
+      run.fetched.clear();  // only the timeline is kept, not every run's tensors
+      result.kept_runs.push_back(std::move(run));
+    }
     if (progress && t1 - last_progress > std::chrono::milliseconds(100)) {
       std::fprintf(stderr, "\rtfrun: benchmark run %d%s", i + 1,
                    options.duration_s > 0 ? "" : fmt::format("/{}", options.iterations).c_str());

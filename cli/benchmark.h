@@ -27,6 +27,9 @@ struct BenchmarkOptions {
   int iterations = 0;         // at least this many timed runs
   int warmup = 0;
   double duration_s = 0;      // > 0: keep running until this much time has passed
+  // Which timed runs' results to keep (for --trace).
+  enum class Keep { kNone, kLast, kAll };
+  Keep keep_runs = Keep::kNone;
 };
 
 // What ran where, for the header.
@@ -59,6 +62,7 @@ struct BenchmarkResult {
   // time in every run (by position in `nodes`).
   std::vector<double> run_ms;
   std::vector<std::vector<double>> node_ms;
+  std::vector<RunResult> kept_runs;  // as options.keep_runs asks
 };
 
 // Runs `executor` on `fetch` with `feeds` (read once, fed to every run).

@@ -463,6 +463,61 @@ TEST(CliTest, BenchmarkReportsStatisticsAndExportsTimes) {
   EXPECT_EQ(Tfrun("graphs/matmul.yaml --benchmark 2 --export-times -").exit_code, 2);
 }
 
+// --trace: Chrome Trace Event Format that Perfetto and chrome://tracing
+// read (tools/check_trace.py checks the format's fields and the layout),
+// every node once per run, and tools/plot_trace.py draws it.
+TEST(CliTest, TraceIsATimelineOfEveryRun) {
+  const std::string dir = TmpDir() + "/trace";
+  ASSERT_EQ(RunCommand("mkdir -p " + dir).exit_code, 0);
+  const std::string towers = "graphs/multi_tower.yaml --devices testdata/topologies/k20m_x4.yaml ";
+  const std::string nodes = " --nodes Const,Const_1,MatMul,Const_2,Const_3,MatMul_1,AddN";
+  Outcome o = Tfrun(towers + "--trace " + dir + "/one.json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  Outcome checked = RunCommand("python3 tools/check_trace.py " + dir + "/one.json --runs 1" + nodes);
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
+  const std::string one = Slurp(dir + "/one.json");
+  for (const char* part : {"\"name\":\"/job:localhost/replica:0/task:0/device:GPU:3 Compute\"",
+                           "\"name\":\"Allocators\"", "\"cat\":\"Phase\",\"name\":\"placement\"",
+                           "\"name\":\"AddN\",\"op\":\"AddN\",\"input0\":\"MatMul\",\"input1\":\"MatMul_1\"",
+                           "\"ph\":\"s\",\"cat\":\"DataFlow\",\"name\":\"MatMul_1\"", "\"GPU_2_bfc\":"}) {
+    EXPECT_NE(one.find(part), std::string::npos) << part;
+  }
+  // Two flows: each tower's MatMul to the CPU's AddN.
+  EXPECT_EQ(RunCommand("grep -c '\"ph\":\"t\"' " + dir + "/one.json").out, "2\n");
+  // Under --benchmark the last timed run; --trace-all the first and every timed run.
+  ASSERT_EQ(Tfrun(towers + "--benchmark 4 --warmup 1 --trace " + dir + "/last.json").exit_code, 0);
+  EXPECT_EQ(RunCommand("python3 tools/check_trace.py " + dir + "/last.json --runs 1" + nodes).exit_code, 0);
+  ASSERT_EQ(Tfrun(towers + "--benchmark 4 --warmup 1 --trace-all --trace " + dir + "/all.json").exit_code, 0);
+  checked = RunCommand("python3 tools/check_trace.py " + dir + "/all.json --runs 5" + nodes);
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
+  // A fed graph: the placeholder does not run, so it has no event.
+  ASSERT_EQ(Tfrun("graphs/split_towers.yaml --feed x=@graphs/data/towers_batch.npy --devices "
+                  "testdata/topologies/k20m_x4.yaml --trace " + dir + "/fed.json").exit_code,
+            0);
+  checked = RunCommand("python3 tools/check_trace.py " + dir + "/fed.json --runs 1 --nodes split,tower_3/out,concat");
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
+  EXPECT_EQ(Slurp(dir + "/fed.json").find("\"op\":\"Placeholder\""), std::string::npos);
+  // The checker fails what it should: overlapping ops, a flow without its end.
+  std::ofstream(dir + "/bad.json") << R"({"traceEvents":[
+{"name":"process_name","ph":"M","pid":1,"args":{"name":"/job:localhost/replica:0/task:0/device:CPU:0 Compute"}},
+{"ph":"X","cat":"Op","name":"A","pid":1,"tid":0,"ts":0,"dur":5,"args":{"name":"a","op":"A"}},
+{"ph":"X","cat":"Op","name":"B","pid":1,"tid":0,"ts":3,"dur":5,"args":{"name":"b","op":"B"}},
+{"ph":"s","cat":"DataFlow","name":"a","pid":1,"tid":0,"ts":5,"id":0}]})";
+  checked = RunCommand("python3 tools/check_trace.py " + dir + "/bad.json");
+  EXPECT_EQ(checked.exit_code, 1);
+  EXPECT_NE(checked.out.find("b starts at 3 before a ends at 5"), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("flow 0: ['s'] only"), std::string::npos) << checked.out;
+  EXPECT_EQ(Tfrun("graphs/matmul.yaml --trace -").exit_code, 2);  // standard output carries the results
+
+  if (RunCommand("python3 -c 'import matplotlib'").exit_code != 0) {
+    if (std::getenv("TFRUN_REQUIRE_SETUP") != nullptr) FAIL() << "python3-matplotlib is not installed";
+    GTEST_SKIP() << "python3-matplotlib is not installed (tools/setup.sh installs it)";
+  }
+  const Outcome plot = RunCommand("python3 tools/plot_trace.py " + dir + "/all.json -o " + dir + "/all.png");
+  ASSERT_EQ(plot.exit_code, 0) << plot.err;
+  EXPECT_EQ(Slurp(dir + "/all.png").substr(0, 8), "\x89PNG\r\n\x1a\n");
+}
+
 // On a terminal tfrun colors its level names, unless NO_COLOR is set.
 TEST(CliTest, NoColorTurnsColorsOff) {
   if (RunCommand("command -v script").exit_code != 0) GTEST_SKIP() << "no script(1) to make a terminal";

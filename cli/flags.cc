@@ -49,6 +49,10 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->check(CLI::Range(0.0, 86400.0));
   app->add_option("--export-times", options->export_times_path,
                   "write every benchmark run's wall time and node times to FILE (JSON, or CSV for *.csv)");
+  app->add_option("--trace", options->trace_path,
+                  "write the run as a Chrome trace (JSON) for Perfetto or chrome://tracing, laid out as "
+                  "TensorFlow's timeline; under --benchmark the last timed run");
+  app->add_flag("--trace-all", options->trace_all, "with --trace and --benchmark: the first run and every timed run");
   app->add_option("--warmup", options->warmup_runs, "warm-up runs before --benchmark's timed runs (default 3)")
       ->check(CLI::Range(0, 100000000));
   app->add_option("--intra-op-threads", options->intra_op_threads,

@@ -27,6 +27,8 @@ struct RunOptions {
   int warmup_runs = 3;
   double benchmark_duration_s = 0;  // --benchmark-duration: run at least this long
   std::string export_times_path;    // --export-times: every run's times (JSON, or CSV by extension)
+  std::string trace_path;           // --trace: Chrome Trace Event Format JSON (cli/trace.h)
+  bool trace_all = false;           // --trace-all: every benchmark run in the trace, not the last
   DeviceFlags device_flags;
   int intra_op_threads = -1;  // -1: from the graph's config
   LoadLimits limits;          // max_tensor_bytes defaults to the host budget

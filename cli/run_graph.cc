@@ -14,6 +14,7 @@
 
 #include "cli/benchmark.h"
 #include "cli/feeds.h"
+#include "cli/trace.h"
 #include "cli/version.h"
 #include "cli/npy_outputs.h"
 #include "core/atomic_file.h"
@@ -57,6 +58,8 @@ BenchmarkHost BenchmarkHostOf(const DeviceSet& devices, int threads) {
   return host;
 }
 
+int64_t NsOf(Clock::time_point t) { return t.time_since_epoch().count(); }
+
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 }  // namespace
@@ -68,6 +71,7 @@ Status CheckRunOutputs(const RunOptions& options) {
   if (!options.json_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.json_path, "--json", true).status());
   if (!options.dot_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.dot_path, "--dot", true).status());
   if (!options.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputDir(options.out_dir));
+  if (!options.trace_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.trace_path, "--trace", false).status());
   if (!options.export_times_path.empty()) {
     TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.export_times_path, "--export-times", false).status());
   }
@@ -148,6 +152,7 @@ Status GraphRun::Load() {
   report_.timings.load_ms = MsSince(t0);
   report_.peak_rss_bytes.load = PeakResidentBytes();
   cold_.load_ms = MsSince(process_start_);
+  phases_.push_back({"load", NsOf(process_start_), NsOf(Clock::now())});
   return Status::Ok();
 }
 
@@ -191,6 +196,7 @@ Status GraphRun::BuildRunDevices(bool log) {
   }
   report_.devices = &devices_.set;
   cold_.devices_ms = MsSince(t0);
+  phases_.push_back({"devices", NsOf(t0), NsOf(Clock::now())});
   return Status::Ok();
 }
 
@@ -236,6 +242,7 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
   if (!placed.ok()) return placed;
   report_.placement = &placement_;
   report_.timings.place_ms = MsSince(t0);
+  phases_.push_back({"placement", NsOf(t0), NsOf(Clock::now())});
   report_.peak_rss_bytes.place = PeakResidentBytes();
   if (!options_.dot_path.empty() && prints_output()) {
     TFRUN_ASSIGN_OR_RETURN(const OutputTarget dot, CheckOutputTarget(options_.dot_path, "--dot", true));
@@ -284,6 +291,9 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
     bench_options.iterations = options_.benchmark_runs;
     bench_options.warmup = options_.warmup_runs;
     bench_options.duration_s = options_.benchmark_duration_s;
+    bench_options.keep_runs = options_.trace_path.empty() ? BenchmarkOptions::Keep::kNone
+                              : options_.trace_all        ? BenchmarkOptions::Keep::kAll
+                                                          : BenchmarkOptions::Keep::kLast;
     if (bench_options.iterations == 0) bench_options.iterations = 1;
     TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench, RunBenchmark(executor, graph_, devices, placement_, run_fetch, feeds_,
                                                                bench_options, cold_, BenchmarkHostOf(devices, cpu_threads)));
@@ -293,6 +303,7 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
       if (const std::string noise = NoiseWarning(bench); !noise.empty()) spdlog::warn("{}", noise);
     }
     report_.benchmark_json = BenchmarkJson(bench);
+    benchmark_runs_ = std::move(bench.kept_runs);
     if (!options_.export_times_path.empty() && prints_output()) {
       TFRUN_ASSIGN_OR_RETURN(const OutputTarget times, CheckOutputTarget(options_.export_times_path, "--export-times",
                                                                           false));
@@ -301,12 +312,28 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
       TFRUN_RETURN_IF_ERROR(WriteOutput(times, ExportTimes(bench, csv)));
     }
   }
+  if (!options_.trace_path.empty() && prints_output()) TFRUN_RETURN_IF_ERROR(WriteTrace());
   if (log && eager) *stdout_text += ExecutedOpLines(eager_.executed, devices);
   for (size_t i = 0; i < result_.fetched.size(); ++i) {
     report_.printed.push_back(PrintFetched(i, log, stdout_text));
     *stdout_text += report_.printed.back() + "\n";
   }
   return Status::Ok();
+}
+
+// --trace: the run (under --benchmark the last timed run, or with
+// --trace-all the first run and every timed one), with the phases before it.
+Status GraphRun::WriteTrace() {
+  TraceInput in;
+  in.graph = &graph_;
+  in.devices = &devices_.set;
+  in.placement = &placement_;
+  in.phases = phases_;
+  in.origin_ns = NsOf(process_start_);
+  if (benchmark_runs_.empty() || options_.trace_all) in.runs.push_back(&result_);
+  for (const RunResult& r : benchmark_runs_) in.runs.push_back(&r);
+  TFRUN_ASSIGN_OR_RETURN(const OutputTarget trace, CheckOutputTarget(options_.trace_path, "--trace", false));
+  return WriteOutput(trace, ChromeTrace(in));
 }
 
 std::string GraphRun::PrintFetched(size_t i, bool log, std::string* stdout_text) const {

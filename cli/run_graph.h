@@ -16,6 +16,7 @@
 #include "cli/devices.h"
 #include "cli/flags.h"
 #include "cli/report.h"
+#include "cli/trace.h"
 #include "core/compat_profile.h"
 #include "core/eager_program.h"
 #include "core/executor.h"
@@ -66,6 +67,7 @@ class GraphRun {
   // What print() shows for fetch `i` in the profile's era; eager's log
   // gets the ops printing executes (a Variable's read).
   std::string PrintFetched(size_t i, bool log, std::string* stdout_text) const;
+  Status WriteTrace();
 
   const RunOptions& options_;
   std::chrono::steady_clock::time_point process_start_;
@@ -77,7 +79,9 @@ class GraphRun {
   EagerPlan eager_;  // --compat eager: what TF2 eager executes
   RunResult result_;
   std::vector<NodeOutput> fetch_;
-  std::vector<Feed> feeds_;  // --feed, read once (a benchmark feeds them to every run)
+  std::vector<Feed> feeds_;
+  std::vector<TracePhase> phases_;        // load, devices, placement: for --trace
+  std::vector<RunResult> benchmark_runs_;  // the benchmark's runs --trace shows  // --feed, read once (a benchmark feeds them to every run)
   ColdTimes cold_;
   std::chrono::steady_clock::time_point place_started_;
   Report report_;

@@ -11,6 +11,13 @@
 
 namespace tfrun {
 
+// A span's time on the device: when it started, in milliseconds after the
+// first span of the batch started, and how long it ran.
+struct SpanTime {
+  double start_ms = 0;
+  double duration_ms = 0;
+};
+
 class DeviceQueue {
  public:
   virtual ~DeviceQueue() = default;
@@ -19,9 +26,9 @@ class DeviceQueue {
   // Marks the end of span `span`'s work.
   virtual Status EndSpan(int span) = 0;
   // Waits for everything queued so far (this queue only, not the whole
-  // device), then returns each span's device time in milliseconds, by index,
-  // and forgets the spans.
-  virtual StatusOr<std::vector<double>> Finish() = 0;
+  // device), then returns each span's device times, by index, and forgets
+  // the spans.
+  virtual StatusOr<std::vector<SpanTime>> Finish() = 0;
 };
 
 }  // namespace tfrun

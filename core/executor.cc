@@ -13,6 +13,8 @@ namespace tfrun {
 
 namespace {
 
+int64_t NowNs() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
 std::string DataTypeEnum(DType dtype) {
   std::string name(Info(dtype).tf_name);
   for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -163,6 +165,8 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies(slots);
   // Asynchronous devices time each node's work on the device, not launch.
   std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
+  std::map<DeviceQueue*, std::vector<size_t>> span_events;          // the spans' entries in result->events
+  std::map<DeviceQueue*, int64_t> queue_anchor_ns;                  // host time of each queue's first span
   // A run that fails still settles every queue it used: its queued work is
   // waited for and its spans forgotten, so the next run starts clean.
   struct SettleOnError {
@@ -208,8 +212,10 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
         plan.kernel_type == device.type && QueuesDeviceWork(node) ? device.queue.get() : nullptr;
     int span = -1;
     if (queue != nullptr) {
+      queue_anchor_ns.emplace(queue, NowNs());
       TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
       spans[queue].push_back({span, static_cast<int>(id)});
+      span_events[queue].push_back(result->events.size());
     }
     KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
                           Tensor()};
@@ -239,12 +245,14 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       std::vector<std::pair<Allocator*, Tensor>>& made = copies[slot];
       auto copy = std::find_if(made.begin(), made.end(), [&](const auto& c) { return c.first == wanted; });
       if (copy == made.end()) {
+        const int64_t copy_start = NowNs();
         StatusOr<Tensor> moved = input.CopyTo(wanted, device.name);
         if (!moved.ok()) {
           return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location),
                                                            node.name, device.name, moved.status().message()));
         }
-        result->copies.push_back({producer, node.id, input.allocator()->name(), wanted->name(), input.num_bytes()});
+        result->copies.push_back({producer, node.id, input.allocator()->name(), wanted->name(), input.num_bytes(),
+                                  copy_start, NowNs()});
         made.emplace_back(wanted, std::move(*moved));
         copy = made.end() - 1;
       }
@@ -257,8 +265,17 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
                                           device.name, s.message(), context.op_error ? "\n" + NodeLine(node) : ""));
     }
     if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
-    result->node_ms[id] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    const auto ended = std::chrono::steady_clock::now();
+    result->node_ms[id] = std::chrono::duration<double, std::milli>(ended - started).count();
     result->executed.push_back(static_cast<int>(id));
+    NodeEvent event;
+    event.node = static_cast<int>(id);
+    event.start_ns = started.time_since_epoch().count();
+    event.end_ns = ended.time_since_epoch().count();
+    event.on_device_queue = queue != nullptr;
+    event.memory = memory->name();
+    event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
+    result->events.push_back(std::move(event));
     if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
     for (int i = 0; i < node.num_outputs && i < static_cast<int>(context.outputs.size()); ++i) {
       const int slot = first_slot_[id] + i;
@@ -287,13 +304,20 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   settle.settled = true;
   Status finished;
   for (auto& [queue, node_spans] : spans) {  // every queue, also after one failed
-    StatusOr<std::vector<double>> device_ms = queue->Finish();
-    if (!device_ms.ok()) {
-      if (finished.ok()) finished = device_ms.status();
+    StatusOr<std::vector<SpanTime>> device_times = queue->Finish();
+    if (!device_times.ok()) {
+      if (finished.ok()) finished = device_times.status();
       continue;
     }
-    for (auto [span, id] : node_spans) {
-      if (span < static_cast<int>(device_ms->size())) result->node_ms[id] = (*device_ms)[span];
+    const std::vector<size_t>& entries = span_events[queue];
+    for (size_t k = 0; k < node_spans.size(); ++k) {
+      const auto [span, id] = node_spans[k];
+      if (span >= static_cast<int>(device_times->size())) continue;
+      const SpanTime& t = (*device_times)[span];
+      result->node_ms[id] = t.duration_ms;
+      NodeEvent& event = result->events[entries[k]];
+      event.device_start_ns = queue_anchor_ns[queue] + static_cast<int64_t>(t.start_ms * 1e6);
+      event.device_end_ns = event.device_start_ns + static_cast<int64_t>(t.duration_ms * 1e6);
     }
   }
   TFRUN_RETURN_IF_ERROR(finished);
@@ -333,9 +357,11 @@ Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* res
 
 StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) {
   RunResult result;
+  result.start_ns = NowNs();
   const std::vector<bool> needed = Needed(fetch, feeds);
   TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
   TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, feeds, &result, true));
+  result.end_ns = NowNs();
   return result;
 }
 

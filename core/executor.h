@@ -27,6 +27,22 @@ struct CopyRecord {
   std::string from;  // allocator names: "cpu", "GPU_0_bfc"
   std::string to;
   size_t bytes = 0;
+  int64_t start_ns = 0, end_ns = 0;  // host steady_clock times (below)
+};
+
+// One node's run, for traces. Times are steady_clock nanoseconds since its
+// epoch. Host devices and simulated GPUs: the kernel's call. A kernel that
+// queued work on a device adds the device's own span (CUDA events),
+// placed on the host clock at the launch of the queue's first span in
+// the run (a device starts no earlier than it is told to).
+struct NodeEvent {
+  int node = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  bool on_device_queue = false;
+  int64_t device_start_ns = 0, device_end_ns = 0;
+  // The memory the kernel wrote into, and its bytes in use after it.
+  std::string memory;
+  int64_t memory_bytes = 0;
 };
 
 // A value fed for one output (sess.run's feed_dict): what consumers read
@@ -48,6 +64,8 @@ struct RunResult {
   std::vector<int> executed;     // node ids in execution order
   std::vector<CopyRecord> copies;
   std::vector<double> node_ms;   // per node id: wall time of its kernel (and input copies)
+  std::vector<NodeEvent> events;  // in execution order, with the initializers' runs
+  int64_t start_ns = 0, end_ns = 0;
 };
 
 // How tensors cross the tasks of a cluster run (TensorFlow's remote

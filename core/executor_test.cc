@@ -21,10 +21,10 @@ class FakeQueue final : public DeviceQueue {
     ended_.push_back(span);
     return Status::Ok();
   }
-  StatusOr<std::vector<double>> Finish() override {
+  StatusOr<std::vector<SpanTime>> Finish() override {
     ++finishes;
-    std::vector<double> ms;
-    for (size_t i = 0; i < begun_.size(); ++i) ms.push_back(10.0 + static_cast<double>(i));
+    std::vector<SpanTime> ms;
+    for (size_t i = 0; i < begun_.size(); ++i) ms.push_back({100.0 * static_cast<double>(i), 10.0 + static_cast<double>(i)});
     spans_per_run.push_back(static_cast<int>(begun_.size()));
     EXPECT_EQ(begun_, ended_);
     begun_.clear();

@@ -7,9 +7,10 @@ set -euo pipefail
 # openmpi-bin and libopenmpi-dev: cluster runs (mpirun, and the MPI plugin's
 # headers and libmpi; tfrun itself runs without them). python3-jsonschema:
 # the tests validate JSON reports against docs/json-report.schema.json.
+# python3-matplotlib: tools/plot_trace.py draws --trace files (tested).
 packages=(bazel-bootstrap bazel-rules-java libyaml-cpp-dev libcli11-dev
           libspdlog-dev libfmt-dev libeigen3-dev libgtest-dev
-          openmpi-bin libopenmpi-dev python3-jsonschema)
+          openmpi-bin libopenmpi-dev python3-jsonschema python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

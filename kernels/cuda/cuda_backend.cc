@@ -134,19 +134,20 @@ struct CudaContext final : DeviceQueue {
     TFRUN_CUDA_CHECK(cudaEventRecord(timing_events[2 * static_cast<size_t>(span) + 1], stream));
     return Status::Ok();
   }
-  StatusOr<std::vector<double>> Finish() override {
+  StatusOr<std::vector<SpanTime>> Finish() override {
     // The spans are forgotten whatever happens: a failed run must not leave
     // the next one unrecorded events (or this run's times).
-    std::vector<double> ms(static_cast<size_t>(spans));
+    std::vector<SpanTime> times(static_cast<size_t>(spans));
     spans = 0;
     TFRUN_RETURN_IF_ERROR(Activate());
     TFRUN_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (size_t i = 0; i < ms.size(); ++i) {
-      float elapsed = 0;
+    for (size_t i = 0; i < times.size(); ++i) {
+      float start = 0, elapsed = 0;
+      TFRUN_CUDA_CHECK(cudaEventElapsedTime(&start, timing_events[0], timing_events[2 * i]));
       TFRUN_CUDA_CHECK(cudaEventElapsedTime(&elapsed, timing_events[2 * i], timing_events[2 * i + 1]));
-      ms[i] = elapsed;
+      times[i] = {start, elapsed};
     }
-    return ms;
+    return times;
   }
 };
 

@@ -1,0 +1,40 @@
+// --trace FILE: a run as Chrome Trace Event Format JSON, laid out as
+// TensorFlow's python/client/timeline.py lays out a RunMetadata's
+// step_stats, so that Perfetto's UI and chrome://tracing open it as they
+// open TensorFlow's: a process per device named "<device> Compute" (and
+// "<device>/stream:all Compute" for the device-side spans of a real GPU),
+// one complete event ("X", category "Op") per node per run named by its op
+// type with `name`, `op` and `input0`... in `args`, flow arrows ("s"/"t",
+// category "DataFlow") for tensors that cross devices, an "Allocators"
+// process with a memory counter ("C") per allocator, and tfrun's own
+// phases (load, devices, placement) on a "tfrun" process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device_set.h"
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/placer.h"
+
+namespace tfrun {
+
+struct TracePhase {
+  std::string name;
+  int64_t start_ns = 0, end_ns = 0;  // steady_clock, as NodeEvent's
+};
+
+struct TraceInput {
+  const Graph* graph = nullptr;
+  const DeviceSet* devices = nullptr;
+  const Placement* placement = nullptr;
+  std::vector<const RunResult*> runs;  // in order; each adds its events
+  std::vector<TracePhase> phases;
+  int64_t origin_ns = 0;  // the trace's time 0 (the process start)
+};
+
+std::string ChromeTrace(const TraceInput& input);
+
+}  // namespace tfrun
