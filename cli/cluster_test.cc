@@ -93,6 +93,28 @@ TEST(ClusterTest, WithoutALauncherSaysToUseMpirun) {
             "/job:local/task:1): start one process per task with `mpirun -n 2 tfrun graphs/cluster_hello.yaml ...`\n");
 }
 
+// --trace in a cluster run: the master writes one file with every task's
+// devices and nodes, and flows between the tasks.
+TEST(ClusterTest, TraceHoldsEveryTasksNodes) {
+  SKIP_WITHOUT_MPI();
+  const std::string trace = ::testing::TempDir() + "/cluster_trace.json";
+  const tfrun::CommandResult r =
+      tfrun::RunCommand(Mpirun(3) + "cli/tfrun graphs/cluster_towers.yaml --benchmark 2 --warmup 0 --trace-all --trace " +
+                        trace);
+  ASSERT_TRUE(r.exited) << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const tfrun::CommandResult checked = tfrun::RunCommand(
+      "python3 tools/check_trace.py " + trace + " --runs 3 --nodes Const,Const_1,MatMul,Const_2,Const_3,MatMul_1,AddN");
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
+  std::string text;
+  ASSERT_TRUE(tfrun::ReadWholeFile(trace, &text));
+  for (const char* process : {"/job:ps/replica:0/task:0/device:CPU:0 Compute",
+                              "/job:worker/replica:0/task:1/device:CPU:0 Compute",
+                              "\"name\":\"/job:worker/replica:0/task:0 cpu\""}) {
+    EXPECT_NE(text.find(process), std::string::npos) << process;
+  }
+}
+
 // Worker 1's simulated GPU cannot hold its constant: it fails, tells the
 // others, and every task exits 4; the master names the failing task.
 TEST(ClusterTest, AFailingTaskEndsEveryTaskWithItsError) {

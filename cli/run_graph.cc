@@ -312,7 +312,7 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
       TFRUN_RETURN_IF_ERROR(WriteOutput(times, ExportTimes(bench, csv)));
     }
   }
-  if (!options_.trace_path.empty() && prints_output()) TFRUN_RETURN_IF_ERROR(WriteTrace());
+  if (!options_.trace_path.empty()) TFRUN_RETURN_IF_ERROR(WriteTrace());
   if (log && eager) *stdout_text += ExecutedOpLines(eager_.executed, devices);
   for (size_t i = 0; i < result_.fetched.size(); ++i) {
     report_.printed.push_back(PrintFetched(i, log, stdout_text));
@@ -322,16 +322,39 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
 }
 
 // --trace: the run (under --benchmark the last timed run, or with
-// --trace-all the first run and every timed one), with the phases before it.
+// --trace-all the first run and every timed one), with the phases before
+// it. In a cluster run every task sends its events to the master (all
+// tasks call this), which writes one file.
 Status GraphRun::WriteTrace() {
+  std::vector<const RunResult*> mine;
+  if (benchmark_runs_.empty() || options_.trace_all) mine.push_back(&result_);
+  for (const RunResult& r : benchmark_runs_) mine.push_back(&r);
+  std::vector<RunResult> tasks_runs;  // the other tasks' events, merged by run
+  if (cluster_ != nullptr) {
+    TFRUN_ASSIGN_OR_RETURN(const std::vector<std::string> all, cluster_->exchange().AllGather(EncodeRunEvents(mine)));
+    if (!prints_output()) return Status::Ok();
+    for (size_t r = 0; r < all.size(); ++r) {
+      if (static_cast<int>(r) != cluster_->rank()) {
+        TFRUN_RETURN_IF_ERROR(DecodeRunEvents(all[r], graph_.nodes.size(), &tasks_runs));
+      }
+    }
+  }
   TraceInput in;
   in.graph = &graph_;
   in.devices = &devices_.set;
   in.placement = &placement_;
   in.phases = phases_;
   in.origin_ns = NsOf(process_start_);
-  if (benchmark_runs_.empty() || options_.trace_all) in.runs.push_back(&result_);
-  for (const RunResult& r : benchmark_runs_) in.runs.push_back(&r);
+  in.runs = mine;
+  for (size_t i = 0; i < tasks_runs.size(); ++i) {
+    // Run i of every task together: the flows between tasks join them.
+    if (i < mine.size()) {
+      tasks_runs[i].events.insert(tasks_runs[i].events.begin(), mine[i]->events.begin(), mine[i]->events.end());
+      in.runs[i] = &tasks_runs[i];
+    } else {
+      in.runs.push_back(&tasks_runs[i]);
+    }
+  }
   TFRUN_ASSIGN_OR_RETURN(const OutputTarget trace, CheckOutputTarget(options_.trace_path, "--trace", false));
   return WriteOutput(trace, ChromeTrace(in));
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <sstream>
 
 #include "cli/report.h"
 
@@ -14,7 +15,9 @@ double Micros(int64_t ns, int64_t origin_ns) { return static_cast<double>(ns - o
 
 class TraceWriter {
  public:
-  explicit TraceWriter(const TraceInput& in) : in_(in) {}
+  explicit TraceWriter(const TraceInput& in) : in_(in) {
+    for (const Device& d : in.devices->devices()) clustered_ = clustered_ || d.task != 0;
+  }
 
   std::string Write() {
     AddProcesses();
@@ -81,9 +84,13 @@ class TraceWriter {
         d = {stream_pid_[device], e.device_start_ns, e.device_end_ns};
       }
       drawn[e.node] = d;
+      // Every task of a cluster has a "cpu" allocator: name it with its task.
+      const Device& dev = (*in_.devices)[device];
+      const std::string memory =
+          clustered_ ? dev.name.substr(0, dev.name.find("/device:")) + " " + e.memory : e.memory;
       events_.push_back(fmt::format(
           "{{\"ph\":\"C\",\"cat\":\"Memory\",\"name\":{},\"pid\":{},\"tid\":0,\"ts\":{:.3f},\"args\":{{{}:{}}}}}",
-          Quote(e.memory), allocators_pid_, Micros(e.end_ns, in_.origin_ns), Quote(e.memory), e.memory_bytes));
+          Quote(memory), allocators_pid_, Micros(e.end_ns, in_.origin_ns), Quote(memory), e.memory_bytes));
     }
     // A flow per edge between devices, from the producer's end to the
     // consumer's start (timeline.py's _show_dataflow).
@@ -114,10 +121,48 @@ class TraceWriter {
   int tfrun_pid_ = 0, allocators_pid_ = 0;
   int next_pid_ = 0;
   int next_flow_ = 0;
+  bool clustered_ = false;  // devices of several tasks
 };
 
 }  // namespace
 
 std::string ChromeTrace(const TraceInput& input) { return TraceWriter(input).Write(); }
+
+// One line per run ("run"), then one per event: node start end queued
+// device_start device_end bytes memory.
+std::string EncodeRunEvents(const std::vector<const RunResult*>& runs) {
+  std::string out;
+  for (const RunResult* run : runs) {
+    out += "run\n";
+    for (const NodeEvent& e : run->events) {
+      out += fmt::format("{} {} {} {} {} {} {} {}\n", e.node, e.start_ns, e.end_ns, e.on_device_queue ? 1 : 0,
+                         e.device_start_ns, e.device_end_ns, e.memory_bytes, e.memory);
+    }
+  }
+  return out;
+}
+
+Status DecodeRunEvents(const std::string& text, size_t nodes, std::vector<RunResult>* runs) {
+  std::istringstream in(text);
+  std::string line;
+  int run = -1;
+  while (std::getline(in, line)) {
+    if (line == "run") {
+      if (static_cast<size_t>(++run) >= runs->size()) runs->emplace_back();
+      continue;
+    }
+    std::istringstream fields(line);
+    NodeEvent e;
+    int queued = 0;
+    if (run < 0 || !(fields >> e.node >> e.start_ns >> e.end_ns >> queued >> e.device_start_ns >> e.device_end_ns >>
+                     e.memory_bytes >> e.memory) ||
+        e.node < 0 || static_cast<size_t>(e.node) >= nodes) {
+      return RuntimeError(fmt::format("a task sent a trace event tfrun cannot read: '{}'", line));
+    }
+    e.on_device_queue = queued != 0;
+    (*runs)[run].events.push_back(std::move(e));
+  }
+  return Status::Ok();
+}
 
 }  // namespace tfrun

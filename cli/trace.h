@@ -37,4 +37,12 @@ struct TraceInput {
 
 std::string ChromeTrace(const TraceInput& input);
 
+// A task's runs as text for the master of a cluster run, which draws every
+// task's nodes in one file (tasks on one host share the monotonic clock;
+// on other hosts their clocks are offset by however far they differ).
+std::string EncodeRunEvents(const std::vector<const RunResult*>& runs);
+// Adds the decoded runs' events to `runs` (run i to runs[i], grown as
+// needed); `nodes` bounds the node ids.
+Status DecodeRunEvents(const std::string& text, size_t nodes, std::vector<RunResult>* runs);
+
 }  // namespace tfrun
