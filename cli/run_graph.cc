@@ -121,6 +121,13 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
   const bool log = options_.log_placement || graph_.config.log_device_placement;
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
+  if (fetch_.empty() && graph_.targets.empty() && profile_->execution == ExecutionModel::kSession) {
+    // A TF1 program with nothing to fetch makes its session (which prints
+    // the device mapping) and runs no step: nothing is placed or logged.
+    if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices_.set, *profile_);
+    report_.timings.total_ms = MsSince(t0);
+    return Status::Ok();
+  }
   TFRUN_RETURN_IF_ERROR(Place(log, stdout_text));
   TFRUN_RETURN_IF_ERROR(Execute(stdout_text, log));
   if (!options_.out_dir.empty() && prints_output()) {
@@ -173,11 +180,7 @@ Status GraphRun::ResolveFetch() {
         return BadInput(fmt::format("--fetch {}: node '{}' has {} output{}", name, node->name, node->num_outputs,
                                     node->num_outputs == 1 ? "" : "s"));
       }
-      const NodeOutput output{node->id, tensor->index};
-      if (std::find(fetch_.begin(), fetch_.end(), output) != fetch_.end()) {
-        return BadInput(fmt::format("--fetch {}: fetched twice", name));
-      }
-      fetch_.push_back(output);
+      fetch_.push_back({node->id, tensor->index});  // twice is fine: sess.run([a, a])
     }
   }
   report_.fetch = fetch_;

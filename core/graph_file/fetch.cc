@@ -20,14 +20,18 @@ std::vector<NodeOutput> DefaultFetch(const Graph& graph) {
 
 namespace {
 
-// How errors word a list of node names: "fetch" or "targets".
+// A list of node names, and how errors word it: "fetch" or "targets".
+// Fetches are sess.run's fetch list: a tensor may be fetched twice (its
+// value printed twice) and the list may be empty (nothing runs); targets
+// name each node once.
 struct ListWords {
   const char* list;   // "fetch"
   const char* entry;  // "each fetch"
-  const char* twice;  // "is fetched twice"
+  const char* twice;  // "is a target twice"; nullptr: repeats allowed
+  bool may_be_empty;
 };
-constexpr ListWords kFetchWords = {"fetch", "each fetch", "is fetched twice"};
-constexpr ListWords kTargetWords = {"targets", "each target", "is a target twice"};
+constexpr ListWords kFetchWords = {"fetch", "each fetch", nullptr, true};
+constexpr ListWords kTargetWords = {"targets", "each target", "is a target twice", false};
 
 // A list of node names, each once; with `outputs`, tensor names
 // ("split:1") of the nodes' outputs.
@@ -51,12 +55,12 @@ Status ReadNames(const FieldReader& fields, const YamlNode& list, const ListWord
                                            n->num_outputs, n->num_outputs == 1 ? "" : "s"));
     }
     const NodeOutput output{n->id, name->index};
-    if (!seen.emplace(output.node, output.index).second) {
+    if (!seen.emplace(output.node, output.index).second && words.twice != nullptr) {
       return fields.ErrorAt(f, fmt::format("'{}' {}", f.Scalar(), words.twice));
     }
     read->push_back(output);
   }
-  if (read->empty()) return fields.ErrorAt(list, fmt::format("{} is empty", what));
+  if (read->empty() && !words.may_be_empty) return fields.ErrorAt(list, fmt::format("{} is empty", what));
   return Status::Ok();
 }
 

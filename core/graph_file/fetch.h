@@ -1,5 +1,6 @@
-// What a run fetches: the graph file's `fetch:` list, or by default every
-// node no other node consumes, in file order (NoOps have no value to print);
+// What a run fetches: the graph file's `fetch:` list (a tensor may be listed
+// twice, as in sess.run([a, a]); an empty list runs nothing), or by default
+// every node no other node consumes, in file order (NoOps have no value to print);
 // and its `targets:`, run first and not printed (sess.run(init) without
 // print(), as the TF 1.x blog's initializer transcript).
 #pragma once
