@@ -33,7 +33,7 @@ class TraceWriter {
   // stream), then the allocators; tfrun's phases first.
   void AddProcesses() {
     tfrun_pid_ = Process("tfrun");
-    for (size_t d = 0; d < in_.devices->size(); ++d) {
+    for (int d = 0; d < in_.devices->size(); ++d) {
       const Device& device = (*in_.devices)[d];
       compute_pid_.push_back(Process(device.name + " Compute"));
       stream_pid_.push_back(device.queue != nullptr ? Process(device.name + "/stream:all Compute") : -1);

@@ -93,8 +93,14 @@ template <typename T>
 __global__ void ReluKernel(const T* in, int64_t n, T* out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const auto x = Load(in, i);
-    out[i] = x < 0 ? Store<T>(0) : in[i];
+    // Integers compare as themselves (Load widens them to unsigned for wrapping sums).
+    bool negative;
+    if constexpr (std::is_integral_v<T>) {
+      negative = in[i] < T(0);
+    } else {
+      negative = Load(in, i) < 0;
+    }
+    out[i] = negative ? Store<T>(0) : in[i];
   }
 }
 
