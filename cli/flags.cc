@@ -37,6 +37,10 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--compat", options->compat, "output style of an era (default tf2)")
       ->check(CLI::IsMember(ProfileNames()));
+  app->add_option("--numpy", options->numpy,
+                  "print results as NumPy 1 or 2 prints them (default: the era's; tf2 and eager: 2, what TensorFlow "
+                  "2.21 installs; tf1 and tf0: 1)")
+      ->check(CLI::IsMember({"1", "2"}));
   app->add_option("--json", options->json_path, "write a JSON report to FILE (- for standard output)");
   app->add_option("--out", options->out_dir, "write each fetched tensor as DIR/NAME.npy");
   app->add_option("--dot", options->dot_path, "write the placed graph as Graphviz DOT to FILE");

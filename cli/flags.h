@@ -19,6 +19,7 @@ struct RunOptions {
   std::vector<std::string> fetch;
   std::vector<std::string> feeds;  // --feed NAME=@FILE.npy | NAME=VALUE (cli/feeds.h)
   std::string compat = "tf2";
+  std::string numpy;  // --numpy 1|2: the NumPy that prints results ("": the --compat era's)
   std::string json_path;
   std::string out_dir;
   std::string dot_path;

@@ -364,6 +364,8 @@ Status GraphRun::WriteTrace() {
 
 std::string GraphRun::PrintFetched(size_t i, bool log, std::string* stdout_text) const {
   const Tensor& t = result_.fetched[i];
+  // The NumPy the era printed with, unless --numpy says which.
+  const bool numpy2 = options_.numpy.empty() ? profile_->numpy2 : options_.numpy == "2";
   if (profile_->execution == ExecutionModel::kEager) {
     const int id = fetch_[i].node;
     if (log) *stdout_text += ExecutedOpLines(EagerPrintOps(placement_, eager_, id), devices_.set);
@@ -371,15 +373,16 @@ std::string GraphRun::PrintFetched(size_t i, bool log, std::string* stdout_text)
       case EagerValue::kNone:
         return "None";
       case EagerValue::kVariable:
-        return EagerVariableStr(graph_.nodes[eager_.variable_of[id]].eager_name, t);
+        return EagerVariableStr(graph_.nodes[eager_.variable_of[id]].eager_name, t, numpy2);
       case EagerValue::kTensor:
         break;
     }
   }
   if (!t.is_valid()) return "None";  // sess.run(no_op) returns None
-  if (profile_->eager_tensor_repr) return EagerTensorStr(t);
+  if (profile_->eager_tensor_repr) return EagerTensorStr(t, numpy2);
   NumpyPrintOptions options;
   options.legacy_113 = profile_->numpy_legacy_113;
+  options.numpy2 = numpy2;
   return NumpyStr(t, options);
 }
 

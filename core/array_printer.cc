@@ -55,7 +55,7 @@ std::string PythonBytesRepr(std::string_view bytes) {
 
 namespace {
 
-std::string ScalarStr(const Tensor& t, bool legacy) {
+std::string ScalarStr(const Tensor& t, bool legacy, bool numpy2) {
   if (t.dtype() == DType::kString) return PythonBytesRepr(t.StringAt(0));
   double v = t.GetAsDouble(0);
   switch (t.dtype()) {
@@ -68,7 +68,7 @@ std::string ScalarStr(const Tensor& t, bool legacy) {
     case DType::kBFloat16:
       return BFloat16Repr(v);
     default:
-      return FloatScalarStr(v, t.dtype(), legacy);
+      return FloatScalarStr(v, t.dtype(), legacy, numpy2);
   }
 }
 
@@ -106,7 +106,7 @@ std::vector<int64_t> PrintedFlatIndices(
 
 ElementFormatter MakeFormatter(const Tensor& t,
                                const std::vector<int64_t>& printed,
-                               bool legacy) {
+                               bool legacy, bool numpy2) {
   switch (t.dtype()) {
     case DType::kString:  // an object array of bytes: each its repr, unpadded
       return [&t](int64_t i) { return PythonBytesRepr(t.StringAt(i)); };
@@ -140,7 +140,7 @@ ElementFormatter MakeFormatter(const Tensor& t,
       values.reserve(printed.size());
       for (int64_t i : printed) values.push_back(t.GetAsDouble(i));
       auto formatter = std::make_shared<FloatArrayFormatter>(values, t.dtype(),
-                                                             legacy);
+                                                             legacy, numpy2);
       return [&t, formatter](int64_t i) { return (*formatter)(t.GetAsDouble(i)); };
     }
   }
@@ -246,18 +246,18 @@ class ArrayFormatter {
 }  // namespace
 
 std::string NumpyStr(const Tensor& t, const NumpyPrintOptions& options) {
-  if (t.rank() == 0) return ScalarStr(t, options.legacy_113);
+  if (t.rank() == 0) return ScalarStr(t, options.legacy_113, options.numpy2);
   if (t.num_elements() == 0) return "[]";
   const bool summarize = t.num_elements() > options.threshold;
   auto kept = KeptIndices(t.shape(), summarize, options.edgeitems);
   ElementFormatter format =
-      MakeFormatter(t, PrintedFlatIndices(t.shape(), kept), options.legacy_113);
+      MakeFormatter(t, PrintedFlatIndices(t.shape(), kept), options.legacy_113, options.numpy2);
   ArrayFormatter formatter(t.shape(), format, summarize, options.edgeitems,
                            options.legacy_113);
   return formatter.Format(0, 0, " ", options.linewidth);
 }
 
-std::string NumpyRepr(const Tensor& t) {
+std::string NumpyRepr(const Tensor& t, bool numpy2) {
   constexpr int kLineWidth = 75;
   const std::string prefix = "array(";
   // dtype_is_implied: float64, int64 (the C long) and bool need no dtype=.
@@ -268,7 +268,7 @@ std::string NumpyRepr(const Tensor& t) {
   if (t.num_elements() > 0) {
     const bool summarize = t.num_elements() > 1000;
     auto kept = KeptIndices(t.shape(), summarize, 3);
-    ElementFormatter format = MakeFormatter(t, PrintedFlatIndices(t.shape(), kept), false);
+    ElementFormatter format = MakeFormatter(t, PrintedFlatIndices(t.shape(), kept), false, numpy2);
     ArrayFormatter formatter(t.shape(), format, summarize, 3, false, ", ");
     // The line width leaves room for the suffix; continuation lines are
     // indented past "array([".
@@ -304,16 +304,18 @@ std::string PythonItemRepr(const Tensor& t) {
   }
 }
 
-std::string EagerVariableStr(const std::string& name, const Tensor& t) {
+std::string EagerVariableStr(const std::string& name, const Tensor& t, bool numpy2) {
   // ops.numpy_text(is_repr=True): a NumPy scalar prints as its .item().
-  std::string numpy = t.rank() == 0 ? PythonItemRepr(t) : NumpyRepr(t);
+  std::string numpy = t.rank() == 0 ? PythonItemRepr(t) : NumpyRepr(t, numpy2);
   if (numpy.find('\n') != std::string::npos) numpy = "\n" + numpy;  // ops.numpy_text
   return fmt::format("<tf.Variable '{}:0' shape={} dtype={}, numpy={}>", name, ShapeTupleString(t.shape()),
                      Name(t.dtype()), numpy);
 }
 
-std::string EagerTensorStr(const Tensor& t) {
-  std::string text = NumpyStr(t, NumpyPrintOptions{});
+std::string EagerTensorStr(const Tensor& t, bool numpy2) {
+  NumpyPrintOptions options;
+  options.numpy2 = numpy2;
+  std::string text = NumpyStr(t, options);
   if (text.find('\n') != std::string::npos) text = "\n" + text;
   return fmt::format("tf.Tensor({}, shape={}, dtype={})", text,
                      ShapeTupleString(t.shape()), Name(t.dtype()));

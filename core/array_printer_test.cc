@@ -19,8 +19,8 @@ struct PrintCase {
   std::string expected;
 };
 
-std::vector<PrintCase> LoadCases() {
-  std::ifstream in("testdata/printer/numpy_cases.txt", std::ios::binary);
+std::vector<PrintCase> LoadCases(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::vector<PrintCase> cases;
   std::string word;
   while (in >> word) {
@@ -53,8 +53,14 @@ std::vector<PrintCase> LoadCases() {
   return cases;
 }
 
-TEST(ArrayPrinterTest, MatchesNumpyOnGeneratedCases) {
-  std::vector<PrintCase> cases = LoadCases();
+// numpy_cases.txt is NumPy 1.24's output, numpy2_cases.txt NumPy 2.4's
+// (TensorFlow 2.21's), both written by tools/gen_print_cases.py.
+class ArrayPrinterCasesTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ArrayPrinterCasesTest, MatchesNumpyOnGeneratedCases) {
+  const bool numpy2 = GetParam();
+  std::vector<PrintCase> cases =
+      LoadCases(numpy2 ? "testdata/printer/numpy2_cases.txt" : "testdata/printer/numpy_cases.txt");
   ASSERT_GT(cases.size(), 1000u);
   int failures = 0;
   for (const PrintCase& c : cases) {
@@ -66,15 +72,19 @@ TEST(ArrayPrinterTest, MatchesNumpyOnGeneratedCases) {
     if (!c.data.empty()) std::memcpy(t->raw(), c.data.data(), c.data.size());
     NumpyPrintOptions options;
     options.legacy_113 = c.legacy;
+    options.numpy2 = numpy2;
     std::string got = NumpyStr(*t, options);
     if (got != c.expected && ++failures <= 10) {
-      ADD_FAILURE() << c.dtype_name << " legacy=" << c.legacy << " shape "
+      ADD_FAILURE() << c.dtype_name << " numpy2=" << numpy2 << " legacy=" << c.legacy << " shape "
                     << ShapeDebugString(c.shape) << "\nexpected:\n"
                     << c.expected << "\ngot:\n" << got;
     }
   }
   EXPECT_EQ(failures, 0) << "of " << cases.size() << " cases";
 }
+
+INSTANTIATE_TEST_SUITE_P(NumpyVersions, ArrayPrinterCasesTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "numpy2" : "numpy1"; });
 
 // Expected texts are what Python 3 and NumPy 2.4 printed for the same bytes
 // (repr(b'...'); print of the object arrays TensorFlow returns for strings).

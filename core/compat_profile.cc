@@ -6,16 +6,16 @@ namespace {
 // The default first: --compat lists them in this order.
 constexpr CompatProfile kProfiles[] = {
     {"tf2", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kFile,
-     true, false, false, false, PlacementErrorStyle::kTf2, ExecutionModel::kSession,
+     true, false, true, false, false, PlacementErrorStyle::kTf2, ExecutionModel::kSession,
      NodeErrorLine::kName, false},
     {"tf1", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kStack,
-     true, false, false, false, PlacementErrorStyle::kTf1, ExecutionModel::kSession,
+     true, false, false, false, false, PlacementErrorStyle::kTf1, ExecutionModel::kSession,
      NodeErrorLine::kNodeDef, true},
     {"tf0", true, false, PlacementLineStyle::kNameDevice, ImportOrder::kStack,
-     false, true, false, false, PlacementErrorStyle::kTf0, ExecutionModel::kSession,
+     false, true, false, false, false, PlacementErrorStyle::kTf0, ExecutionModel::kSession,
      NodeErrorLine::kNodeDef, true},
     {"eager", false, true, PlacementLineStyle::kExecutingOp, ImportOrder::kFile,
-     true, false, true, true, PlacementErrorStyle::kEager, ExecutionModel::kEager,
+     true, false, true, true, true, PlacementErrorStyle::kEager, ExecutionModel::kEager,
      NodeErrorLine::kName, false},
 };
 

@@ -43,6 +43,9 @@ struct CompatProfile {
   ImportOrder import_order;
   bool generators_last;             // place and log Consts after the rest
   bool numpy_legacy_113;            // np.set_printoptions(legacy='1.13')
+  // NumPy 2's printing: what TensorFlow 2.21 installs (tf2, eager); the
+  // TF 1.x eras printed with NumPy 1 (--numpy overrides).
+  bool numpy2;
   bool eager_tensor_repr;           // tf.Tensor(..., shape=..., dtype=...)
   bool soft_placement_default;      // TF 2 eager places softly by default
   PlacementErrorStyle error_style;

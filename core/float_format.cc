@@ -322,6 +322,19 @@ std::string LegacyScalarStr(double x, DType dtype) {
   return s;
 }
 
+// `x` rounded to the dtype, as NumPy 2 converts a Python float it compares
+// with a value of that dtype.
+double InDType(double x, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return static_cast<float>(x);
+    case DType::kFloat16:
+      return static_cast<double>(Eigen::half(x));
+    default:
+      return x;
+  }
+}
+
 // Division in the dtype's own precision, as NumPy computes max/min.
 double DivideInDType(double a, double b, DType dtype) {
   switch (dtype) {
@@ -336,11 +349,12 @@ double DivideInDType(double a, double b, DType dtype) {
 
 }  // namespace
 
-std::string FloatScalarStr(double x, DType dtype, bool legacy_113) {
+std::string FloatScalarStr(double x, DType dtype, bool legacy_113, bool numpy2) {
   if (legacy_113) return LegacyScalarStr(x, dtype);
   if (std::isinf(x)) return NonFinite(x);
   const double a = std::fabs(x);
-  if (std::isnan(x) || x == 0 || (a < 1e16 && a >= 1e-4)) {
+  const double cutoff = !numpy2 ? 1e16 : dtype == DType::kFloat16 ? 1e3 : dtype == DType::kFloat32 ? 1e6 : 1e16;
+  if (std::isnan(x) || x == 0 || (a < cutoff && a >= 1e-4)) {
     if (std::isnan(x)) return "nan";
     FloatFormatSpec spec;
     spec.trim = TrimMode::kLeaveOneZero;
@@ -352,7 +366,7 @@ std::string FloatScalarStr(double x, DType dtype, bool legacy_113) {
 }
 
 FloatArrayFormatter::FloatArrayFormatter(const std::vector<double>& values,
-                                         DType dtype, bool legacy_113)
+                                         DType dtype, bool legacy_113, bool numpy2)
     : dtype_(dtype) {
   constexpr int kPrecision = 8;  // np.get_printoptions()['precision']
   std::vector<double> finite;
@@ -377,8 +391,16 @@ FloatArrayFormatter::FloatArrayFormatter(const std::vector<double>& values,
     min_val = std::min(min_val, a);
   }
   if (any_non_zero) {
-    exp_format_ = max_val >= 1.e8 || min_val < 0.0001 ||
-                  DivideInDType(max_val, min_val, dtype) > 1000.;
+    if (numpy2 && !legacy_113) {
+      // NumPy 2: the cut-off by the dtype's precision, and 0.0001 a weak
+      // Python float, compared in the dtype.
+      const double cutoff = dtype == DType::kFloat16 ? 1e3 : dtype == DType::kFloat32 ? 1e6 : 1e8;
+      exp_format_ = max_val >= cutoff || min_val < InDType(0.0001, dtype) ||
+                    DivideInDType(max_val, min_val, dtype) > 1000.;
+    } else {
+      exp_format_ = max_val >= 1.e8 || min_val < 0.0001 ||
+                    DivideInDType(max_val, min_val, dtype) > 1000.;
+    }
   }
 
   int pad_left = 0, pad_right = 0;

@@ -35,14 +35,21 @@ std::string FormatFloatScientific(double x, DType dtype,
                                   const FloatFormatSpec& spec);
 
 // str() of a NumPy float scalar (np.float32(x) etc.), modern or legacy 1.13.
-std::string FloatScalarStr(double x, DType dtype, bool legacy_113);
+// `numpy2`: as NumPy 2 prints it, which switches to scientific notation
+// from 10**precision of the dtype on (float16 1e3, float32 1e6; float64
+// keeps 1e16) where NumPy 1 waits for 1e16.
+std::string FloatScalarStr(double x, DType dtype, bool legacy_113, bool numpy2 = false);
 
 // The element formatter of numpy.array2string for a float array: sized once
 // from the elements that will be printed, then called per element.
 class FloatArrayFormatter {
  public:
+  // `numpy2`: NumPy 2's FloatingFormat, whose exponent cut-off depends on
+  // the dtype (10**min(8, precision): float16 1e3, float32 1e6, float64
+  // 1e8) and whose comparisons run in the dtype (NEP 50), where NumPy 1
+  // compares in float64 against 1e8.
   FloatArrayFormatter(const std::vector<double>& values, DType dtype,
-                      bool legacy_113);
+                      bool legacy_113, bool numpy2 = false);
   std::string operator()(double x) const;
 
  private:

@@ -6,6 +6,8 @@ Run with Debian's python3-numpy and ml_dtypes (bfloat16, as TensorFlow
 prints it; required: every dtype draws from one random stream, so a run
 without the bfloat16 cases would change every case after them):
   /usr/bin/python3 tools/gen_print_cases.py > testdata/printer/numpy_cases.txt
+and with NumPy 2 (what TensorFlow 2.21 installs), for the NumPy 2 mode:
+  /tmp/tfenv/bin/python tools/gen_print_cases.py > testdata/printer/numpy2_cases.txt
 
 Format, per case:
   case DTYPE LEGACY RANK DIM...

@@ -105,10 +105,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!t.is_valid()) continue;
         tfrun::NumpyPrintOptions options;
         (void)tfrun::NumpyStr(t, options);
+        options.numpy2 = true;
+        (void)tfrun::NumpyStr(t, options);
         options.legacy_113 = true;
         (void)tfrun::NumpyStr(t, options);
-        (void)tfrun::EagerTensorStr(t);
-        (void)tfrun::EagerVariableStr("v", t);
+        (void)tfrun::EagerTensorStr(t, true);
+        (void)tfrun::EagerVariableStr("v", t, true);
       }
     }
   }
