@@ -123,20 +123,12 @@ def named_values(entries):
     return out
 
 
-def program_for(doc, const_dir, fetch, feeds=()):
-    """Python source of the tf.compat.v1 program equivalent to the graph."""
-    lines = [
-        "import os",
-        "import numpy as np, tensorflow as tf",
-        "tf.compat.v1.disable_eager_execution()",
-        "tf.compat.v1.disable_resource_variables()",
-        "T = {}",
-        "def load(name):",
-        f"    path = os.path.join({const_dir!r}, name.replace('/', '__') + '.npy')",
-        "    # A graph whose placement fails dumps nothing: named values as written.",
-        "    return np.load(path) if os.path.exists(path) else np.array(VALUES[name])",
-        f"VALUES = __import__('json').loads({json.dumps(named_values(doc['nodes']))!r})",
-    ]
+def node_lines(doc, value_expr):
+    """The lines of a tf.compat.v1 program that build the graph's nodes into
+    T (by TensorFlow's names and the names the file gives them).
+    value_expr(e, name_expr) is the Python expression of a Const's value or
+    a Variable's initial value, `name_expr` an expression of its name."""
+    lines = []
 
     def emit_node(e, pad, ins):
         op = e["op"]
@@ -144,9 +136,10 @@ def program_for(doc, const_dir, fetch, feeds=()):
         dtype = e.get("dtype", "float32")
         nm = f", name={name!r}" if name else ""
         if op == "Const":
-            expr = f"tf.constant(load(NAME), dtype=tf.{dtype}{nm})"
+            expr = f"tf.constant({value_expr(e, 'NAME')}, dtype=tf.{dtype}{nm})"
         elif op == "Variable":
-            expr = f"tf.compat.v1.Variable(load(NAME + '/initial_value'), dtype=tf.{dtype}{nm})"
+            initial = value_expr(e, "NAME + '/initial_value'")
+            expr = f"tf.compat.v1.Variable({initial}, dtype=tf.{dtype}{nm})"
         elif op == "MatMul":
             expr = (f"tf.matmul({ins[0]}, {ins[1]}, transpose_a={bool(e.get('transpose_a'))}, "
                     f"transpose_b={bool(e.get('transpose_b'))}{nm})")
@@ -189,6 +182,24 @@ def program_for(doc, const_dir, fetch, feeds=()):
         lines.append(pad + "T[_op.name] = T[NAME] = _t")
 
     walk(doc["nodes"], 0, lines, emit_node)
+    return lines
+
+
+def program_for(doc, const_dir, fetch, feeds=()):
+    """Python source of the tf.compat.v1 program equivalent to the graph."""
+    lines = [
+        "import os",
+        "import numpy as np, tensorflow as tf",
+        "tf.compat.v1.disable_eager_execution()",
+        "tf.compat.v1.disable_resource_variables()",
+        "T = {}",
+        "def load(name):",
+        f"    path = os.path.join({const_dir!r}, name.replace('/', '__') + '.npy')",
+        "    # A graph whose placement fails dumps nothing: named values as written.",
+        "    return np.load(path) if os.path.exists(path) else np.array(VALUES[name])",
+        f"VALUES = __import__('json').loads({json.dumps(named_values(doc['nodes']))!r})",
+    ]
+    lines += node_lines(doc, lambda e, name: f"load({name})")
     cfg = doc.get("config") or {}
     lines += [
         "init = tf.compat.v1.global_variables_initializer() if tf.compat.v1.global_variables() else None",
