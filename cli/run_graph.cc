@@ -93,7 +93,15 @@ Status GraphRun::Run(std::string* stdout_text) {
 }
 
 void GraphRun::EndCluster(int exit_code) {
-  if (cluster_ != nullptr) cluster_->Shutdown(exit_code);
+  if (cluster_ != nullptr) {
+    cluster_->Shutdown(exit_code);
+    return;
+  }
+  // Every task found the same fault before MPI started and the first one
+  // says it: the others linger, since mpirun ends the whole job at the
+  // first non-zero exit and could end the first before its line is out
+  // (seen once under a loaded CI machine). The first's exit ends them.
+  if (exit_code != 0 && !prints_errors_) std::this_thread::sleep_for(std::chrono::seconds(2));
 }
 
 // A cluster with more than one task runs one process per task under MPI.
