@@ -212,10 +212,12 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
         plan.kernel_type == device.type && QueuesDeviceWork(node) ? device.queue.get() : nullptr;
     int span = -1;
     if (queue != nullptr) {
-      queue_anchor_ns.emplace(queue, NowNs());
+      if (record_events_) {
+        queue_anchor_ns.emplace(queue, NowNs());
+        span_events[queue].push_back(result->events.size());
+      }
       TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
       spans[queue].push_back({span, static_cast<int>(id)});
-      span_events[queue].push_back(result->events.size());
     }
     KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
                           Tensor()};
@@ -268,14 +270,16 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     const auto ended = std::chrono::steady_clock::now();
     result->node_ms[id] = std::chrono::duration<double, std::milli>(ended - started).count();
     result->executed.push_back(static_cast<int>(id));
-    NodeEvent event;
-    event.node = static_cast<int>(id);
-    event.start_ns = started.time_since_epoch().count();
-    event.end_ns = ended.time_since_epoch().count();
-    event.on_device_queue = queue != nullptr;
-    event.memory = memory->name();
-    event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
-    result->events.push_back(std::move(event));
+    if (record_events_) {
+      NodeEvent event;
+      event.node = static_cast<int>(id);
+      event.start_ns = started.time_since_epoch().count();
+      event.end_ns = ended.time_since_epoch().count();
+      event.on_device_queue = queue != nullptr;
+      event.memory = memory->name();
+      event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
+      result->events.push_back(std::move(event));
+    }
     if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
     for (int i = 0; i < node.num_outputs && i < static_cast<int>(context.outputs.size()); ++i) {
       const int slot = first_slot_[id] + i;
@@ -315,6 +319,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       if (span >= static_cast<int>(device_times->size())) continue;
       const SpanTime& t = (*device_times)[span];
       result->node_ms[id] = t.duration_ms;
+      if (!record_events_) continue;
       NodeEvent& event = result->events[entries[k]];
       event.device_start_ns = queue_anchor_ns[queue] + static_cast<int64_t>(t.start_ms * 1e6);
       event.device_end_ns = event.device_start_ns + static_cast<int64_t>(t.duration_ms * 1e6);
