@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/report.h"
+
 namespace tfrun {
 namespace {
 
@@ -26,19 +28,6 @@ double MatMulFlops(const Graph& graph, const Node& node) {
 // JSON numbers; a value that is not known is null, never 0.
 std::string Number(double v, bool known = true) { return known ? fmt::format("{}", v) : "null"; }
 std::string Number(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : "null"; }
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string Plural(int n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
 
@@ -151,18 +140,18 @@ std::string BenchmarkJson(const BenchmarkResult& r) {
   std::vector<std::string> nodes;
   for (const NodeBenchmark& n : r.nodes) {
     nodes.push_back(fmt::format("{}:{{\"device\":{},\"median_ms\":{},\"mean_ms\":{},\"gflops\":{}}}",
-                                JsonString(n.name), JsonString(n.device), n.median_ms, n.mean_ms,
+                                Quote(n.name), Quote(n.device), n.median_ms, n.mean_ms,
                                 Number(n.gflops, n.gflops > 0)));
   }
   std::vector<std::string> devices;
-  for (const std::string& d : r.host.devices) devices.push_back(JsonString(d));
+  for (const std::string& d : r.host.devices) devices.push_back(Quote(d));
   return fmt::format(
       "{{\"iterations\":{},\"warmup\":{},\"duration_s\":{},\"host\":{{\"tfrun\":{},\"cpu\":{},"
       "\"intra_op_threads\":{},\"devices\":[{}]}},\"cold_ms\":{{\"load\":{},\"devices\":{},\"first_run\":{}}},"
       "\"run_ms\":{{\"count\":{},\"min\":{},\"max\":{},\"mean\":{},\"stddev\":{},\"cv\":{},\"median\":{},"
       "\"p90\":{},\"p95\":{},\"p99\":{}}},\"throughput\":{{\"runs_per_s\":{},\"gflops\":{}}},\"nodes\":{{{}}}}}",
-      r.runs, r.options.warmup, Number(r.options.duration_s, r.options.duration_s > 0), JsonString(r.host.version),
-      JsonString(r.host.cpu_model), r.host.intra_op_threads, fmt::join(devices, ","), r.cold.load_ms,
+      r.runs, r.options.warmup, Number(r.options.duration_s, r.options.duration_s > 0), Quote(r.host.version),
+      Quote(r.host.cpu_model), r.host.intra_op_threads, fmt::join(devices, ","), r.cold.load_ms,
       r.cold.devices_ms, r.cold.first_run_ms, s.count, s.min, s.max, s.mean, s.stddev, s.cv, s.median, Number(s.p90),
       Number(s.p95), Number(s.p99), r.runs_per_s, Number(r.graph_gflops, r.graph_gflops > 0), fmt::join(nodes, ","));
 }
@@ -187,8 +176,8 @@ std::string ExportTimes(const BenchmarkResult& r, bool csv) {
   }
   std::vector<std::string> nodes;
   for (size_t i = 0; i < r.nodes.size(); ++i) {
-    nodes.push_back(fmt::format("{}:{{\"device\":{},\"ms\":[{}]}}", JsonString(r.nodes[i].name),
-                                JsonString(r.nodes[i].device), fmt::join(r.node_ms[i], ",")));
+    nodes.push_back(fmt::format("{}:{{\"device\":{},\"ms\":[{}]}}", Quote(r.nodes[i].name),
+                                Quote(r.nodes[i].device), fmt::join(r.node_ms[i], ",")));
   }
   return fmt::format("{{\"runs_ms\":[{}],\"nodes\":{{{}}}}}\n", fmt::join(r.run_ms, ","), fmt::join(nodes, ","));
 }

@@ -180,13 +180,25 @@ TEST(TaskExchangeTest, ASilentTaskIsReportedAfterTheTimeout) {
   EXPECT_EQ(verdict.message(), s.message());
 }
 
-TEST(TaskExchangeTest, RefusesBytesThatDoNotFitTheTensor) {
-  ClusterSpec cluster;
-  cluster.AddJob("local", 2);
-  cluster.Finish();
+// Two tasks of job local: task 1 sends (`from`), task 0 receives (`to`).
+struct SenderAndReceiver {
+  static ClusterSpec TwoLocalTasks() {
+    ClusterSpec c;
+    c.AddJob("local", 2);
+    c.Finish();
+    return c;
+  }
+  ClusterSpec cluster = TwoLocalTasks();
   Fabric fabric;
-  InMemoryTransport sender(&fabric, 1, 2), receiver(&fabric, 0, 2);
-  TaskExchange from(&sender, cluster, 0, std::chrono::seconds(5)), to(&receiver, cluster, 0, std::chrono::seconds(5));
+  InMemoryTransport sender{&fabric, 1, 2}, receiver{&fabric, 0, 2};
+  TaskExchange from{&sender, cluster, 0, std::chrono::seconds(5)};
+  TaskExchange to{&receiver, cluster, 0, std::chrono::seconds(5)};
+};
+
+TEST(TaskExchangeTest, RefusesBytesThatDoNotFitTheTensor) {
+  SenderAndReceiver pair;
+  TaskExchange& from = pair.from;
+  TaskExchange& to = pair.to;
   StatusOr<Tensor> t = Tensor::AllocateHost(DType::kFloat32, {3});
   ASSERT_TRUE(from.Send(0, 9, *t, false).ok());
   const Status s = to.Receive(1, 9, "v", DType::kFloat32, {4}, false).status();
@@ -195,12 +207,9 @@ TEST(TaskExchangeTest, RefusesBytesThatDoNotFitTheTensor) {
 
 // A fed batch's shape is open in the graph: its dimensions travel first.
 TEST(TaskExchangeTest, DynamicShapesTravelWithTheTensor) {
-  ClusterSpec cluster;
-  cluster.AddJob("local", 2);
-  cluster.Finish();
-  Fabric fabric;
-  InMemoryTransport sender(&fabric, 1, 2), receiver(&fabric, 0, 2);
-  TaskExchange from(&sender, cluster, 0, std::chrono::seconds(5)), to(&receiver, cluster, 0, std::chrono::seconds(5));
+  SenderAndReceiver pair;
+  TaskExchange& from = pair.from;
+  TaskExchange& to = pair.to;
   StatusOr<Tensor> t = Tensor::AllocateHost(DType::kFloat32, {3, 2});
   ASSERT_TRUE(t.ok());
   for (int i = 0; i < 6; ++i) t->data<float>()[i] = static_cast<float>(i);

@@ -342,54 +342,53 @@ Status MatMulKernel(KernelContext& c) {
                          b.raw(), b.shape()[0], b.shape()[1], c.node.transpose_b, c.output.raw(), ctx.tf32);
 }
 
-Status AddNKernel(KernelContext& c) {
+// What every elementwise kernel does before its launch: the element type
+// of the node's dtype, its device's context made current, the output of
+// `shape` (computed from the inputs, kernel_shapes.h) allocated.
+struct Elementwise {
+  cuda::ElementType type;
+  CudaContext* ctx;
+};
+StatusOr<Elementwise> PrepareElementwise(KernelContext& c, const StatusOr<Shape>& shape) {
   std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
-  if (!type) return RuntimeError(fmt::format("no GPU AddN for {}", Name(c.node.dtype)));
+  if (!type) return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(c.node.dtype)));
   CudaContext& ctx = ContextOf(c);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_ASSIGN_OR_RETURN(const Shape shape, AddNShape(c));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  if (!shape.ok()) return shape.status();
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(*shape));
+  return Elementwise{*type, &ctx};
+}
+
+Status AddNKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, AddNShape(c)));
   std::vector<const void*> inputs;
   for (const Tensor& t : c.inputs) inputs.push_back(t.raw());
-  return LaunchResult(cuda::AddN(*type, inputs.data(), static_cast<int>(inputs.size()), c.output.num_elements(),
-                                 c.output.raw(), ctx.stream),
+  return LaunchResult(cuda::AddN(e.type, inputs.data(), static_cast<int>(inputs.size()), c.output.num_elements(),
+                                 c.output.raw(), e.ctx->stream),
                       "AddN kernel launch");
 }
 
 template <cuda::BinaryOp Op>
 Status BinaryKernel(KernelContext& c) {
-  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
-  if (!type) return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(c.node.dtype)));
-  CudaContext& ctx = ContextOf(c);
-  TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_ASSIGN_OR_RETURN(const Shape shape, BinaryShape(c));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, BinaryShape(c)));
   const Tensor& x = c.inputs[0];
   const Tensor& y = c.inputs[1];
-  return LaunchResult(cuda::Binary(*type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
-                                   y.rank() == 0 && x.rank() != 0, c.output.num_elements(), c.output.raw(), ctx.stream),
+  return LaunchResult(cuda::Binary(e.type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
+                                   y.rank() == 0 && x.rank() != 0, c.output.num_elements(), c.output.raw(),
+                                   e.ctx->stream),
                       "elementwise kernel launch");
 }
 
 Status BiasAddKernel(KernelContext& c) {
-  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
-  if (!type) return RuntimeError(fmt::format("no GPU BiasAdd for {}", Name(c.node.dtype)));
-  CudaContext& ctx = ContextOf(c);
-  TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_ASSIGN_OR_RETURN(const Shape shape, BiasAddShape(c));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
-  return LaunchResult(cuda::BiasAdd(*type, c.inputs[0].raw(), c.inputs[1].raw(), c.output.num_elements(),
-                                    c.inputs[1].num_elements(), c.output.raw(), ctx.stream),
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, BiasAddShape(c)));
+  return LaunchResult(cuda::BiasAdd(e.type, c.inputs[0].raw(), c.inputs[1].raw(), c.output.num_elements(),
+                                    c.inputs[1].num_elements(), c.output.raw(), e.ctx->stream),
                       "BiasAdd kernel launch");
 }
 
 Status ReluKernel(KernelContext& c) {
-  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
-  if (!type) return RuntimeError(fmt::format("no GPU Relu for {}", Name(c.node.dtype)));
-  CudaContext& ctx = ContextOf(c);
-  TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
-  return LaunchResult(cuda::Relu(*type, c.inputs[0].raw(), c.output.num_elements(), c.output.raw(), ctx.stream),
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, c.inputs[0].shape()));
+  return LaunchResult(cuda::Relu(e.type, c.inputs[0].raw(), c.output.num_elements(), c.output.raw(), e.ctx->stream),
                       "Relu kernel launch");
 }
 
