@@ -16,7 +16,7 @@ namespace tfrun {
 namespace {
 
 // The first element of a literal that Python holds as a str: quoted, or a
-// plain word that is no YAML number (nullptr when there is none).
+// plain word that is no YAML number (nullopt when there is none).
 std::optional<std::string> FirstWord(const YamlNode& value) {
   if (value.IsSequence()) {
     for (const YamlNode& e : value.Elements()) {
