@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -391,9 +392,13 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
   TFRUN_ASSIGN_OR_RETURN(std::vector<TestCase> cases, Discover(options.paths));
   const std::string tfrun = options.tfrun_path.empty() ? SelfPath() : options.tfrun_path;
   std::error_code ec;
-  const fs::path scratch = fs::temp_directory_path(ec) / fmt::format("tfrun-test-{}", getpid());
-  fs::create_directories(scratch, ec);
-  if (ec) return BadInput(fmt::format("tfrun test: cannot make {}: {}", scratch.string(), ec.message()));
+  // mkdtemp, not the process id: sandboxed test shards run in PID namespaces
+  // of their own and share /tmp, so two of them can have the same pid.
+  std::string scratch_template = (fs::temp_directory_path(ec) / "tfrun-test-XXXXXX").string();
+  if (mkdtemp(scratch_template.data()) == nullptr) {
+    return BadInput(fmt::format("tfrun test: cannot make {}: {}", scratch_template, std::strerror(errno)));
+  }
+  const fs::path scratch = scratch_template;
 
   const auto started = Clock::now();
   std::vector<Outcome> outcomes(cases.size());
