@@ -160,7 +160,9 @@ Status GraphRun::Load() {
     }
     return ids;
   };
-  StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, options_.limits, lister);
+  LoadOptions load_options = options_.limits;
+  load_options.construction_errors = profile_->construction_errors;
+  StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, load_options, lister);
   if (!graph.ok()) return graph.status();
   graph_ = std::move(*graph);
   report_.graph = &graph_;

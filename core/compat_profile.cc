@@ -7,16 +7,16 @@ namespace {
 constexpr CompatProfile kProfiles[] = {
     {"tf2", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kFile,
      true, false, true, false, false, PlacementErrorStyle::kTf2, ExecutionModel::kSession,
-     NodeErrorLine::kName, false},
+     NodeErrorLine::kName, false, ConstructionErrors::kTf2},
     {"tf1", false, true, PlacementLineStyle::kNameOpDevice, ImportOrder::kStack,
      true, false, false, false, false, PlacementErrorStyle::kTf1, ExecutionModel::kSession,
-     NodeErrorLine::kNodeDef, true},
+     NodeErrorLine::kNodeDef, true, ConstructionErrors::kTf1},
     {"tf0", true, false, PlacementLineStyle::kNameDevice, ImportOrder::kStack,
      false, true, false, false, false, PlacementErrorStyle::kTf0, ExecutionModel::kSession,
-     NodeErrorLine::kNodeDef, true},
+     NodeErrorLine::kNodeDef, true, ConstructionErrors::kTf1},
     {"eager", false, true, PlacementLineStyle::kExecutingOp, ImportOrder::kFile,
      true, false, true, true, true, PlacementErrorStyle::kEager, ExecutionModel::kEager,
-     NodeErrorLine::kName, false},
+     NodeErrorLine::kName, false, ConstructionErrors::kTf2},
 };
 
 }  // namespace

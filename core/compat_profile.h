@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/op_registry.h"
+
 namespace tfrun {
 
 enum class ImportOrder {
@@ -55,6 +57,8 @@ struct CompatProfile {
   // has shape '(?, 3)'"), TF 2 with f-strings ("Tensor x:0, which has shape
   // (None, 3)").
   bool feed_errors_quoted;
+  // How graph-construction (shape and type) errors name their node.
+  ConstructionErrors construction_errors;
 };
 
 // nullptr for an unknown name.

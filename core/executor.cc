@@ -9,56 +9,21 @@
 #include <map>
 #include <set>
 
+#include "core/node_def_summary.h"
+
 namespace tfrun {
 
 namespace {
 
 int64_t NowNs() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
-std::string DataTypeEnum(DType dtype) {
-  std::string name(Info(dtype).tf_name);
-  for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return "DT_" + name;
-}
-
-// SummarizeNodeDef (node_def_util.cc): "name = Op[attrs sorted by name,
-// _device=...](inputs)", with the attributes each op's NodeDef holds.
-std::string NodeDefSummary(const Graph& graph, const Node& node, const std::string& device) {
-  std::vector<std::string> attrs;
-  const std::string t = DataTypeEnum(node.dtype);
-  const int values = static_cast<int>(node.inputs.size()) - (node.op == "ConcatV2" ? 1 : 0);
-  if (node.op == "Placeholder") {
-    attrs = {"dtype=" + t, "shape=" + ShapeDebugString(node.shape, node.unknown_rank)};
-  } else if (node.op == "MatMul") {
-    attrs = {"T=" + t, fmt::format("transpose_a={}", node.transpose_a), fmt::format("transpose_b={}", node.transpose_b)};
-  } else if (node.op == "AddN") {
-    attrs = {fmt::format("N={}", values), "T=" + t};
-  } else if (node.op == "ConcatV2") {
-    attrs = {fmt::format("N={}", values), "T=" + t, "Tidx=DT_INT32"};
-  } else if (node.op == "Split") {
-    attrs = {"T=" + t, fmt::format("num_split={}", node.num_outputs)};
-  } else if (node.op == "BiasAdd") {
-    attrs = {"T=" + t, "data_format=\"NHWC\""};
-  } else if (node.op == "Cast") {
-    attrs = {"DstT=" + t, "SrcT=" + DataTypeEnum(graph.nodes[node.inputs[0]].dtype)};
-  } else if (node.has_output()) {
-    attrs = {"T=" + t};
-  }
-  attrs.push_back(fmt::format("_device=\"{}\"", device));
-  std::vector<std::string> inputs;
-  for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(graph.OutputName(node.input(i)));
-  for (int c : node.control_inputs) inputs.push_back("^" + graph.nodes[c].name);
-  return fmt::format("{} = {}[{}]({})", node.name, node.op, fmt::join(attrs, ", "), fmt::join(inputs, ", "));
-}
-
 }  // namespace
 
 std::string Executor::NodeLine(const Node& node) const {
   if (error_style_.line == NodeErrorLine::kName) return fmt::format("\t [[{{{{node {}}}}}]]", node.name);
   const Device& device = devices_[placement_.device_of[node.id]];
-  return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, error_style_.legacy_device_names
-                                                                        ? device.spec.ToLegacyString()
-                                                                        : device.name));
+  const std::string device_name = error_style_.legacy_device_names ? device.spec.ToLegacyString() : device.name;
+  return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, device_name, NodeDefEra::kTf1));
 }
 
 std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const {

@@ -308,11 +308,15 @@ def main():
         theirs += [by_index[k] for k in range(len(chunk))]
     classes = collections.Counter()
     first = {}
+    listing = open(os.path.join(out_dir, "differences.txt"), "w")
     for i, (mine, tf_lines) in enumerate(zip(ours, theirs)):
         c = classify(mine, tf_lines)
         if c is None:
             continue
         classes[c] += 1
+        # Every difference, one block each, for reading a class whole.
+        listing.write(f"=== graph {i}: {c}\n--- TensorFlow\n" + "".join(f"{l}\n" for l in tf_lines) +
+                      f"--- tfrun (exit {mine[0]})\n" + "".join(f"{l}\n" for l in mine[1]) + mine[2])
         if c not in first:
             first[c] = i
             with open(os.path.join(out_dir, f"{c}.yaml"), "w") as f:

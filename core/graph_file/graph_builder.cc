@@ -113,7 +113,8 @@ StatusOr<int> GraphBuilder::Add(Node node, const OpDef& def, const YamlNode& whe
   std::vector<const Node*> inputs;
   inputs.reserve(node.inputs.size());
   for (int id : node.inputs) inputs.push_back(&graph_->nodes[id]);
-  Status s = def.infer(node, inputs);
+  ShapeContext context(node, inputs, *graph_, errors_);
+  Status s = InferNode(def, context);
   if (!s.ok()) return fields_.NodeError(where, node.name, s.message());
   return graph_->Add(std::move(node));
 }

@@ -24,8 +24,9 @@ class GraphBuilder {
   using DefinedLater = std::function<bool(const std::string& name)>;
 
   // `fields` and `graph` must outlive it.
-  GraphBuilder(const FieldReader& fields, Graph* graph, DefinedLater defined_later)
-      : fields_(fields), graph_(graph), defined_later_(std::move(defined_later)) {}
+  GraphBuilder(const FieldReader& fields, Graph* graph, DefinedLater defined_later,
+               ConstructionErrors errors = ConstructionErrors::kTf2)
+      : fields_(fields), graph_(graph), defined_later_(std::move(defined_later)), errors_(errors) {}
 
   const FieldReader& fields() const { return fields_; }
 
@@ -58,6 +59,7 @@ class GraphBuilder {
   const FieldReader& fields_;
   Graph* graph_;  // not owned
   DefinedLater defined_later_;
+  ConstructionErrors errors_;  // how shape and type errors name the node
   std::unordered_map<int, int> variable_reads_;  // VariableV2 id -> read id
   struct AliasTarget {
     std::vector<int> ids;

@@ -58,7 +58,8 @@ TEST_F(GraphBuilderTest, MissingLaterAndSelfInputsAndArity) {
   EXPECT_EQ(Add("m", "MatMul", "{inputs: [alpha]}").status().message(),
             "g.yaml:1:1: node 'm': MatMul takes 2 inputs, got 1");
   EXPECT_EQ(Add("m", "MatMul", "{inputs: [alpha, alpha]}").status().message(),
-            "g.yaml:1:1: node 'm': Shape must be rank 2 but is rank 1 for 'm' (op: 'MatMul') with input shapes: "
+            "g.yaml:1:1: node 'm': Shape must be rank 2 but is rank 1 for '{{node m}} = MatMul[T=DT_FLOAT, "
+            "grad_a=false, grad_b=false, transpose_a=false, transpose_b=false](alpha, alpha)' with input shapes: "
             "[2], [2].");
 }
 

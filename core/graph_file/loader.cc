@@ -94,13 +94,14 @@ std::string DefaultName(const std::string& op) {
 // Walks a parsed graph file in program order and wires the steps.
 class GraphFileLoader {
  public:
-  GraphFileLoader(const YamlDocument& doc, const std::string& path, const LoadLimits& limits,
+  GraphFileLoader(const YamlDocument& doc, const std::string& path, const LoadOptions& limits,
                   const LogicalDeviceLister& devices)
       : doc_(doc),
         limits_(limits),
         devices_(devices),
         fields_(path),
-        builder_(fields_, &graph_, [this](const std::string& name) { return DefinedLater(name); }),
+        builder_(fields_, &graph_, [this](const std::string& name) { return DefinedLater(name); },
+                 limits.construction_errors),
         scopes_(fields_, &namer_),
         literals_(fields_, DirectoryOf(path), limits.max_tensor_bytes),
         variables_(&builder_, &namer_, &literals_),
@@ -356,7 +357,7 @@ class GraphFileLoader {
 
 
   const YamlDocument& doc_;
-  LoadLimits limits_;
+  LoadOptions limits_;
   const LogicalDeviceLister& devices_;
   Graph graph_;
   FieldReader fields_;
@@ -377,12 +378,12 @@ class GraphFileLoader {
 
 }  // namespace
 
-StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path, const LoadLimits& limits,
+StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path, const LoadOptions& limits,
                                   const LogicalDeviceLister& devices) {
   return GraphFileLoader(doc, path, limits, devices).Load();
 }
 
-StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, const LoadLimits& limits,
+StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, const LoadOptions& limits,
                               const LogicalDeviceLister& devices) {
   TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
   TFRUN_ASSIGN_OR_RETURN(const YamlDocument doc, ParseYaml(text, path));
@@ -391,7 +392,7 @@ StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, 
 
 // A graph from standard input ("-"), a FIFO, /dev/stdin or a process
 // substitution: read as it comes, up to the size limit.
-StatusOr<Graph> LoadGraphStream(int fd, const std::string& label, const LoadLimits& limits,
+StatusOr<Graph> LoadGraphStream(int fd, const std::string& label, const LoadOptions& limits,
                                 const LogicalDeviceLister& devices) {
   std::string text;
   char buf[65536];
@@ -415,7 +416,7 @@ StatusOr<Graph> LoadGraphStream(int fd, const std::string& label, const LoadLimi
   return LoadGraphDocument(*doc, label, limits, devices);
 }
 
-StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits, const LogicalDeviceLister& devices) {
+StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadOptions& limits, const LogicalDeviceLister& devices) {
   if (path == "-") return LoadGraphStream(STDIN_FILENO, "<stdin>", limits, devices);
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {

@@ -16,16 +16,19 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/op_registry.h"
 #include "core/status.h"
 
 namespace tfrun {
 
-// Each limit names its flag in its error message.
-struct LoadLimits {
+struct LoadOptions {
+  // Each limit names its flag in its error message.
   int64_t max_file_bytes = 64ll << 20;     // the graph file itself (--max-file-bytes)
   int64_t max_tensor_bytes = 16ll << 30;   // all constants together (--max-tensor-bytes)
   int max_nodes = 1000000;                 // nodes after expansion (--max-nodes)
   int max_depth = 64;                      // nested scopes (--max-depth)
+  // The era's wording of shape and type errors (the --compat profile's).
+  ConstructionErrors construction_errors = ConstructionErrors::kTf2;
 };
 
 // The ids of the logical devices of a type ("GPU", "CPU") a run will have
@@ -34,20 +37,20 @@ struct LoadLimits {
 // one, CPU:0 is the only device.
 using LogicalDeviceLister = std::function<StatusOr<std::vector<int>>(const GraphConfig& config, std::string_view type)>;
 
-StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadLimits& limits = LoadLimits(),
+StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadOptions& limits = LoadOptions(),
                               const LogicalDeviceLister& devices = nullptr);
 
 class YamlDocument;
 
 // The graph of a graph file already parsed (LoadGraphFile's second half).
 StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path,
-                                  const LoadLimits& limits = LoadLimits(),
+                                  const LoadOptions& limits = LoadOptions(),
                                   const LogicalDeviceLister& devices = nullptr);
 
 // The same, from text already in memory (`path` is used in messages and to
 // resolve `npy:` files).
 StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path,
-                              const LoadLimits& limits = LoadLimits(),
+                              const LoadOptions& limits = LoadOptions(),
                               const LogicalDeviceLister& devices = nullptr);
 
 }  // namespace tfrun

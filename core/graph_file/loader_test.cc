@@ -16,8 +16,10 @@ Graph MustLoad(const std::string& text) {
   return g.ok() ? std::move(*g) : Graph();
 }
 
-std::string LoadError(const std::string& text) {
-  StatusOr<Graph> g = Load(text);
+std::string LoadError(const std::string& text, ConstructionErrors era = ConstructionErrors::kTf2) {
+  LoadOptions options;
+  options.construction_errors = era;
+  StatusOr<Graph> g = LoadGraphText(text, "g.yaml", options);
   EXPECT_FALSE(g.ok());
   if (g.ok()) return "";
   EXPECT_EQ(g.status().kind(), ErrorKind::kBadInput);
@@ -230,10 +232,17 @@ TEST(LoaderShapeTest, MatMulShapesAndErrorsFollowTensorFlow) {
   - {name: a, op: Const, shape: [2, 3], value: 1}
   - {name: b, op: Const, shape: [2, 2], value: 1}
   - {op: MatMul, inputs: [a, b]})");
-  EXPECT_NE(e.find("g.yaml:4:5: node 'MatMul': Dimensions must be equal, but are 3 and 2 for 'MatMul' "
-                   "(op: 'MatMul') with input shapes: [2,3], [2,2]."),
-            std::string::npos)
-      << e;
+  // TensorFlow 2.21's text; TF 1.x named the node "'MatMul' (op: 'MatMul')".
+  EXPECT_EQ(e, "g.yaml:4:5: node 'MatMul': Dimensions must be equal, but are 3 and 2 for '{{node MatMul}} = "
+               "MatMul[T=DT_FLOAT, grad_a=false, grad_b=false, transpose_a=false, transpose_b=false](a, b)' with "
+               "input shapes: [2,3], [2,2].");
+  e = LoadError(R"(nodes:
+  - {name: a, op: Const, shape: [2, 3], value: 1}
+  - {name: b, op: Const, shape: [2, 2], value: 1}
+  - {op: MatMul, inputs: [a, b]})",
+                ConstructionErrors::kTf1);
+  EXPECT_EQ(e, "g.yaml:4:5: node 'MatMul': Dimensions must be equal, but are 3 and 2 for 'MatMul' (op: 'MatMul') "
+               "with input shapes: [2,3], [2,2].");
   EXPECT_NE(LoadError(R"(nodes:
   - {name: a, op: Const, shape: [3], value: 1}
   - {op: MatMul, inputs: [a, a]})").find("Shape must be rank 2 but is rank 1"),
@@ -266,16 +275,75 @@ TEST(LoaderShapeTest, ElementwiseAddNCastAndNoOp) {
   EXPECT_NE(LoadError(R"(nodes:
   - {name: v, op: Const, shape: [3], value: 1}
   - {name: w, op: Const, shape: [2], value: 1}
-  - {op: Sub, inputs: [v, w]})").find("Incompatible shapes: [3] vs. [2]"),
+  - {op: Sub, inputs: [v, w]})").find("Dimensions must be equal, but are 3 and 2 for '{{node Sub}} = "
+                                       "Sub[T=DT_FLOAT](v, w)' with input shapes: [3], [2]."),
             std::string::npos);
+  // AddN merges from its last input down (math_ops.cc).
   EXPECT_NE(LoadError(R"(nodes:
   - {name: v, op: Const, shape: [3], value: 1}
   - {name: w, op: Const, shape: [2], value: 1}
-  - {op: AddN, inputs: [v, w]})").find("Shapes must be equal, but are [3] and [2]"),
+  - {op: AddN, inputs: [v, v, w]})").find("Dimension 0 in both shapes must be equal, but are 3 and 2. Shapes are "
+                                          "[3] and [2].\n\tFrom merging shape 1 with other shapes. for "
+                                          "'{{node AddN}} = AddN[N=3, T=DT_FLOAT](v, v, w)'"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: v, op: Const, shape: [3], value: 1}
+  - {name: w, op: Const, shape: [3, 2], value: 1}
+  - {op: AddN, inputs: [v, v, v, w]})").find("Shapes must be equal rank, but are 1 and 2\n\tFrom merging shape 2 "
+                                             "with other shapes."),
+            std::string::npos);
+  // TensorFlow broadcasts; tfrun says it does not.
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: v, op: Const, shape: [2, 3], value: 1}
+  - {name: w, op: Const, shape: [3], value: 1}
+  - {op: Add, inputs: [v, w]})").find("Add of shapes [2,3] and [3] broadcasts to [2,3] in TensorFlow"),
             std::string::npos);
   EXPECT_NE(LoadError(R"(nodes:
   - {name: v, op: Const, value: 1}
   - {op: Cast, inputs: [v]})").find("Cast needs DstT"),
+            std::string::npos);
+}
+
+// op_def_library.py's type errors, argument by argument (texts from
+// TensorFlow 2.21's tf.compat.v1 graph mode).
+TEST(LoaderTypeTest, TypeErrorsNameTensorFlowsArguments) {
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: i, op: Const, dtype: int32, value: 1}
+  - {name: f, op: Const, dtype: float64, value: 1}
+  - {op: AddN, inputs: [i, i, f]})").find("node 'AddN': Tensors in list passed to 'inputs' of 'AddN' Op have types "
+                                          "[int32, int32, float64] that don't all match."),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: t, op: Const, dtype: bool, value: true}
+  - {op: AddN, inputs: [t]})").find("Value passed to parameter 'inputs' has DataType bool not in list of allowed "
+                                    "values: float32, float64, int32, uint8, int16, int8, complex64, int64, qint8, "
+                                    "quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, float16, uint32, "
+                                    "uint64, variant"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: x, op: Const, shape: [1, 2], value: 1}
+  - {name: b, op: Const, dtype: int32, shape: [2], value: 1}
+  - {op: BiasAdd, inputs: [x, b]})").find("node 'BiasAdd': bias: Tensor conversion requested dtype float32 for "
+                                          "Tensor with dtype int32: <tf.Tensor 'b:0' shape=(2,) dtype=int32>"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: t, op: Const, dtype: bool, value: true}
+  - {op: Relu, inputs: [t]})").find("Value passed to parameter 'features' has DataType bool not in list of allowed "
+                                    "values: float32, float64, int32, uint8, int16, int8, int64, bfloat16, uint16, "
+                                    "float16, uint32, uint64, qint8"),
+            std::string::npos);
+  // tf.matmul of bfloat16 and another type builds SparseMatMul.
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: a, op: Const, dtype: bfloat16, shape: [1, 1], value: 1}
+  - {name: b, op: Const, dtype: float64, shape: [1, 1], value: 1}
+  - {op: MatMul, inputs: [a, b]})").find("Value passed to parameter 'b' has DataType float64 not in list of allowed "
+                                         "values: float32, bfloat16"),
+            std::string::npos);
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: a, op: Const, dtype: int32, shape: [1, 1], value: 1}
+  - {name: b, op: Const, dtype: int64, shape: [1, 1], value: 1}
+  - {op: Sub, inputs: [a, b]})").find("Input 'y' of 'Sub' Op has type int64 that does not match type int32 of "
+                                      "argument 'x'."),
             std::string::npos);
 }
 
@@ -361,7 +429,7 @@ namespace {
 
 // for_each_device over `gpus` logical GPUs (the lister a run passes).
 StatusOr<Graph> LoadOnGpus(const std::string& text, int gpus) {
-  return LoadGraphText(text, "g.yaml", LoadLimits(), [gpus](const GraphConfig&, std::string_view type) {
+  return LoadGraphText(text, "g.yaml", LoadOptions(), [gpus](const GraphConfig&, std::string_view type) {
     std::vector<int> ids;
     for (int i = 0; i < (type == "GPU" ? gpus : 1); ++i) ids.push_back(i);
     return StatusOr<std::vector<int>>(ids);
@@ -436,7 +504,7 @@ TEST(LoaderReplicationTest, AScopeBombInsideAnEmptyLoopEnds) {
   std::string text = "nodes:\n  - for_each_device: GPU\n    nodes:\n      - &s0 {nodes: []}\n";
   for (int i = 1; i <= 60; ++i) text += fmt::format("      - &s{} {{nodes: [*s{}, *s{}]}}\n", i, i - 1, i - 1);
   text += "  - {name: n, op: NoOp}\n";
-  LoadLimits limits;
+  LoadOptions limits;
   limits.max_nodes = 1000;
   StatusOr<Graph> g = LoadGraphText(text, "g.yaml", limits, [](const GraphConfig&, std::string_view) {
     return StatusOr<std::vector<int>>(std::vector<int>{});

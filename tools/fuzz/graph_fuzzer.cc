@@ -46,7 +46,7 @@ const tfrun::KernelRegistry& Kernels() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tfrun::SetHostMemoryBudget(4 << 20);
-  tfrun::LoadLimits limits;
+  tfrun::LoadOptions limits;
   limits.max_tensor_bytes = 1 << 20;
   limits.max_nodes = 500;
   const std::string text(reinterpret_cast<const char*>(data), size);
