@@ -7,6 +7,7 @@
 #define EIGEN_USE_THREADS
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -72,7 +73,35 @@ Status ForNumericOutput(KernelContext& c, const StatusOr<Shape>& shape, Body&& b
   });
 }
 
-Status MatMulKernel(KernelContext& c) {
+// Where TensorFlow's CPU MatMul (TF 2.21's x86 build, which has no FMA)
+// sums each output's K products one by one in order, each product rounded
+// before it is added, from +0.0: a vector-matrix product (M = 1) or a
+// matrix-vector one (N = 1) under Eigen's coefficient-based threshold
+// (M + K + N < 20), neither operand transposed (LaunchBatchMatMul's
+// SequentialMatMulKernel; measured: [[3, -3]] x [[-4.45], [-9.3]] is
+// 14.550002, where a fused multiply-add gives 14.550001). Elsewhere its
+// contraction fuses multiply and add in K order, as tfrun's AVX2 kernel
+// does; the transposed and larger vector products take Eigen's GEMV, whose
+// order tfrun does not copy (README, Differences).
+bool SumsProductsOneByOne(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
+  return !ta && !tb && k > 1 && (m == 1 || (n == 1 && m + k + n < 20));
+}
+
+template <typename T>
+void SequentialMatMul(const T* a, const T* b, int64_t m, int64_t k, int64_t n, T* out) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = T(0);
+      for (int64_t p = 0; p < k; ++p) {
+        const T product = a[i * k + p] * b[p * n + j];  // built with -ffp-contract=off
+        sum += product;
+      }
+      out[i * n + j] = sum;
+    }
+  }
+}
+
+Status MatMulProduct(KernelContext& c) {
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
   return ForNumericOutput(c, MatMulShape(c), [&](auto tag) -> Status {
@@ -97,6 +126,11 @@ Status MatMulKernel(KernelContext& c) {
       }
     };
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const int64_t k = c.node.transpose_a ? a.shape()[0] : ka;
+      if (SumsProductsOneByOne(m, k, n, c.node.transpose_a, c.node.transpose_b)) {
+        SequentialMatMul(a.data<T>(), b.data<T>(), m, k, n, c.output.data<T>());
+        return Status::Ok();
+      }
       if (avx2::Available()) {
         auto fn = [](auto... args) {
           if constexpr (std::is_same_v<T, float>) {
@@ -115,10 +149,68 @@ Status MatMulKernel(KernelContext& c) {
       for (int64_t i = 0; i < a.num_elements(); ++i) fa[i] = static_cast<float>(a.data<T>()[i]);
       for (int64_t i = 0; i < b.num_elements(); ++i) fb[i] = static_cast<float>(b.data<T>()[i]);
       run(fa.data(), fb.data(), fo.data());
-      for (int64_t i = 0; i < m * n; ++i) c.output.data<T>()[i] = T(fo[i]);
+      if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+        // TensorFlow's CPU MatMul multiplies bfloat16 in float32 and keeps
+        // the upper half of each product's bits (FloatToBFloat16 in
+        // bfloat16.cc truncates): [[1.5]] x [[1.0390625]] is 1.5546875,
+        // where rounding would give 1.5625.
+        for (int64_t i = 0; i < m * n; ++i) {
+          uint32_t bits;
+          std::memcpy(&bits, &fo[i], sizeof bits);
+          const uint16_t upper = static_cast<uint16_t>(bits >> 16);
+          std::memcpy(&c.output.data<T>()[i], &upper, sizeof upper);
+        }
+      } else {
+        for (int64_t i = 0; i < m * n; ++i) c.output.data<T>()[i] = T(fo[i]);
+      }
     } else {
       run(reinterpret_cast<const Acc*>(a.data<T>()), reinterpret_cast<const Acc*>(b.data<T>()),
           reinterpret_cast<Acc*>(c.output.data<T>()));
+    }
+    return Status::Ok();
+  });
+}
+
+// The sign of an exactly zero MatMul result, as TensorFlow's CPU kernel
+// makes it (matmul_op_impl.h, measured on TF 2.21): a product with a
+// transposed operand that LaunchBatchMatMul hands to Eigen's coefficient-
+// based product (some dimension 1, and M + K + N under Eigen's
+// EIGEN_GEMM_TO_COEFFBASED_THRESHOLD of 20) sums the K products with no
+// +0.0 to start from, so K products that are all -0.0 sum to -0.0; every
+// other path starts from +0.0. tfrun's kernels start from +0.0.
+template <typename T>
+void SignZerosAsEigen(KernelContext& c) {
+  const Tensor& a = c.inputs[0];
+  const Tensor& b = c.inputs[1];
+  const bool ta = c.node.transpose_a, tb = c.node.transpose_b;
+  const int64_t m = c.output.shape()[0], n = c.output.shape()[1];
+  const int64_t k = ta ? a.shape()[0] : a.shape()[1];
+  if (!(ta || tb) || std::min({m, k, n}) > 1 || m + k + n >= 20 || k == 0) return;
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* out = c.output.data<T>();
+  auto at = [&](int64_t i, int64_t j) { return static_cast<float>(ta ? pa[j * m + i] : pa[i * k + j]); };
+  auto bt = [&](int64_t i, int64_t j) { return static_cast<float>(tb ? pb[j * k + i] : pb[i * n + j]); };
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (static_cast<float>(out[i * n + j]) != 0.0f) continue;
+      bool all_negative_zero = true;
+      for (int64_t p = 0; p < k && all_negative_zero; ++p) {
+        const double product = static_cast<double>(at(i, p)) * static_cast<double>(bt(p, j));
+        all_negative_zero = product == 0.0 && std::signbit(product);
+      }
+      if (all_negative_zero) out[i * n + j] = T(-0.0f);
+    }
+  }
+}
+
+Status MatMulKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(MatMulProduct(c));
+  return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Eigen::half> ||
+                  std::is_same_v<T, Eigen::bfloat16>) {
+      SignZerosAsEigen<T>(c);
     }
     return Status::Ok();
   });
@@ -228,14 +320,27 @@ Status BiasAddKernel(KernelContext& c) {
   });
 }
 
-// max(x, 0) as Eigen's cwiseMax: NaN and -0.0 pass through.
+// Elements TensorFlow's CPU build (AVX) evaluates a packet at a time in an
+// elementwise Eigen expression: all but the tail of n % kPacket, the tail
+// one by one. 0 where no packets are used (half and bfloat16).
+template <typename T>
+constexpr int64_t kAvxPacket = std::is_same_v<T, float> ? 8 : std::is_same_v<T, double> ? 4 : 0;
+
+// Relu is cwiseMax<PropagateNaN>(0) in relu_op_functor.h: NaN passes, and
+// -0.0 becomes +0.0 in packets (vmaxps returns its second operand, the
+// zero, for two zeros) but stays -0.0 in the scalar tail (std::max keeps
+// the first): relu of eight float32 -0.0s is eight 0.0s, of six it is six
+// -0.0s, as TensorFlow 2.21 prints them.
 Status ReluKernel(KernelContext& c) {
   return ForNumericOutput(c, c.inputs[0].shape(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* in = c.inputs[0].template data<T>();
     T* out = c.output.data<T>();
     const T zero = T(0);
-    for (int64_t i = 0; i < c.output.num_elements(); ++i) out[i] = in[i] < zero ? zero : in[i];
+    const int64_t n = c.output.num_elements();
+    const int64_t packed = kAvxPacket<T> == 0 ? 0 : n - n % kAvxPacket<T>;
+    for (int64_t i = 0; i < packed; ++i) out[i] = in[i] > zero || in[i] != in[i] ? in[i] : zero;
+    for (int64_t i = packed; i < n; ++i) out[i] = in[i] < zero ? zero : in[i];
     return Status::Ok();
   });
 }

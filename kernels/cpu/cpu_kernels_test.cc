@@ -2,6 +2,7 @@
 // executor and checked against straightforward reference arithmetic.
 #include "kernels/cpu/cpu_kernels.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -267,7 +268,32 @@ fetch: [BiasAdd, Relu, r]
   EXPECT_EQ(Values(out[0])[5], -2.0);
   EXPECT_TRUE(std::isnan(Values(out[1])[2]));
   EXPECT_EQ(Values(out[1])[1], 0.0);
-  EXPECT_TRUE(std::signbit(Values(out[2])[3]));  // relu(-0.0) is -0.0, as Eigen's max
+  EXPECT_TRUE(std::signbit(Values(out[2])[3]));  // six elements: Eigen's scalar path keeps -0.0
+}
+
+// TensorFlow 2.21 (CPU, TF_ENABLE_ONEDNN_OPTS=0) on relu of n float32
+// -0.0s prints "-" for n < 8, eight "+" for n = 8, "+" x 8 then "-" for 9;
+// float64 turns at 4; float16 and bfloat16 keep every -0.0.
+TEST(CpuKernelsTest, ReluOfNegativeZeroFollowsEigensPackets) {
+  auto signs = [](const std::string& dtype, int n) {
+    std::string zeros;
+    for (int i = 0; i < n; ++i) zeros += i ? ", -0.0" : "-0.0";
+    const std::vector<Tensor> out = RunGraph(fmt::format(R"(nodes:
+  - {{name: v, op: Const, dtype: {}, value: [{}]}}
+  - {{op: Relu, inputs: [v]}}
+fetch: [Relu]
+)", dtype, zeros));
+    std::string s;
+    for (double x : Values(out[0])) s += std::signbit(x) ? '-' : '+';
+    return s;
+  };
+  EXPECT_EQ(signs("float32", 6), "------");
+  EXPECT_EQ(signs("float32", 8), "++++++++");
+  EXPECT_EQ(signs("float32", 9), "++++++++-");
+  EXPECT_EQ(signs("float64", 3), "---");
+  EXPECT_EQ(signs("float64", 6), "++++--");
+  EXPECT_EQ(signs("float16", 9), "---------");
+  EXPECT_EQ(signs("bfloat16", 8), "--------");
 }
 
 constexpr const char* kFedTowers = R"(nodes:
@@ -341,6 +367,60 @@ TEST(CpuKernelsTest, EveryCpuTableEntryHasAnImplementation) {
       EXPECT_NE(kernels.Find(k.op, kCpu), nullptr) << k.op;
     }
   }
+}
+
+// TensorFlow 2.21 (CPU): bfloat16 products in float32, then truncated.
+TEST(CpuKernelsTest, Bfloat16MatMulTruncatesLikeTensorFlow) {
+  const std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: a, op: Const, dtype: bfloat16, value: [[1.5], [1.0]]}
+  - {name: b, op: Const, dtype: bfloat16, value: [[1.0390625, 1.0078125]]}
+  - {name: c, op: Const, dtype: bfloat16, value: [[1.0, 1.0, 1.0]]}
+  - {name: d, op: Const, dtype: bfloat16, value: [[1.0], [0.00390625], [0.00390625]]}
+  - {name: p, op: MatMul, inputs: [a, b]}
+  - {name: q, op: MatMul, inputs: [c, d]}
+fetch: [p, q]
+)");
+  ASSERT_EQ(out.size(), 2u);
+  // 1.5 x 1.0390625 = 1.55859375: TensorFlow prints 1.55469 (truncated).
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{1.5546875, 1.5078125, 1.0390625, 1.0078125}));
+  // Summed in float32 (1.0078125), not step by step in bfloat16 (1.0).
+  EXPECT_EQ(Values(out[1]), (std::vector<double>{1.0078125}));
+}
+
+// TensorFlow 2.21 (CPU) on zero times negative: -0.0 only with a
+// transposed operand, a dimension of 1 and M + K + N < 20.
+TEST(CpuKernelsTest, MatMulSignsZerosAsTensorFlow) {
+  auto signs = [](const std::string& a, const std::string& b, bool ta, bool tb) {
+    const std::vector<Tensor> out = RunGraph(fmt::format(R"(nodes:
+  - {{name: a, op: Const, value: {}}}
+  - {{name: b, op: Const, value: {}}}
+  - {{op: MatMul, inputs: [a, b], transpose_a: {}, transpose_b: {}}}
+fetch: [MatMul]
+)", a, b, ta, tb));
+    std::string s;
+    for (double x : Values(out[0])) s += x != 0 ? '.' : std::signbit(x) ? '-' : '+';
+    return s;
+  };
+  // The issue's case: [[0, 8]]^T x [[-3, 0, 5, -8]].
+  EXPECT_EQ(signs("[[0, 8]]", "[[-3, 0, 5, -8]]", true, false), "-++-.+..");  // [[-0. 0. 0. -0.] [-24. 0. 40. -64.]]
+  EXPECT_EQ(signs("[[0]]", "[[-4, 5]]", false, false), "++");
+  EXPECT_EQ(signs("[[0, 0]]", "[[-1], [-1]]", false, false), "+");       // no transpose: from +0.0
+  EXPECT_EQ(signs("[[0], [0]]", "[[-1], [-1]]", true, false), "-");      // M = N = 1, K = 2
+  EXPECT_EQ(signs("[[0], [0]]", "[[-1], [1]]", true, false), "+");       // -0.0 + 0.0
+  EXPECT_EQ(signs("[[0, 0], [0, 0]]", "[[-1, -1], [-1, -1]]", true, false), "++++");  // all dims 2: Eigen's GEMM
+}
+
+// TensorFlow 2.21 prints 14.550002 for [[3, -3]] x [[-4.45], [-9.3]]: each
+// product rounded, then summed (a fused multiply-add gives 14.550001).
+TEST(CpuKernelsTest, VectorProductsRoundEachProductAsTensorFlow) {
+  const std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: a, op: Const, value: [[3, -3]]}
+  - {name: b, op: Const, value: [[-4.45], [-9.3]]}
+  - {name: r, op: MatMul, inputs: [a, b]}
+fetch: [r]
+)");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(static_cast<float>(Values(out[0])[0]), 14.550002f);
 }
 
 }  // namespace
