@@ -133,8 +133,10 @@ void ClusterSession::Shutdown(int exit_code) {
   // After a failure every task exits non-zero, and mpirun ends the job at
   // the first such exit, dropping output it has not forwarded yet: the
   // master's placement log was lost 1 run in 25 when a worker exited
-  // first. The others give the master's exit the lead.
-  if (exit_code != 0 && !exchange_->is_master()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // first (and with 500 ms of lead, still under a loaded CI machine). The
+  // others give the master's exit the lead; the master's exit ends the job,
+  // so a prompt master costs them nothing.
+  if (exit_code != 0 && !exchange_->is_master()) std::this_thread::sleep_for(std::chrono::seconds(3));
   // MPI_Finalize waits for every process; one that is gone (or silent)
   // must not hang us.
   const auto patience = exchange_->all_answered() ? std::chrono::milliseconds(5000) : std::chrono::milliseconds(300);
