@@ -83,8 +83,11 @@ Status ForNumericOutput(KernelContext& c, const StatusOr<Shape>& shape, Body&& b
 // contraction fuses multiply and add in K order, as tfrun's AVX2 kernel
 // does; the transposed and larger vector products take Eigen's GEMV, whose
 // order tfrun does not copy (README, Differences).
+// Only up to LaunchBatchMatMul's kMaxCostOuterParallelism (128 * 128): above
+// it TensorFlow splits the product into blocks (not measured), and the
+// fast kernel keeps large vector products fast.
 bool SumsProductsOneByOne(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
-  return !ta && !tb && k > 1 && (m == 1 || (n == 1 && m + k + n < 20));
+  return !ta && !tb && k > 1 && m * k * n <= 128 * 128 && (m == 1 || (n == 1 && m + k + n < 20));
 }
 
 template <typename T>
