@@ -13,16 +13,20 @@ With --accept FILE, a difference whose class FILE lists (a line
 "- random-conformance: CLASS" in README's "Differences") is accepted; the
 exit status is 1 when any other difference remains. Graphs cover Consts of
 every numeric dtype (value lists), MatMul with transposes, AddN, Add, Sub,
-Mul, Identity, Cast, Relu, BiasAdd, Variables, name and device scopes with
-every device spelling, duplicate names, soft placement on and off, fetch
-lists (repeats and empty ones) and deliberate dtype and shape errors.
+Mul, Identity, Cast, Relu, BiasAdd, Split (its outputs by name:i),
+ConcatV2, Placeholders fed from .npy files, data from value lists, fill,
+random and npy, Variables, name and device scopes with every device
+spelling, duplicate names, soft placement on and off, fetch lists (repeats
+and empty ones) and deliberate dtype and shape errors.
 """
 import argparse
 import collections
+import glob
 import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,10 +46,45 @@ BINARY = ["Add", "Sub", "Mul"]
 class Generator:
     """One random graph file (a dict, dumped as YAML)."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, folder, stem):
         self.rng = rng
         self.tensors = []  # (name as written, dtype, shape)
         self.used = collections.Counter()
+        self.folder, self.stem = folder, stem  # .npy files go to folder/stem_*.npy
+        self.random_consts = []  # TensorFlow names of the Consts whose data is `random`
+        self.feeds = []  # (placeholder's name, .npy path)
+        self.files = 0
+
+    def npy_file(self, array):
+        """Writes array beside the graph; the path as the graph file gives it."""
+        import numpy as np
+        self.files += 1
+        name = f"{self.stem}_{self.files}.npy"
+        np.save(os.path.join(self.folder, name), np.asarray(array))
+        return name
+
+    def source(self, e, dtype, shape):
+        """Now and then data from fill, random or npy instead of a value list."""
+        import numpy as np
+        r = self.rng
+        pick = r.random()
+        if pick < 0.08:
+            e["fill"] = self.value(dtype, [1])[0]
+        elif pick < 0.16 and dtype != "bool":
+            seed = r.randint(0, 999)
+            if dtype in FLOATS and r.random() < 0.5:
+                e["random"] = {"distribution": "normal", "mean": 0, "stddev": 2, "seed": seed}
+            elif dtype in FLOATS:
+                e["random"] = {"distribution": "uniform", "min": -4, "max": 4, "seed": seed}
+            else:
+                e["random"] = {"distribution": "uniform", "min": -9, "max": 10, "seed": seed}
+        elif pick < 0.22 and dtype not in ("bfloat16",):  # NumPy has no bfloat16 of its own
+            data = self.value(dtype, list(shape)) if shape else self.value(dtype, [1])[0]
+            e["npy"] = self.npy_file(np.array(data, dtype={"bool": np.bool_}.get(dtype, dtype)))
+        else:
+            return
+        del e["value"]
+        e["shape"] = list(shape)
 
     def value(self, dtype, shape):
         r = self.rng
@@ -85,7 +124,19 @@ class Generator:
             e["value"] = self.value(dtype, [1])[0]
         else:
             e["shape"] = shape
+        self.source(e, dtype, shape)
         return e, dtype, shape
+
+    def placeholder(self):
+        """A fed input: float32 or float64, its first dimension maybe unknown."""
+        import numpy as np
+        r = self.rng
+        dtype = r.choice(["float32", "float64"])
+        rows, cols = r.choice([1, 2, 3]), r.choice([2, 3])
+        shape = [None if r.random() < 0.5 else rows, cols]
+        data = np.array([[r.randint(-19, 19) / 2 for _ in range(cols)] for _ in range(rows)], dtype=dtype)
+        e = {"op": "Placeholder", "dtype": dtype, "shape": shape}
+        return e, dtype, [rows, cols], self.npy_file(data)
 
     def node(self):
         """An op over earlier tensors, or a constant."""
@@ -93,7 +144,24 @@ class Generator:
         if len(self.tensors) < 2 or r.random() < 0.3:
             return self.const()
         pick = lambda: r.choice(self.tensors)  # noqa: E731
-        op = r.choice(["MatMul", "AddN", "Identity", "Cast", "Relu", "BiasAdd"] + BINARY)
+        op = r.choice(["MatMul", "AddN", "Identity", "Cast", "Relu", "BiasAdd", "Split", "ConcatV2",
+                       "Placeholder"] + BINARY)
+        if op == "Placeholder":
+            return self.placeholder()
+        if op == "Split":
+            ways = [(t, n) for t in self.tensors if t[1] != "bool" and t[2] for n in (1, 2, 3) if t[2][0] % n == 0]
+            if not ways:
+                return self.const()
+            t, n = r.choice(ways)
+            return {"op": "Split", "inputs": [t[0]], "num_split": n}, t[1], [t[2][0] // n] + list(t[2][1:])
+        if op == "ConcatV2":
+            a = pick()
+            if not a[2]:
+                return self.const()
+            alike = [t for t in self.tensors if t[1] == a[1] and t[2] and t[2][1:] == a[2][1:]]
+            values = [r.choice(alike) for _ in range(r.randint(1, 3))]
+            return ({"op": "ConcatV2", "inputs": [t[0] for t in values], "axis": 0}, a[1],
+                    [sum(t[2][0] for t in values)] + list(a[2][1:]))
         a = pick()
         if op == "MatMul":
             b = pick()
@@ -129,7 +197,7 @@ class Generator:
         return {"op": op, "inputs": [a[0]]}, a[1], a[2]
 
     def add(self, made, into=None):
-        e, dtype, shape = made
+        e, dtype, shape = made[:3]
         name = self.name(e["op"])
         if name:
             e["name"] = name
@@ -137,7 +205,7 @@ class Generator:
             e["device"] = self.rng.choice(SPELLINGS)
         (into if into is not None else self.pending).append(e)
         # The name as a later input writes it: TensorFlow's unique name.
-        base = name or e["op"]
+        base = name or {"Split": "split", "ConcatV2": "concat"}.get(e["op"], e["op"])
         unique = base if self.taken[base.lower()] == 0 else f"{base}_{self.taken[base.lower()]}"
         while unique.lower() in self.all_names:
             self.taken[base.lower()] += 1
@@ -145,7 +213,14 @@ class Generator:
         self.taken[base.lower()] += 1
         self.all_names.add(unique.lower())
         ref = (unique, dtype, shape)
-        if e["op"] != "NoOp":
+        if "random" in e:
+            self.random_consts.append(unique + ("/initial_value" if e["op"] == "Variable" else ""))
+        if e["op"] == "Placeholder":
+            self.feeds.append((unique, made[3]))
+        if e["op"] == "Split":  # each slice by its tensor name
+            for i in range(e["num_split"]):
+                self.tensors.append((f"{unique}:{i}", dtype, shape))
+        elif e["op"] != "NoOp":
             self.tensors.append(ref)
         return ref
 
@@ -176,15 +251,27 @@ def tf_batch_program(graphs):
     """One Python program that builds and runs every graph in its own
     tf.Graph, between markers, flushing C's stdio so the placement log
     lands between them."""
-    lines = ["import ctypes, numpy as np, sys, tensorflow as tf",
+    lines = ["import ctypes, numpy as np, os, sys, tensorflow as tf",
              "tf.compat.v1.disable_eager_execution()",
              "tf.compat.v1.disable_resource_variables()",
              "libc = ctypes.CDLL(None)",
+             "def load_random(folder, name, shape):",
+             "    path = folder + '/' + name.replace('/', '__') + '.npy'",
+             "    return np.load(path) if os.path.exists(path) else np.zeros(shape)",
              "def mark(k):",
              "    sys.stdout.flush(); libc.fflush(None); print('=== GRAPH %d' % k, flush=True)"]
-    for k, (doc, fetch) in enumerate(graphs):
-        body = conformance.node_lines(
-            doc, lambda e, name: f"np.array({conformance.py_literal(e['value'], e.get('dtype', 'float32'))})")
+    for k, (doc, fetch, feeds, dump, folder) in enumerate(graphs):
+        def value_expr(e, name_expr):
+            dtype = e.get("dtype", "float32")
+            if "fill" in e:
+                return f"np.full({e['shape']!r}, {conformance.py_literal(e['fill'], dtype)})"
+            if "npy" in e:
+                return f"np.load({os.path.join(folder, e['npy'])!r})"
+            if "random" in e:  # tfrun's numbers (graph-format.md's formula), dumped with --out;
+                # zeros where tfrun could not load the graph (its error is compared, not the data)
+                return f"load_random({dump!r}, {name_expr}, {e['shape']!r})"
+            return f"np.array({conformance.py_literal(e['value'], dtype)})"
+        body = conformance.node_lines(doc, value_expr)
         cfg = doc.get("config") or {}
         lines += [f"mark({k})", "g = tf.Graph()", "with g.as_default():", "    T = {}", "    built = True",
                   "    try:"]
@@ -196,12 +283,13 @@ def tf_batch_program(graphs):
                   "        init = tf.compat.v1.global_variables_initializer() if tf.compat.v1.global_variables() else None",
                   f"        config = tf.compat.v1.ConfigProto(log_device_placement=True, "
                   f"allow_soft_placement={bool(cfg.get('allow_soft_placement'))})",
+                  f"        F = {{g.get_tensor_by_name(n + ':0'): np.load(f) for n, f in {feeds!r}}}",
                   "        with tf.compat.v1.Session(graph=g, config=config) as sess:",
                   "            try:",
                   "                if init is not None and " + repr(bool(fetch)) + ": sess.run(init)",
                   f"                for name in {fetch!r}:",
-                  "                    t = T.get(name) if name in T else g.get_tensor_by_name(name + ':0')",
-                  "                    r = sess.run(t)",
+                  "                    t = T.get(name) if name in T else g.get_tensor_by_name(name if ':' in name else name + ':0')",
+                  "                    r = sess.run(t, feed_dict=F)",
                   "                    sys.stdout.flush(); libc.fflush(None)",
                   "                    print(r, flush=True)",
                   "            except tf.errors.OpError as e:",
@@ -223,7 +311,7 @@ def classify(ours, theirs):
     # mixed bfloat16 operands, and Add/Sub/Mul broadcasting.
     if "SparseMatMul" in err or (t_err and "SparseMatMul" in t_err):
         return "sparse-matmul"
-    if code != 0 and "broadcasts to" in err and not t_err:
+    if code != 0 and "broadcasts to" in err and (not t_err or t_err.startswith("TF-ERROR:")):
         return "broadcasting"
     if t_err and code == 0:
         return "tensorflow-fails-tfrun-runs"
@@ -279,17 +367,29 @@ def main():
     out_dir = a.out or tempfile.mkdtemp(prefix="tfrun-random-")
     os.makedirs(out_dir, exist_ok=True)
     work = tempfile.mkdtemp(prefix="tfrun-random-work-")
-    docs = [Generator(rng).graph() for _ in range(a.count)]
-    ours, fetches = [], []
+    gens = [Generator(rng, work, f"g{i}") for i in range(a.count)]
+    docs = [g.graph() for g in gens]
+    ours, fetches, feeds, dumps = [], [], [], []
     for i, doc in enumerate(docs):
         path = os.path.join(work, f"g{i}.yaml")
         with open(path, "w") as f:
             yaml.safe_dump(doc, f, sort_keys=False)
+        fed = [(name, os.path.join(work, npy)) for name, npy in gens[i].feeds]
+        feed_args = [arg for name, npy in fed for arg in ("--feed", f"{name}=@{npy}")]
+        feeds.append(fed)
+        # `random` data as tfrun makes it, for the TensorFlow program to load.
+        dump = os.path.join(work, f"g{i}_random")
+        dumps.append(dump)
+        if gens[i].random_consts:
+            subprocess.run([a.tfrun, path, "--soft-placement", "--out", dump] + feed_args +
+                           [arg for c in gens[i].random_consts for arg in ("--fetch", c)], capture_output=True)
         # What the program fetches: the results of a run that cannot fail
         # placement (as conformance.py asks), then the run compared.
         report = os.path.join(work, f"g{i}.json")
-        subprocess.run([a.tfrun, path, "--soft-placement", "--json", report], capture_output=True, text=True)
-        p = subprocess.run([a.tfrun, path, "--log-placement", "--compat", "tf2"], capture_output=True, text=True)
+        subprocess.run([a.tfrun, path, "--soft-placement", "--json", report] + feed_args, capture_output=True,
+                       text=True)
+        p = subprocess.run([a.tfrun, path, "--log-placement", "--compat", "tf2"] + feed_args, capture_output=True,
+                           text=True)
         ours.append((p.returncode, p.stdout.splitlines(), p.stderr))
         try:
             with open(report) as f:
@@ -299,7 +399,9 @@ def main():
         fetches.append([r["name"] for r in rep.get("results", [])] or list(doc.get("fetch") or []))
     theirs = []
     for start in range(0, len(docs), a.batch):
-        chunk = list(zip(docs[start:start + a.batch], fetches[start:start + a.batch]))
+        end = start + a.batch
+        chunk = [(d, f, fd, dp, work) for d, f, fd, dp in zip(docs[start:end], fetches[start:end], feeds[start:end],
+                                                               dumps[start:end])]
         program = os.path.join(work, f"batch{start}.py")
         with open(program, "w") as f:
             f.write(tf_batch_program(chunk))
@@ -325,8 +427,13 @@ def main():
                       f"--- tfrun (exit {mine[0]})\n" + "".join(f"{l}\n" for l in mine[1]) + mine[2])
         if c not in first:
             first[c] = i
+            # The graph's .npy files (npy sources, feeds) go beside it.
+            for npy in glob.glob(os.path.join(work, f"g{i}_*.npy")):
+                shutil.copy(npy, out_dir)
+            feed_text = "".join(f" --feed {name}=@{os.path.basename(npy)}" for name, npy in feeds[i])
             with open(os.path.join(out_dir, f"{c}.yaml"), "w") as f:
                 f.write(f"# random-conformance seed {a.seed}, graph {i}: class {c}\n")
+                f.write(f"# run: tfrun {c}.yaml --log-placement --compat tf2{feed_text}\n")
                 f.write("# TensorFlow printed:\n" + "".join(f"#   {l}\n" for l in tf_lines))
                 f.write("# tfrun printed (exit %d):\n" % mine[0] + "".join(f"#   {l}\n" for l in mine[1]) +
                         "".join(f"#   {l}\n" for l in mine[2].splitlines()))
