@@ -179,6 +179,11 @@ std::string ReportToJson(const Report& r) {
                      fmt::join(f.value.shape(), ","));
     });
   }
+  if (r.graph && !r.fetch.empty()) {  // also when the run failed before results
+    json.Array("fetch", r.fetch, [&](std::string& out, const NodeOutput& f) {
+      out += Quote(r.graph->OutputName(f));
+    });
+  }
   if (r.graph && r.result) {
     std::vector<size_t> fetched;
     for (size_t i = 0; i < r.fetch.size() && i < r.result->fetched.size(); ++i) fetched.push_back(i);

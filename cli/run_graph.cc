@@ -136,8 +136,13 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     report_.timings.total_ms = MsSince(t0);
     return Status::Ok();
   }
-  TFRUN_RETURN_IF_ERROR(Place(log, stdout_text));
-  TFRUN_RETURN_IF_ERROR(Execute(stdout_text, log));
+  TFRUN_RETURN_IF_ERROR(OpenSession(log, stdout_text));
+  if (profile_->execution == ExecutionModel::kSession && graph_.targets.empty() && AnswerFromFeeds()) {
+    PrintResults(log, stdout_text);
+  } else {
+    TFRUN_RETURN_IF_ERROR(Place(log, stdout_text));
+    TFRUN_RETURN_IF_ERROR(Execute(stdout_text, log));
+  }
   if (!options_.out_dir.empty() && prints_output()) {
     TFRUN_RETURN_IF_ERROR(WriteNpyOutputs(options_.out_dir, graph_, fetch_, result_.fetched));
   }
@@ -225,16 +230,35 @@ Status GraphRun::MakeDevices(const GraphConfig& config, bool lists_devices) {
   return Status::Ok();
 }
 
-// The session prints the mapping when it is created, then each node's line
-// as the placer assigns it, so a placement error comes after both.
-Status GraphRun::Place(bool log, std::string* stdout_text) {
-  const DeviceSet& devices = devices_.set;
+// The session prints the mapping when it is created; session.py checks
+// feed_dict before Session::Run places anything, so a bad feed comes after
+// the mapping.
+Status GraphRun::OpenSession(bool log, std::string* stdout_text) {
   // A distributed master session prints no mapping (only DirectSession does).
-  if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices, *profile_);
-  // session.py checks feed_dict before Session::Run places anything: a bad
-  // feed comes after the mapping (printed when the session was made).
+  if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices_.set, *profile_);
   TFRUN_ASSIGN_OR_RETURN(feeds_, ResolveFeeds(options_.feeds, graph_, *profile_, options_.limits.max_tensor_bytes));
   report_.feeds = &feeds_;
+  return Status::Ok();
+}
+
+// session.py returns a fetch that is also fed from feed_dict, and runs no
+// step when every fetch is: nothing is placed or logged.
+bool GraphRun::AnswerFromFeeds() {
+  std::vector<Tensor> values;
+  for (const NodeOutput& f : fetch_) {
+    auto fed = std::find_if(feeds_.begin(), feeds_.end(), [&](const Feed& feed) { return feed.output == f; });
+    if (fed == feeds_.end()) return false;
+    values.push_back(fed->value);
+  }
+  result_.fetched = std::move(values);
+  report_.result = &result_;
+  return true;
+}
+
+// Each node's line as the placer assigns it: a placement error comes after
+// the lines.
+Status GraphRun::Place(bool log, std::string* stdout_text) {
+  const DeviceSet& devices = devices_.set;
   const auto t0 = Clock::now();
   place_started_ = t0;
   const bool soft = !options_.no_soft_placement && (options_.soft_placement || graph_.config.allow_soft_placement ||
@@ -328,11 +352,15 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   }
   if (!options_.trace_path.empty()) TFRUN_RETURN_IF_ERROR(WriteTrace());
   if (log && eager) *stdout_text += ExecutedOpLines(eager_.executed, devices);
+  PrintResults(log, stdout_text);
+  return Status::Ok();
+}
+
+void GraphRun::PrintResults(bool log, std::string* stdout_text) {
   for (size_t i = 0; i < result_.fetched.size(); ++i) {
     report_.printed.push_back(PrintFetched(i, log, stdout_text));
     *stdout_text += report_.printed.back() + "\n";
   }
-  return Status::Ok();
 }
 
 // --trace: the run (under --benchmark the last timed run, or with

@@ -62,11 +62,14 @@ class GraphRun {
   // after it. `lists_devices`: the run shows them (log, --json, --dot) or
   // lists them, so the GPUs are asked for whatever the graph requests.
   Status MakeDevices(const GraphConfig& config, bool lists_devices);
+  Status OpenSession(bool log, std::string* stdout_text);
+  bool AnswerFromFeeds();
   Status Place(bool log, std::string* stdout_text);
   Status Execute(std::string* stdout_text, bool log);
   // What print() shows for fetch `i` in the profile's era; eager's log
   // gets the ops printing executes (a Variable's read).
   std::string PrintFetched(size_t i, bool log, std::string* stdout_text) const;
+  void PrintResults(bool log, std::string* stdout_text);
   Status WriteTrace();
 
   const RunOptions& options_;

@@ -396,7 +396,7 @@ def main():
                 rep = json.load(f)
         except (OSError, ValueError):
             rep = {}
-        fetches.append([r["name"] for r in rep.get("results", [])] or list(doc.get("fetch") or []))
+        fetches.append([r["name"] for r in rep.get("results", [])] or rep.get("fetch") or list(doc.get("fetch") or []))
     theirs = []
     for start in range(0, len(docs), a.batch):
         end = start + a.batch
