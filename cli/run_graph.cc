@@ -242,8 +242,13 @@ Status GraphRun::OpenSession(bool log, std::string* stdout_text) {
 }
 
 // session.py returns a fetch that is also fed from feed_dict, and runs no
-// step when every fetch is: nothing is placed or logged.
+// step when every fetch is: nothing is placed or logged. A graph with
+// Variables runs sess.run(init) first (README), and that first step
+// places the whole graph.
 bool GraphRun::AnswerFromFeeds() {
+  if (std::any_of(graph_.nodes.begin(), graph_.nodes.end(), [](const Node& n) { return n.op == "VariableV2"; })) {
+    return false;
+  }
   std::vector<Tensor> values;
   for (const NodeOutput& f : fetch_) {
     auto fed = std::find_if(feeds_.begin(), feeds_.end(), [&](const Feed& feed) { return feed.output == f; });

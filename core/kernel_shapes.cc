@@ -1,5 +1,7 @@
 #include "core/kernel_shapes.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace tfrun {
@@ -47,12 +49,38 @@ StatusOr<Shape> AddNShape(KernelContext& c) {
 }
 
 // cwise_ops_common.cc (BinaryOpShared): the broadcasts graph files allow.
-StatusOr<Shape> BinaryShape(KernelContext& c) {
+// cwise_ops_common.h (BCast): "Incompatible shapes: [2,3] vs. [3,2]".
+StatusOr<BinaryPlan> PlanBinary(KernelContext& c) {
   const Shape& x = c.inputs[0].shape();
   const Shape& y = c.inputs[1].shape();
-  if (x == y || y.empty()) return x;
-  if (x.empty()) return y;
-  return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x), ShapeDebugString(y)));
+  BinaryPlan plan;
+  if (x == y || y.empty()) {
+    plan.output = x;
+    return plan;
+  }
+  if (x.empty()) {
+    plan.output = y;
+    return plan;
+  }
+  const size_t rank = std::max(x.size(), y.size());
+  plan.output.resize(rank);
+  plan.x_strides.resize(rank);
+  plan.y_strides.resize(rank);
+  int64_t x_step = 1, y_step = 1;  // each operand's element step at this dimension
+  for (size_t k = rank; k-- > 0;) {
+    const size_t from_right = rank - 1 - k;
+    const int64_t dx = from_right < x.size() ? x[x.size() - 1 - from_right] : 1;
+    const int64_t dy = from_right < y.size() ? y[y.size() - 1 - from_right] : 1;
+    if (dx != dy && dx != 1 && dy != 1) {
+      return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x), ShapeDebugString(y)));
+    }
+    plan.output[k] = dx == 1 ? dy : dx;
+    plan.x_strides[k] = dx == 1 ? 0 : x_step;
+    plan.y_strides[k] = dy == 1 ? 0 : y_step;
+    x_step *= dx;
+    y_step *= dy;
+  }
+  return plan;
 }
 
 // bias_op.cc

@@ -15,8 +15,18 @@ namespace tfrun {
 StatusOr<Shape> MatMulShape(KernelContext& c);
 // AddN: every input the same shape.
 StatusOr<Shape> AddNShape(KernelContext& c);
-// Add, Sub, Mul: the same shape, or one operand a scalar.
-StatusOr<Shape> BinaryShape(KernelContext& c);
+// Add, Sub, Mul broadcast NumPy-style (TensorFlow's BCast): dimensions
+// aligned from the right, a 1 (or a missing one) stretches. `strides` give
+// each operand's element step along each output dimension, 0 where it
+// stretches; empty when neither operand needs them (both have the
+// output's shape, or one is a scalar), the case kernels run fastest.
+struct BinaryPlan {
+  Shape output;
+  std::vector<int64_t> x_strides;
+  std::vector<int64_t> y_strides;
+  bool broadcasts() const { return !x_strides.empty(); }
+};
+StatusOr<BinaryPlan> PlanBinary(KernelContext& c);
 // BiasAdd(value, bias): bias as long as value's last dimension.
 StatusOr<Shape> BiasAddShape(KernelContext& c);
 

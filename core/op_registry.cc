@@ -167,10 +167,9 @@ Status InferAddN(ShapeContext& c) {
   return Status::Ok();
 }
 
-// Add, Sub, Mul. TensorFlow broadcasts (common_shape_fns.cc
+// Add, Sub, Mul broadcast as TensorFlow's do (common_shape_fns.cc
 // BroadcastBinaryOpOutputShapeFnHelper: dimensions aligned from the right,
-// a 1 stretches, others must merge); its errors are TensorFlow's. tfrun
-// runs equal shapes and a scalar operand only (graph-format.md).
+// a 1 stretches, others must merge), with its texts.
 Status InferBinary(ShapeContext& c) {
   Node& node = c.node;
   if (c.in[0]->unknown_rank || c.in[1]->unknown_rank) {
@@ -193,20 +192,7 @@ Status InferBinary(ShapeContext& c) {
       return c.Fail(DimsMustBeEqual(dx, dy));
     }
   }
-  bool same = x.size() == y.size();
-  Shape merged = x;
-  for (size_t d = 0; same && d < x.size(); ++d) same = MergeDim(x[d], y[d], &merged[d]);
-  if (same) {
-    node.shape = merged;
-  } else if (y.empty()) {
-    node.shape = x;
-  } else if (x.empty()) {
-    node.shape = y;
-  } else {
-    return BadInput(fmt::format("{} of shapes {} and {} broadcasts to {} in TensorFlow; tfrun takes equal shapes or a "
-                                "scalar operand only (README, Differences)",
-                                node.op, ShapeDebugString(x), ShapeDebugString(y), ShapeDebugString(broadcast)));
-  }
+  node.shape = broadcast;
   return Status::Ok();
 }
 

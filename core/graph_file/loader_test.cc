@@ -292,11 +292,17 @@ TEST(LoaderShapeTest, ElementwiseAddNCastAndNoOp) {
   - {op: AddN, inputs: [v, v, v, w]})").find("Shapes must be equal rank, but are 1 and 2\n\tFrom merging shape 2 "
                                              "with other shapes."),
             std::string::npos);
-  // TensorFlow broadcasts; tfrun says it does not.
+  // Broadcast as TensorFlow does: aligned from the right, 1s stretch.
+  Graph b = MustLoad(R"(nodes:
+  - {name: v, op: Const, shape: [2, 1, 3], value: 1}
+  - {name: w, op: Const, shape: [4, 1], value: 1}
+  - {op: Add, inputs: [v, w]})");
+  EXPECT_EQ(b.nodes[2].shape, (Shape{2, 4, 3}));
   EXPECT_NE(LoadError(R"(nodes:
   - {name: v, op: Const, shape: [2, 3], value: 1}
-  - {name: w, op: Const, shape: [3], value: 1}
-  - {op: Add, inputs: [v, w]})").find("Add of shapes [2,3] and [3] broadcasts to [2,3] in TensorFlow"),
+  - {name: w, op: Const, shape: [2], value: 1}
+  - {op: Mul, inputs: [v, w]})").find("Dimensions must be equal, but are 3 and 2 for '{{node Mul}} = "
+                                      "Mul[T=DT_FLOAT](v, w)' with input shapes: [2,3], [2]."),
             std::string::npos);
   EXPECT_NE(LoadError(R"(nodes:
   - {name: v, op: Const, value: 1}

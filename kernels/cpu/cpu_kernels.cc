@@ -239,14 +239,46 @@ Status AddNKernel(KernelContext& c) {
 
 enum class BinaryOp { kAdd, kSub, kMul };
 
+template <BinaryOp Op, typename A>
+A ApplyBinary(A a, A b) {
+  if constexpr (Op == BinaryOp::kAdd) return a + b;
+  if constexpr (Op == BinaryOp::kSub) return a - b;
+  if constexpr (Op == BinaryOp::kMul) return a * b;
+}
+
 template <BinaryOp Op>
 Status BinaryKernel(KernelContext& c) {
-  return ForNumericOutput(c, BinaryShape(c), [&](auto tag) -> Status {
+  StatusOr<BinaryPlan> plan = PlanBinary(c);
+  return ForNumericOutput(c, plan.ok() ? StatusOr<Shape>(plan->output) : StatusOr<Shape>(plan.status()),
+                          [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using A = Arith<T>;
     const int64_t n = c.output.num_elements();
     const Tensor& x = c.inputs[0];
     const Tensor& y = c.inputs[1];
+    if (plan->broadcasts()) {
+      // An odometer over the output's coordinates, each operand's offset
+      // moved by its strides (0 where it stretches).
+      const A* px = reinterpret_cast<const A*>(x.data<T>());
+      const A* py = reinterpret_cast<const A*>(y.data<T>());
+      A* out = reinterpret_cast<A*>(c.output.data<T>());
+      const Shape& dims = plan->output;
+      const size_t rank = dims.size();
+      std::vector<int64_t> coord(rank, 0);
+      int64_t xi = 0, yi = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        out[i] = ApplyBinary<Op, A>(px[xi], py[yi]);
+        for (size_t k = rank; k-- > 0;) {
+          xi += plan->x_strides[k];
+          yi += plan->y_strides[k];
+          if (++coord[k] < dims[k]) break;
+          xi -= plan->x_strides[k] * dims[k];
+          yi -= plan->y_strides[k] * dims[k];
+          coord[k] = 0;
+        }
+      }
+      return Status::Ok();
+    }
     Flat<A> out(reinterpret_cast<A*>(c.output.data<T>()), n);
     ConstFlat<A> fx(reinterpret_cast<const A*>(x.data<T>()), x.num_elements());
     ConstFlat<A> fy(reinterpret_cast<const A*>(y.data<T>()), y.num_elements());
@@ -255,7 +287,6 @@ Status BinaryKernel(KernelContext& c) {
       if constexpr (Op == BinaryOp::kSub) Assign(out, lhs - rhs, n);
       if constexpr (Op == BinaryOp::kMul) Assign(out, lhs * rhs, n);
     };
-    // One operand may be a scalar (graph-format.md).
     if (x.rank() == 0 && y.rank() != 0) {
       apply(fx.reshape(Eigen::array<Eigen::Index, 1>{1}).broadcast(Eigen::array<Eigen::Index, 1>{n}), fy);
     } else if (y.rank() == 0 && x.rank() != 0) {

@@ -423,5 +423,27 @@ fetch: [r]
   EXPECT_EQ(static_cast<float>(Values(out[0])[0]), 14.550002f);
 }
 
+// NumPy's broadcasting: [2,1,3] + [4,1] is [2,4,3]; [2,3] - [3]; a fed
+// shape that does not broadcast fails at run time with BCast's text.
+TEST(CpuKernelsTest, BinaryOpsBroadcastLikeNumpy) {
+  const std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: a, op: Const, dtype: int32, value: [[[1, 2, 3]], [[4, 5, 6]]]}
+  - {name: b, op: Const, dtype: int32, value: [[0], [10], [20], [30]]}
+  - {name: m, op: Const, value: [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5]]}
+  - {name: r, op: Const, value: [0.5, 1.0, 1.5]}
+  - {name: sum, op: Add, inputs: [a, b]}
+  - {name: diff, op: Sub, inputs: [m, r]}
+  - {name: prod, op: Mul, inputs: [r, m]}
+fetch: [sum, diff, prod]
+)");
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 4, 3}));
+  // np.array([[[1,2,3]],[[4,5,6]]]) + np.array([[0],[10],[20],[30]])
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{1,  2,  3,  11, 12, 13, 21, 22, 23, 31, 32, 33,
+                                                 4,  5,  6,  14, 15, 16, 24, 25, 26, 34, 35, 36}));
+  EXPECT_EQ(Values(out[1]), (std::vector<double>{1, 1.5, 2, 4, 4.5, 5}));
+  EXPECT_EQ(Values(out[2]), (std::vector<double>{0.75, 2.5, 5.25, 2.25, 5.5, 9.75}));
+}
+
 }  // namespace
 }  // namespace tfrun

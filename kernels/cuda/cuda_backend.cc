@@ -370,12 +370,26 @@ Status AddNKernel(KernelContext& c) {
 
 template <cuda::BinaryOp Op>
 Status BinaryKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, BinaryShape(c)));
+  TFRUN_ASSIGN_OR_RETURN(const BinaryPlan plan, PlanBinary(c));
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, plan.output));
   const Tensor& x = c.inputs[0];
   const Tensor& y = c.inputs[1];
+  cuda::Broadcast broadcast;
+  if (plan.broadcasts()) {
+    if (plan.output.size() > static_cast<size_t>(cuda::kMaxBroadcastRank)) {
+      return c.Fail(fmt::format("broadcasting on a GPU takes up to {} dimensions, not {}", cuda::kMaxBroadcastRank,
+                                plan.output.size()));
+    }
+    broadcast.rank = static_cast<int>(plan.output.size());
+    for (int d = 0; d < broadcast.rank; ++d) {
+      broadcast.dims[d] = plan.output[d];
+      broadcast.x_strides[d] = plan.x_strides[d];
+      broadcast.y_strides[d] = plan.y_strides[d];
+    }
+  }
   return LaunchResult(cuda::Binary(e.type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
-                                   y.rank() == 0 && x.rank() != 0, c.output.num_elements(), c.output.raw(),
-                                   e.ctx->stream),
+                                   y.rank() == 0 && x.rank() != 0, broadcast, c.output.num_elements(),
+                                   c.output.raw(), e.ctx->stream),
                       "elementwise kernel launch");
 }
 

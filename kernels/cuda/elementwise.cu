@@ -66,11 +66,23 @@ __global__ void AddNKernel(const __grid_constant__ InputPointers<T, kCapacity> i
 }
 
 template <typename T, BinaryOp Op>
-__global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, int64_t n, T* out) {
+__global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, const Broadcast bc, int64_t n, T* out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    auto a = Load(x, xs ? 0 : i);
-    auto b = Load(y, ys ? 0 : i);
+    int64_t xi = xs ? 0 : i, yi = ys ? 0 : i;
+    if (bc.rank > 0) {  // the output coordinates of i, innermost first
+      xi = 0;
+      yi = 0;
+      int64_t rest = i;
+      for (int d = bc.rank - 1; d >= 0; --d) {
+        const int64_t coord = rest % bc.dims[d];
+        rest /= bc.dims[d];
+        xi += coord * bc.x_strides[d];
+        yi += coord * bc.y_strides[d];
+      }
+    }
+    auto a = Load(x, xi);
+    auto b = Load(y, yi);
     if constexpr (Op == BinaryOp::kAdd) out[i] = Store<T>(a + b);
     if constexpr (Op == BinaryOp::kSub) out[i] = Store<T>(a - b);
     if constexpr (Op == BinaryOp::kMul) out[i] = Store<T>(a * b);
@@ -135,15 +147,21 @@ int AddNTyped(const void* const* inputs, int num_inputs, int64_t n, void* out, c
 }
 
 template <typename T>
-int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, int64_t n, void* out,
-                cudaStream_t stream) {
+int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, const Broadcast& bc, int64_t n,
+                void* out, cudaStream_t stream) {
   const T* a = static_cast<const T*>(x);
   const T* b = static_cast<const T*>(y);
   T* o = static_cast<T*>(out);
   switch (op) {
-    case BinaryOp::kAdd: BinaryKernel<T, BinaryOp::kAdd><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, n, o); break;
-    case BinaryOp::kSub: BinaryKernel<T, BinaryOp::kSub><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, n, o); break;
-    case BinaryOp::kMul: BinaryKernel<T, BinaryOp::kMul><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, n, o); break;
+    case BinaryOp::kAdd:
+      BinaryKernel<T, BinaryOp::kAdd><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o);
+      break;
+    case BinaryOp::kSub:
+      BinaryKernel<T, BinaryOp::kSub><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o);
+      break;
+    case BinaryOp::kMul:
+      BinaryKernel<T, BinaryOp::kMul><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o);
+      break;
   }
   return static_cast<int>(cudaGetLastError());
 }
@@ -171,12 +189,13 @@ int AddN(ElementType type, const void* const* inputs, int num_inputs, int64_t n,
   });
 }
 
-int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const void* y, bool y_scalar, int64_t n,
-           void* out, void* stream) {
+int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const void* y, bool y_scalar,
+           const Broadcast& broadcast, int64_t n, void* out, void* stream) {
   if (n == 0) return 0;
+  if (broadcast.rank < 0 || broadcast.rank > kMaxBroadcastRank) return static_cast<int>(cudaErrorInvalidValue);
   return DispatchElementType(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    return BinaryTyped<T>(op, x, x_scalar, y, y_scalar, n, out, static_cast<cudaStream_t>(stream));
+    return BinaryTyped<T>(op, x, x_scalar, y, y_scalar, broadcast, n, out, static_cast<cudaStream_t>(stream));
   });
 }
 

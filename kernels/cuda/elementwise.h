@@ -1,5 +1,5 @@
 // CUDA elementwise kernels: AddN over any number of inputs in one pass,
-// Add, Sub, Mul with one operand optionally a scalar, BiasAdd and Relu. Plain C++ interface so
+// Add, Sub, Mul with NumPy-style broadcasting, BiasAdd and Relu. Plain C++ interface so
 // callers need no CUDA headers; pointers are device pointers, `stream` a
 // cudaStream_t. Each returns the cudaError_t of its launch (0 = success).
 #pragma once
@@ -18,9 +18,21 @@ enum class BinaryOp { kAdd, kSub, kMul };
 // `num_inputs` device pointers.
 int AddN(ElementType type, const void* const* inputs, int num_inputs, int64_t n, void* out, void* stream);
 
-// out = x op y; x_scalar / y_scalar broadcast element 0 of that operand.
-int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const void* y, bool y_scalar, int64_t n,
-           void* out, void* stream);
+// NumPy-style broadcasting: over the output's dimensions (at most
+// kMaxBroadcastRank), each operand's element step along each, 0 where it
+// stretches. rank 0: none (see Binary).
+constexpr int kMaxBroadcastRank = 8;
+struct Broadcast {
+  int rank = 0;
+  int64_t dims[kMaxBroadcastRank] = {};
+  int64_t x_strides[kMaxBroadcastRank] = {};
+  int64_t y_strides[kMaxBroadcastRank] = {};
+};
+
+// out = x op y; x_scalar / y_scalar broadcast element 0 of that operand;
+// a `broadcast` of rank > 0 maps every output element to its operands'.
+int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const void* y, bool y_scalar,
+           const Broadcast& broadcast, int64_t n, void* out, void* stream);
 
 // out[i] = value[i] + bias[i % channels] (NHWC BiasAdd: `channels` is the
 // value's last dimension, `n` its element count).

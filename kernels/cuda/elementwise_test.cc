@@ -67,14 +67,45 @@ TEST(CudaElementwiseTest, BinaryOpsWithScalarBroadcastAndIntegerWrap) {
   int32_t* ds = ToDevice(s);
   int32_t* out = nullptr;
   ASSERT_EQ(cudaMalloc(&out, x.size() * sizeof(int32_t)), cudaSuccess);
-  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kAdd, dx, false, ds, true, 4, out, nullptr), 0);
+  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kAdd, dx, false, ds, true, Broadcast(), 4, out, nullptr), 0);
   EXPECT_EQ(ToHost(out, 4), (std::vector<int32_t>{INT32_MIN, -4, 8, 1}));
-  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kMul, ds, true, dx, false, 4, out, nullptr), 0);
+  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kMul, ds, true, dx, false, Broadcast(), 4, out, nullptr), 0);
   EXPECT_EQ(ToHost(out, 4), x);
-  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kSub, dx, false, dx, false, 4, out, nullptr), 0);
+  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kSub, dx, false, dx, false, Broadcast(), 4, out, nullptr), 0);
   EXPECT_EQ(ToHost(out, 4), (std::vector<int32_t>{0, 0, 0, 0}));
   cudaFree(dx);
   cudaFree(ds);
+  cudaFree(out);
+}
+
+// [2,3] - [3] and [2,1] * [1,3], as NumPy broadcasts them.
+TEST(CudaElementwiseTest, BinaryBroadcastsLikeNumpy) {
+  TFRUN_SKIP_WITHOUT_GPU();
+  std::vector<int32_t> m = {10, 20, 30, 40, 50, 60};
+  std::vector<int32_t> row = {1, 2, 3};
+  std::vector<int32_t> col = {2, 3};
+  int32_t* dm = ToDevice(m);
+  int32_t* drow = ToDevice(row);
+  int32_t* dcol = ToDevice(col);
+  int32_t* out = nullptr;
+  ASSERT_EQ(cudaMalloc(&out, 6 * sizeof(int32_t)), cudaSuccess);
+  Broadcast b;
+  b.rank = 2;
+  b.dims[0] = 2;
+  b.dims[1] = 3;
+  b.x_strides[0] = 3;
+  b.x_strides[1] = 1;
+  b.y_strides[0] = 0;
+  b.y_strides[1] = 1;
+  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kSub, dm, false, drow, false, b, 6, out, nullptr), 0);
+  EXPECT_EQ(ToHost(out, 6), (std::vector<int32_t>{9, 18, 27, 39, 48, 57}));
+  b.x_strides[0] = 1;  // [2,1]: its one column stretches
+  b.x_strides[1] = 0;
+  ASSERT_EQ(Binary(ElementType::kInt32, BinaryOp::kMul, dcol, false, drow, false, b, 6, out, nullptr), 0);
+  EXPECT_EQ(ToHost(out, 6), (std::vector<int32_t>{2, 4, 6, 3, 6, 9}));
+  cudaFree(dm);
+  cudaFree(drow);
+  cudaFree(dcol);
   cudaFree(out);
 }
 
