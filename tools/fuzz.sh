@@ -12,7 +12,7 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
        -fno-sanitize-recover=undefined -I. -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
 srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/cluster_spec.cc core/compat_profile.cc core/device_name.cc
       core/device_set.cc core/did_you_mean.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
-      core/host_memory.cc core/kernel_registry.cc core/kernel_shapes.cc core/npy.cc core/op_registry.cc core/parallel.cc
+      core/host_memory.cc core/kernel_registry.cc core/kernel_shapes.cc core/node_def_summary.cc core/npy.cc core/op_registry.cc core/parallel.cc
       core/eager_program.cc core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc
       core/visibility.cc
       $(ls core/graph_file/*.cc | grep -v _test.cc)
