@@ -16,7 +16,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double MatMulFlops(const Graph& graph, const Node& node) {
-  if (node.op != "MatMul") return 0;
+  if (node.op != "MatMul" && node.op != "SparseMatMul") return 0;
   const Shape& a = graph.nodes[node.inputs[0]].shape;
   if (a.size() != 2 || node.shape.size() != 2 || !IsFullyDefined(a) || !IsFullyDefined(node.shape)) {
     return 0;  // known only once fed

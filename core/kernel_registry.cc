@@ -13,6 +13,8 @@ const std::vector<KernelSupport>& KernelTable() {
       {"Const", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kBool, DType::kInt32}, kInt32},
       {"MatMul", kCpu, kNumericTypes, {}},
       {"MatMul", kGpu, kFloatTypes, {}},
+      // sparse_matmul_op.cc: CPU only (keyed by its float32 product).
+      {"SparseMatMul", kCpu, DTypeSet{DType::kFloat32}, {}},
       {"AddN", kCpu, kNumericTypes, {}},
       {"AddN", kGpu, kFloatTypes | DTypeSet{DType::kInt64, DType::kInt32}, kInt32},
       {"Add", kCpu, kNumericTypes, {}},

@@ -17,7 +17,8 @@ bool NewInTf2(std::string_view attr) { return attr == "grad_a" || attr == "grad_
 std::string AttrValueText(const Graph& graph, const Node& node, std::string_view attr) {
   const int list_inputs = static_cast<int>(node.inputs.size()) - (node.op == "ConcatV2" ? 1 : 0);
   if (attr == "T" || attr == "dtype" || attr == "DstT") return DataTypeEnum(node.dtype);
-  if (attr == "SrcT") return DataTypeEnum(graph.nodes[node.inputs[0]].dtype);
+  if (attr == "SrcT" || attr == "Ta") return DataTypeEnum(graph.nodes[node.inputs[0]].dtype);
+  if (attr == "Tb") return DataTypeEnum(graph.nodes[node.inputs[1]].dtype);
   if (attr == "N") return std::to_string(list_inputs);
   if (attr == "Tidx") return "DT_INT32";
   if (attr == "num_split") return std::to_string(node.num_outputs);
@@ -27,7 +28,7 @@ std::string AttrValueText(const Graph& graph, const Node& node, std::string_view
   if (attr == "data_format") return "\"NHWC\"";
   if (attr == "container" || attr == "shared_name") return "\"\"";
   if (attr == "use_locking" || attr == "validate_shape") return "true";
-  return "false";  // grad_a, grad_b, Truncate: Python's defaults
+  return "false";  // grad_a, grad_b, Truncate, a_is_sparse, b_is_sparse: Python's defaults
 }
 
 }  // namespace

@@ -91,8 +91,9 @@ Status SatisfiesTypeConstraint(const OpDef& def, DType dtype, std::string_view p
 
 // tf.matmul's Python function builds SparseMatMul, not MatMul, for a
 // bfloat16 operand beside another type (math_ops.py: "matmul currently
-// doesn't handle mixed-precision inputs"); its Ta and Tb take float32 and
-// bfloat16. tfrun runs no SparseMatMul (README, Differences).
+// doesn't handle mixed-precision inputs"): its Ta and Tb take float32 and
+// bfloat16, its product is float32. The node keeps its name and becomes
+// that op, as the graph TensorFlow builds has it.
 Status MatMulTypes(const OpDef& def, ShapeContext& c) {
   TFRUN_RETURN_IF_ERROR(InputsHaveOutputs(c));
   const DType a = c.in[0]->dtype, b = c.in[1]->dtype;
@@ -100,9 +101,9 @@ Status MatMulTypes(const OpDef& def, ShapeContext& c) {
   constexpr std::string_view kSparseMatMulTypes = "float32, bfloat16";
   if (!ListedIn(Name(a), kSparseMatMulTypes)) return BadInput(NotInAllowedList("a", a, kSparseMatMulTypes));
   if (!ListedIn(Name(b), kSparseMatMulTypes)) return BadInput(NotInAllowedList("b", b, kSparseMatMulTypes));
-  return BadInput(fmt::format("tf.matmul of {} and {} builds a SparseMatMul (a float32 product), which tfrun does "
-                              "not run; Cast one operand to the other's dtype",
-                              Name(a), Name(b)));
+  c.node.op = "SparseMatMul";
+  c.node.dtype = DType::kFloat32;
+  return Status::Ok();
 }
 
 // How Python shows a graph tensor: <tf.Tensor 'x:0' shape=(None, 3) dtype=float32>.
@@ -368,6 +369,9 @@ const std::vector<OpDef>& Table() {
       {"MatMul", 2, 2, kNumericTypes, {"transpose_a", "transpose_b"}, true, InferMatMul,
        {{"a", A::kT}, {"b", A::kT}}, kMatMulTypes, {"T", "grad_a", "grad_b", "transpose_a", "transpose_b"},
        MatMulTypes},
+      // What MatMulTypes makes a MatMul of bfloat16 and float32 into.
+      {"SparseMatMul", 2, 2, DTypeSet{DType::kFloat32}, {}, false, InferMatMul, {{"a", A::kOwn}, {"b", A::kOwn}},
+       "", {"Ta", "Tb", "a_is_sparse", "b_is_sparse", "transpose_a", "transpose_b"}},
       {"AddN", 1, -1, kNumericTypes, {}, true, InferAddN, {{"inputs", A::kTList}}, kAddNTypes, {"N", "T"}},
       {"Identity", 1, 1, kAllTypesAndString, {}, true, InferUnchanged, {{"input", A::kT}}, "", {"T"}},
       {"Add", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, kAddTypes, {"T"}},

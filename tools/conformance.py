@@ -369,10 +369,13 @@ def check_eager(graph, tfrun, python, golden_dir=None):
     if p.returncode != 0:
         return ["TensorFlow program failed:\n" + textwrap.indent(p.stdout[-2000:], "    ")]
     theirs = []
-    for line in p.stdout.splitlines():
+    lines = iter(p.stdout.splitlines())
+    for line in lines:
         m = EXECUTING.match(line)
         if m:
             theirs.append(m.group(1))
+        elif line.startswith("Instructions for updating:"):
+            next(lines, None)  # a Python deprecation warning's second half (tf.matmul's sparse_matmul)
         elif not LOG_LINE.match(line) and not PLACEMENT.match(line) and not line.startswith(
                 ("WARNING:", "To enable the following", "E0000", "W0000")):
             theirs.append(line)

@@ -307,10 +307,6 @@ def classify(ours, theirs):
     t_err = next((l for l in theirs if l.startswith(("TF-ERROR:", "TF-BUILD-ERROR:"))), None)
     o_rest = [l for l in out if not conformance.PLACEMENT.match(l) and not l.startswith("Device mapping")]
     t_rest = [l for l in theirs if not conformance.PLACEMENT.match(l) and not l.startswith("TF-")]
-    # A difference README documents by name: tf.matmul's SparseMatMul for
-    # mixed bfloat16 operands.
-    if "SparseMatMul" in err or (t_err and "SparseMatMul" in t_err):
-        return "sparse-matmul"
     if t_err and code == 0:
         return "tensorflow-fails-tfrun-runs"
     if not t_err and code != 0:

@@ -345,6 +345,24 @@ TEST(LoaderTypeTest, TypeErrorsNameTensorFlowsArguments) {
   - {op: MatMul, inputs: [a, b]})").find("Value passed to parameter 'b' has DataType float64 not in list of allowed "
                                          "values: float32, bfloat16"),
             std::string::npos);
+  // bfloat16 with float32 is a SparseMatMul, a float32 product; its shape
+  // errors name it (TF 2.21's text).
+  Graph sparse = MustLoad(R"(nodes:
+  - {name: a, op: Const, dtype: bfloat16, shape: [2, 3], value: 1}
+  - {name: b, op: Const, shape: [3, 1], value: 1}
+  - {op: MatMul, inputs: [a, b]})");
+  EXPECT_EQ(sparse.nodes[2].op, "SparseMatMul");
+  EXPECT_EQ(sparse.nodes[2].name, "MatMul");
+  EXPECT_EQ(sparse.nodes[2].dtype, DType::kFloat32);
+  EXPECT_EQ(sparse.nodes[2].shape, (Shape{2, 1}));
+  EXPECT_NE(LoadError(R"(nodes:
+  - {name: a, op: Const, dtype: bfloat16, shape: [2, 3], value: 1}
+  - {name: b, op: Const, value: 1}
+  - {op: MatMul, inputs: [a, b]})").find("Shape must be rank 2 but is rank 0 for '{{node MatMul}} = "
+                                         "SparseMatMul[Ta=DT_BFLOAT16, Tb=DT_FLOAT, a_is_sparse=false, "
+                                         "b_is_sparse=false, transpose_a=false, transpose_b=false](a, b)' with "
+                                         "input shapes: [2,3], []."),
+            std::string::npos);
   EXPECT_NE(LoadError(R"(nodes:
   - {name: a, op: Const, dtype: int32, shape: [1, 1], value: 1}
   - {name: b, op: Const, dtype: int64, shape: [1, 1], value: 1}

@@ -219,6 +219,15 @@ Status MatMulKernel(KernelContext& c) {
   });
 }
 
+// SparseMatMul of float32 and bfloat16 operands (dense here): both widened
+// to float32, then the float32 product.
+Status SparseMatMulKernel(KernelContext& c) {
+  for (Tensor& in : c.inputs) {
+    TFRUN_ASSIGN_OR_RETURN(in, CastOnHost(in, DType::kFloat32));
+  }
+  return MatMulKernel(c);
+}
+
 Status AddNKernel(KernelContext& c) {
   return ForNumericOutput(c, AddNShape(c), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -432,6 +441,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   };
   static constexpr Binding kBindings[] = {
       {"MatMul", MatMulKernel},
+      {"SparseMatMul", SparseMatMulKernel},
       {"AddN", AddNKernel},
       {"Add", BinaryKernel<BinaryOp::kAdd>},
       {"Sub", BinaryKernel<BinaryOp::kSub>},

@@ -445,5 +445,18 @@ fetch: [sum, diff, prod]
   EXPECT_EQ(Values(out[2]), (std::vector<double>{0.75, 2.5, 5.25, 2.25, 5.5, 9.75}));
 }
 
+// tf.matmul of bfloat16 and float32: a SparseMatMul, float32 out.
+TEST(CpuKernelsTest, MixedBfloat16MatMulIsAFloat32Product) {
+  const std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: a, op: Const, dtype: bfloat16, value: [[1.5, -2.0]]}
+  - {name: b, op: Const, value: [[2.25], [0.125]]}
+  - {op: MatMul, inputs: [a, b]}
+fetch: [MatMul]
+)");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].dtype(), DType::kFloat32);
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{3.125}));
+}
+
 }  // namespace
 }  // namespace tfrun
