@@ -78,6 +78,14 @@ TEST(CudaElementwiseTest, BinaryOpsWithScalarBroadcastAndIntegerWrap) {
   cudaFree(out);
 }
 
+// On a machine without the NVIDIA driver the skip reason says so, not
+// cudart's "driver version is insufficient" (issue 20).
+TEST(GpuVisibleTest, NamesAMissingDriver) {
+  std::string why;
+  if (GpuVisible(&why) || DriverInstalled()) GTEST_SKIP() << "the NVIDIA driver is installed here";
+  EXPECT_EQ(why, "no GPU visible: no NVIDIA driver (libcuda.so.1 is not installed)");
+}
+
 // [2,3] - [3] and [2,1] * [1,3], as NumPy broadcasts them.
 TEST(CudaElementwiseTest, BinaryBroadcastsLikeNumpy) {
   TFRUN_SKIP_WITHOUT_GPU();

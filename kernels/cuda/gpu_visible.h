@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -12,9 +13,22 @@
 
 namespace tfrun {
 
+// Whether the NVIDIA driver's library is installed at all: without it
+// cudart reports "CUDA driver version is insufficient", which misleads.
+inline bool DriverInstalled() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) return false;
+  dlclose(driver);
+  return true;
+}
+
 inline bool GpuVisible(std::string* why) {
   int count = 0;  // left untouched when no driver is installed
   const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess && !DriverInstalled()) {
+    *why = "no GPU visible: no NVIDIA driver (libcuda.so.1 is not installed)";
+    return false;
+  }
   if (e != cudaSuccess || count == 0) {
     *why = std::string("no GPU visible (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
     return false;
