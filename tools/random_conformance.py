@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np  # the TensorFlow venv's Python runs this tool
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,7 +58,6 @@ class Generator:
 
     def npy_file(self, array):
         """Writes array beside the graph; the path as the graph file gives it."""
-        import numpy as np
         self.files += 1
         name = f"{self.stem}_{self.files}.npy"
         np.save(os.path.join(self.folder, name), np.asarray(array))
@@ -65,7 +65,6 @@ class Generator:
 
     def source(self, e, dtype, shape):
         """Now and then data from fill, random or npy instead of a value list."""
-        import numpy as np
         r = self.rng
         pick = r.random()
         if pick < 0.08:
@@ -129,7 +128,6 @@ class Generator:
 
     def placeholder(self):
         """A fed input: float32 or float64, its first dimension maybe unknown."""
-        import numpy as np
         r = self.rng
         dtype = r.choice(["float32", "float64"])
         rows, cols = r.choice([1, 2, 3]), r.choice([2, 3])
