@@ -44,19 +44,37 @@ TEST(PlacerTest, GpuBeforeCpuAndGeneratorsFollowConsumers) {
 }
 
 TEST(PlacerTest, NameOrderIsStringOrder) {
-  // With twelve GPUs "GPU:10" sorts before "GPU:2" but after "GPU:1"; a
-  // wildcard request takes GPU:0 first.
-  std::vector<LogicalGpu> logical(12);
-  for (int i = 0; i < 12; ++i) logical[i].tf_id = i;
+  // Among devices of one type the placer takes the first name in string
+  // order, so "GPU:10" comes before "GPU:2". A real machine always has
+  // GPU:0 and GPU:1, which come first either way: this device set starts at
+  // GPU:2, so string order picks GPU:10 where numeric order would pick GPU:2.
+  std::vector<LogicalGpu> logical(10);
+  for (int i = 0; i < 10; ++i) logical[i].tf_id = logical[i].cuda_ordinal = i + 2;
   DeviceSet devices = DeviceSet::WithGpus(logical, true);
-  StatusOr<Graph> g = LoadGraphText("nodes: [{name: x, op: Identity, inputs: [c], device: '/device:GPU:*'}, "
-                                    "{name: c, op: Const, value: 1}]",
+  StatusOr<Graph> g = LoadGraphText("nodes: [{name: c, op: Const, value: 1}, {name: x, op: Identity, inputs: [c]}]",
                                     "p.yaml");
-  ASSERT_FALSE(g.ok());  // inputs must name earlier nodes
-  g = LoadGraphText("nodes: [{name: c, op: Const, value: 1}, {name: x, op: Identity, inputs: [c]}]", "p.yaml");
+  ASSERT_TRUE(g.ok()) << g.status().message();
   Placement placement;
   ASSERT_TRUE(PlaceGraph(*g, devices, false, *FindProfile("tf2"), &placement).ok());
-  EXPECT_EQ(devices[placement.device_of[1]].name, "/job:localhost/replica:0/task:0/device:GPU:0");
+  EXPECT_EQ(devices[placement.device_of[1]].name, "/job:localhost/replica:0/task:0/device:GPU:10");
+  EXPECT_EQ(devices[placement.device_of[0]].name, "/job:localhost/replica:0/task:0/device:GPU:10");  // follows x
+}
+
+TEST(PlacerTest, AvailableDevicesAreListedInStringOrder) {
+  // TensorFlow sorts the names it lists: GPU:10 and GPU:11 before GPU:2.
+  std::vector<LogicalGpu> logical(12);
+  for (int i = 0; i < 12; ++i) logical[i].tf_id = logical[i].cuda_ordinal = i;
+  DeviceSet devices = DeviceSet::WithGpus(logical, true);
+  StatusOr<Graph> g = LoadGraphText("nodes: [{name: c, op: Const, value: 1, device: /gpu:12}]", "p.yaml");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Placement placement;
+  const Status s = PlaceGraph(*g, devices, false, *FindProfile("tf2"), &placement);
+  ASSERT_FALSE(s.ok());
+  const std::string gpu = "/job:localhost/replica:0/task:0/device:GPU:";
+  EXPECT_NE(s.message().find("available devices are [ /job:localhost/replica:0/task:0/device:CPU:0, " + gpu + "0, " +
+                             gpu + "1, " + gpu + "10, " + gpu + "11, " + gpu + "2, " + gpu + "3, "),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(PlacerTest, SoftPlacementClearsTypeAndIdButKeepsTheRest) {
