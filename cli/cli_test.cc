@@ -623,6 +623,56 @@ TEST(CliTest, FailedRunDoesNotClobberExistingOutputs) {
   EXPECT_EQ(Slurp(dir + "/MatMul.npy"), "previous");
 }
 
+// The folder's entries, sorted ("" when it does not exist).
+std::string Entries(const std::string& dir) {
+  return RunCommand("test -d " + dir + " && ls -A " + dir + " | sort | tr '\\n' ' '").out;
+}
+
+// x is fed [2,3]; d = x is ready before s = d + y runs and fails on y's shape.
+std::string GraphWithALateKernelError() {
+  const std::string graph = TmpDir() + "/late_error.yaml";
+  std::ofstream(graph) << "nodes:\n"
+                          "  - {name: x, op: Placeholder, shape: [null, 3]}\n"
+                          "  - {name: y, op: Placeholder, shape: [null]}\n"
+                          "  - {name: d, op: Identity, inputs: [x]}\n"
+                          "  - {name: s, op: Add, inputs: [d, y]}\n";
+  return graph + " --feed 'x=[[1,2,3],[4,5,6]]' --fetch d --fetch s ";
+}
+
+// A kernel that fails after other results exist: no --out file, and a
+// folder that was there keeps what it held.
+TEST(CliTest, AKernelErrorAfterSomeResultsWritesNoOutput) {
+  const std::string run = GraphWithALateKernelError() + "--feed 'y=[1,2]' --out ";
+  const std::string fresh = TmpDir() + "/late_fresh";
+  Outcome o = Tfrun(run + fresh);
+  EXPECT_EQ(o.exit_code, 4) << o.err;
+  EXPECT_NE(o.err.find("Incompatible shapes: [2,3] vs. [2]"), std::string::npos) << o.err;
+  EXPECT_EQ(Entries(fresh), "");
+  const std::string kept = TmpDir() + "/late_kept";
+  mkdir(kept.c_str(), 0755);
+  std::ofstream(kept + "/d.npy") << "previous";
+  o = Tfrun(run + kept);
+  EXPECT_EQ(o.exit_code, 4) << o.err;
+  EXPECT_EQ(Entries(kept), "d.npy ");
+  EXPECT_EQ(Slurp(kept + "/d.npy"), "previous");
+  // The same run with a y that broadcasts writes both.
+  o = Tfrun(GraphWithALateKernelError() + "--feed 'y=[1,2,3]' --out " + fresh);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(Entries(fresh), "d.npy s.npy ");
+}
+
+// Results are written together: when the second cannot be written (a folder
+// holds its name), the first is not written either, nor left half-way.
+TEST(CliTest, AFailedOutputFileWritesNoneOfTheOthers) {
+  const std::string dir = TmpDir() + "/half";
+  mkdir(dir.c_str(), 0755);
+  mkdir((dir + "/s.npy").c_str(), 0755);
+  Outcome o = Tfrun(GraphWithALateKernelError() + "--feed 'y=[1,2,3]' --out " + dir);
+  EXPECT_EQ(o.exit_code, 4) << o.err;
+  EXPECT_EQ(o.err, "tfrun: error: " + dir + "/s.npy: is a directory\n");
+  EXPECT_EQ(Entries(dir), "s.npy ");
+}
+
 TEST(CliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Tfrun("").exit_code, 2);
   EXPECT_EQ(Tfrun("graphs/matmul.yaml --compat tf9").exit_code, 2);

@@ -7,12 +7,15 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/atomic_file.h"
 #include "core/npy.h"
 
 namespace tfrun {
 namespace {
 
-Status EnsureDirectory(const std::string& dir) {
+// `*created`: the folder is new, so a failed write removes it again.
+Status EnsureDirectory(const std::string& dir, bool* created) {
+  *created = false;
   struct stat st;
   if (stat(dir.c_str(), &st) == 0) {
     return S_ISDIR(st.st_mode) ? Status::Ok() : BadInput(fmt::format("--out {}: not a directory", dir));
@@ -20,6 +23,7 @@ Status EnsureDirectory(const std::string& dir) {
   if (mkdir(dir.c_str(), 0777) != 0) {
     return BadInput(fmt::format("--out {}: cannot create directory: {}", dir, std::strerror(errno)));
   }
+  *created = true;
   return Status::Ok();
 }
 
@@ -49,12 +53,21 @@ Status CheckNpyOutputDir(const std::string& dir) {
 
 Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch,
                        const std::vector<Tensor>& fetched) {
-  TFRUN_RETURN_IF_ERROR(EnsureDirectory(dir));
-  for (size_t i = 0; i < fetch.size(); ++i) {
-    if (!fetched[i].is_valid()) continue;  // a NoOp has no value
-    TFRUN_RETURN_IF_ERROR(WriteNpy(dir + "/" + NpyFileName(graph.OutputName(fetch[i])), fetched[i]));
+  bool created = false;
+  TFRUN_RETURN_IF_ERROR(EnsureDirectory(dir, &created));
+  // All files or none: a failure writing the third leaves the first two
+  // unwritten too.
+  Status status = Status::Ok();
+  {
+    FileBatch batch;
+    for (size_t i = 0; i < fetch.size() && status.ok(); ++i) {
+      if (!fetched[i].is_valid()) continue;  // a NoOp has no value
+      status = batch.Stage(dir + "/" + NpyFileName(graph.OutputName(fetch[i])), NpyWriter(fetched[i]));
+    }
+    if (status.ok()) status = batch.Commit();
   }
-  return Status::Ok();
+  if (!status.ok() && created) rmdir(dir.c_str());
+  return status;
 }
 
 }  // namespace tfrun

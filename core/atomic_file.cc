@@ -84,7 +84,17 @@ Status WriteOutput(const OutputTarget& target, const std::function<bool(FILE*)>&
     ok = std::fclose(f) == 0 && ok;
     return ok ? Status::Ok() : CannotWrite(target.path, e);
   }
-  // A temporary beside the real file, then a rename over it.
+  FileBatch batch;
+  TFRUN_RETURN_IF_ERROR(batch.Stage(target, write));
+  return batch.Commit();
+}
+
+FileBatch::~FileBatch() {
+  for (const Staged& s : staged_) unlink(s.tmp.c_str());
+}
+
+Status FileBatch::Stage(const OutputTarget& target, const std::function<bool(FILE*)>& write) {
+  // A temporary beside the real file, renamed over it by Commit.
   std::string tmp = DirOf(target.real_path) + "/.tfrun-XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) return CannotWrite(target.path, errno);
@@ -102,17 +112,33 @@ Status WriteOutput(const OutputTarget& target, const std::function<bool(FILE*)>&
   errno = 0;
   bool ok = write(f);
   ok = std::fflush(f) == 0 && ok;
-  int e = errno ? errno : EIO;
+  const int e = errno ? errno : EIO;
   ok = std::fclose(f) == 0 && ok;
-  if (ok && std::rename(tmp.c_str(), target.real_path.c_str()) != 0) {
-    ok = false;
-    e = errno;
-  }
   if (!ok) {
     unlink(tmp.c_str());
     return CannotWrite(target.path, e);
   }
+  staged_.push_back({tmp, target.real_path, target.path});
   return Status::Ok();
+}
+
+Status FileBatch::Stage(const std::string& path, const std::function<bool(FILE*)>& write) {
+  // No option to name: a destination that cannot be written is a failure
+  // of the run that writes it (exit 4), as a failed write is.
+  StatusOr<OutputTarget> target = CheckOutputTarget(path == "-" ? "./-" : path, "", false);
+  if (!target.ok()) return RuntimeError(target.status().message());
+  if (target->kind != OutputTarget::Kind::kReplace) return WriteOutput(*target, write);
+  return Stage(*target, write);
+}
+
+Status FileBatch::Commit() {
+  Status status = Status::Ok();
+  for (const Staged& s : staged_) {
+    if (status.ok() && std::rename(s.tmp.c_str(), s.real_path.c_str()) != 0) status = CannotWrite(s.path, errno);
+    if (!status.ok()) unlink(s.tmp.c_str());  // this one and those after it: none half-written
+  }
+  staged_.clear();
+  return status;
 }
 
 Status WriteOutput(const OutputTarget& target, const std::string& text) {
@@ -120,14 +146,9 @@ Status WriteOutput(const OutputTarget& target, const std::string& text) {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::function<bool(FILE*)>& write) {
-  if (path == "-") {  // a file named "-", not standard output
-    return WriteFileAtomically("./-", write);
-  }
-  // No option to name: a destination that cannot be written is a failure
-  // of the run that writes it (exit 4), as a failed write is.
-  StatusOr<OutputTarget> target = CheckOutputTarget(path, "", false);
-  if (!target.ok()) return RuntimeError(target.status().message());
-  return WriteOutput(*target, write);
+  FileBatch batch;
+  TFRUN_RETURN_IF_ERROR(batch.Stage(path, write));
+  return batch.Commit();
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -37,6 +38,31 @@ Status WriteOutput(const OutputTarget& target, const std::string& text);
 // file, JUnit XML): as above, "-" being a file name.
 Status WriteFileAtomically(const std::string& path, const std::function<bool(FILE*)>& write);
 Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+// Files that a run writes together (--out's .npy files): each is staged in
+// a temporary beside its target, and Commit renames them all into place, so
+// a failure while writing any of them, or a batch dropped before Commit,
+// leaves none of them and the old files as they were. (A rename that fails
+// part way leaves the files renamed before it.) A target that is not a
+// regular file (a FIFO, /dev/null) is written in place when staged.
+class FileBatch {
+ public:
+  FileBatch() = default;
+  FileBatch(const FileBatch&) = delete;
+  FileBatch& operator=(const FileBatch&) = delete;
+  ~FileBatch();  // removes what was staged and not committed
+
+  // `path` as WriteFileAtomically takes it ("-" is a file name).
+  Status Stage(const std::string& path, const std::function<bool(FILE*)>& write);
+  Status Stage(const OutputTarget& target, const std::function<bool(FILE*)>& write);
+  Status Commit();
+
+ private:
+  struct Staged {
+    std::string tmp, real_path, path;
+  };
+  std::vector<Staged> staged_;
+};
 
 // The whole file; false when it cannot be read.
 bool ReadWholeFile(const std::string& path, std::string* text);

@@ -127,7 +127,7 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   return t;
 }
 
-Status WriteNpy(const std::string& path, const Tensor& t) {
+std::function<bool(FILE*)> NpyWriter(const Tensor& t) {
   const bool widen = t.dtype() == DType::kBFloat16;
   const bool strings = t.dtype() == DType::kString;
   // NumPy's S dtype: every element NUL-padded to the longest (at least 1).
@@ -148,8 +148,9 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
   uint16_t len = static_cast<uint16_t>(header.size());
   const unsigned char prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                                     static_cast<unsigned char>(len & 0xff), static_cast<unsigned char>(len >> 8)};
-  return WriteFileAtomically(path, [&](FILE* f) {
-    bool ok = std::fwrite(prefix, 1, 10, f) == 10 && std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  const std::string head = std::string(reinterpret_cast<const char*>(prefix), sizeof prefix) + header;
+  return [t, widen, strings, string_width, head](FILE* f) {
+    bool ok = std::fwrite(head.data(), 1, head.size(), f) == head.size();
     if (ok && widen) {
       const Eigen::bfloat16* src = t.data<Eigen::bfloat16>();
       std::vector<float> chunk;
@@ -170,7 +171,9 @@ Status WriteNpy(const std::string& path, const Tensor& t) {
       ok = std::fwrite(t.raw(), 1, t.num_bytes(), f) == t.num_bytes();
     }
     return ok;
-  });
+  };
 }
+
+Status WriteNpy(const std::string& path, const Tensor& t) { return WriteFileAtomically(path, NpyWriter(t)); }
 
 }  // namespace tfrun

@@ -2,6 +2,8 @@
 // written for --out.
 #pragma once
 
+#include <cstdio>
+#include <functional>
 #include <string>
 
 #include "core/status.h"
@@ -17,5 +19,9 @@ StatusOr<Tensor> ReadNpy(const std::string& path);
 // float32, which NumPy has). Writes to a temporary file and renames, so a
 // failure leaves nothing behind.
 Status WriteNpy(const std::string& path, const Tensor& t);
+
+// What WriteNpy writes, for a caller that writes files together (FileBatch).
+// It keeps `t` (a shared buffer) alive.
+std::function<bool(FILE*)> NpyWriter(const Tensor& t);
 
 }  // namespace tfrun
