@@ -51,9 +51,22 @@ fi
 echo "TFRUN_CUBLAS=${TFRUN_CUBLAS:-/usr/local/cuda/lib64/libcublas.so.13}"
 mkdir -p cli && cp .device/tfrun cli/tfrun   # cli:gpu_test runs cli/tfrun from the root
 status=0
+# A binary that skipped cases (or ran none) fails the run: a GPU check that
+# did not run is not a pass.
 for t in cublas_test cuda_elementwise_test executor_test gpu_kernels_test gpu_test; do
   echo "== $t"
-  .device/$t --gtest_brief=1 || status=1
+  out=$(.device/$t --gtest_brief=1 2>&1)
+  rc=$?
+  echo "$out"
+  [ "$rc" -eq 0 ] || status=1
+  if grep -q '^\[  SKIPPED \]' <<<"$out"; then
+    echo "run.sh: $t skipped cases (above): a GPU check that did not run"
+    status=1
+  fi
+  if ! grep -q '^\[  PASSED  \] [1-9]' <<<"$out"; then
+    echo "run.sh: $t passed no case"
+    status=1
+  fi
 done
 echo "== tutorial graphs on the GPU (no soft placement: a node that cannot run there is an error)"
 for g in graphs/matmul.yaml graphs/addn.yaml graphs/variable_int32_gpu.yaml; do
