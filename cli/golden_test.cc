@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/run_command.h"
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -67,10 +68,11 @@ TEST_P(GoldenTest, MatchesGolden) {
   ASSERT_TRUE(tfrun::ReadWholeFile("testdata/golden/" + c.name + ".out", &expected))
       << "missing testdata/golden/" << c.name << ".out";
   EXPECT_EQ(out, expected) << cmd << "\nstderr:\n" << err;
+  // Every case states its standard error (empty when nothing may be printed).
   std::string expected_err;
-  if (tfrun::ReadWholeFile("testdata/golden/" + c.name + ".err", &expected_err)) {
-    EXPECT_EQ(err, expected_err) << cmd;
-  }
+  ASSERT_TRUE(tfrun::ReadWholeFile("testdata/golden/" + c.name + ".err", &expected_err))
+      << "missing testdata/golden/" << c.name << ".err";
+  EXPECT_EQ(err, expected_err) << cmd;
 }
 
 INSTANTIATE_TEST_SUITE_P(Goldens, GoldenTest, ::testing::ValuesIn(LoadCases()),
@@ -95,8 +97,14 @@ std::vector<std::string> ExpectedFiles(const std::vector<std::string>& roots) {
 
 class ExpectedFileTest : public ::testing::TestWithParam<std::string> {};
 
-// One case through `tfrun test`, the command a user's CI runs.
+// One case through `tfrun test`, the command a user's CI runs. Every case
+// states its standard error (`tfrun test` leaves it unchecked without an
+// .expected-stderr file; an empty one means nothing may be printed), so a
+// wrong soft-placement note or a new warning fails it.
 TEST_P(ExpectedFileTest, PassesUnderTfrunTest) {
+  const std::string& expected = GetParam();
+  struct stat st;
+  EXPECT_EQ(stat((expected + "-stderr").c_str(), &st), 0) << expected << " has no " << expected << "-stderr";
   const std::string cmd =
       "env -u CUDA_VISIBLE_DEVICES -u TF_FORCE_GPU_ALLOW_GROWTH cli/tfrun test -j 1 " + GetParam();
   const tfrun::CommandResult r = tfrun::RunCommand(cmd);
