@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target (clang from Debian's packages, with ASan and
-# UBSan) and runs it on a seed corpus from graphs/ and testdata/.
-#   tools/fuzz.sh [SECONDS]        (default 600; findings land in $FUZZ_DIR)
+# UBSan) and runs it from the checked-in corpus tools/fuzz/corpus plus the
+# graphs of graphs/ and testdata/. A crash, sanitizer report or broken
+# invariant (tools/fuzz/graph_fuzzer.cc) ends it with a non-zero status and
+# the input in $FUZZ_DIR/findings/.
+#   tools/fuzz.sh [SECONDS]        (default 600; .ci/run runs 60)
+# To grow the checked-in corpus after a long run (inputs that add coverage):
+#   $FUZZ_DIR/graph_fuzzer -merge=1 -max_len=4096 tools/fuzz/corpus $FUZZ_DIR/corpus
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
@@ -20,14 +25,18 @@ srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/cluster_s
 # An object is stale when its source or any header is newer: a changed
 # struct layout must never meet an old object.
 newest_header=$(ls -t core/*.h core/graph_file/*.h kernels/*/*.h | head -1)
+# Compiled a few at a time, one per core.
 objs=()
+jobs=$(nproc)
 for src in "${srcs[@]}"; do
   obj="$dir/obj/$(echo "$src" | tr / _).o"
   if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_header" -nt "$obj" ]; then
-    clang++ "${flags[@]}" -c "$src" -o "$obj"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    clang++ "${flags[@]}" -c "$src" -o "$obj" &
   fi
   objs+=("$obj")
 done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n; done
 # random.cc keeps its exact arithmetic: no FMA contraction; the AVX2 MatMul
 # is built as in kernels/BUILD.
 clang++ "${flags[@]}" -ffp-contract=off -c core/random.cc -o "$dir/obj/random.o"
@@ -38,7 +47,7 @@ clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" "$dir/obj/random.o" "$d
   -l:libyaml-cpp.a -lpthread \
   -o "$dir/graph_fuzzer"
 
-cp graphs/*.yaml testdata/graphs/*.yaml testdata/bad/*.yaml "$dir/corpus/" 2>/dev/null || true
+cp tools/fuzz/corpus/* graphs/*.yaml testdata/graphs/*.yaml testdata/bad/*.yaml "$dir/corpus/" 2>/dev/null || true
 cd "$dir"
 ./graph_fuzzer -dict="$OLDPWD/tools/fuzz/graph.dict" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -max_len=4096 -artifact_prefix=findings/ -print_final_stats=1 corpus

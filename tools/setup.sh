@@ -8,9 +8,11 @@ set -euo pipefail
 # headers and libmpi; tfrun itself runs without them). python3-jsonschema:
 # the tests validate JSON reports against docs/json-report.schema.json.
 # python3-matplotlib: tools/plot_trace.py draws --trace files (tested).
+# clang and libclang-rt-14-dev: tools/fuzz.sh (libFuzzer), which .ci/run runs.
 packages=(bazel-bootstrap bazel-rules-java libyaml-cpp-dev libcli11-dev
           libspdlog-dev libfmt-dev libeigen3-dev libgtest-dev
-          openmpi-bin libopenmpi-dev python3-jsonschema python3-matplotlib)
+          openmpi-bin libopenmpi-dev python3-jsonschema python3-matplotlib
+          clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,13 +1,23 @@
 // libFuzzer target: load + validate + place (every profile, soft and hard,
 // on simulated GPUs) + run on the CPU + print, for arbitrary graph text.
-// Any crash, hang, sanitizer report or leak is a finding; every finding is
-// fixed and kept as a regression file in testdata/bad/.
+// Any crash, hang, sanitizer report or leak is a finding, and so is a
+// broken invariant (Check below): a node placed on a device that does not
+// exist, cannot run it or was not asked for; soft placement failing where
+// every node has a CPU kernel; a printed result that reads back as another
+// value; two runs of one graph that differ. Every finding is fixed and kept
+// as a regression file in testdata/bad/.
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "core/array_printer.h"
+#include "core/kernel_registry.h"
 #include "core/compat_profile.h"
 #include "core/executor.h"
 #include "core/graph_file/loader.h"
@@ -40,6 +50,86 @@ const tfrun::KernelRegistry& Kernels() {
     return k;
   }();
   return *kernels;
+}
+
+// A broken invariant: say which, then stop as a crash would, so libFuzzer
+// keeps the input.
+void Check(bool holds, const char* invariant, const std::string& detail = "") {
+  if (holds) return;
+  std::fprintf(stderr, "graph_fuzzer: invariant broken: %s\n%s\n", invariant, detail.c_str());
+  std::abort();
+}
+
+// Every node is on a device of the set, which has a kernel for it and
+// matches what it asked for (all of it; under soft placement job, replica
+// and task, which soft placement keeps).
+void CheckPlacement(const tfrun::Graph& graph, const tfrun::Placement& placement, bool soft) {
+  const tfrun::DeviceSet& devices = Devices();
+  Check(placement.device_of.size() == graph.nodes.size(), "one device per node");
+  for (const tfrun::Node& node : graph.nodes) {
+    const int d = placement.device_of[node.id];
+    Check(d >= 0 && d < devices.size(), "every node is placed on a device that exists", node.name);
+    Check(tfrun::HasKernel(node, devices[d].type), "every node is placed where it has a kernel", node.name);
+    tfrun::DeviceSpec spec = node.requested_device;
+    if (soft) {
+      spec.type.reset();
+      spec.id.reset();
+    }
+    Check(spec.Matches(devices[d].spec), "every node is placed on a device its request matches", node.name);
+  }
+}
+
+// Soft placement only fails for a node no device could take: one without
+// a CPU kernel, or one asking for a job, replica or task that is not here.
+bool SoftPlacementMustSucceed(const tfrun::Graph& graph) {
+  const tfrun::Device& cpu = Devices()[0];
+  for (const tfrun::Node& node : graph.nodes) {
+    tfrun::DeviceSpec spec = node.requested_device;
+    spec.type.reset();
+    spec.id.reset();
+    if (!spec.Matches(cpu.spec) || !tfrun::HasKernel(node, "CPU")) return false;
+  }
+  return true;
+}
+
+// NumPy's str() of a numeric result read back gives the value: exactly for
+// integers, booleans and floats printed in full; within the 8 digits NumPy
+// keeps otherwise. Summarised arrays ("...") are not checked.
+void CheckPrintedValue(const tfrun::Tensor& t, const std::string& text) {
+  if (t.dtype() == tfrun::DType::kString || text.find("...") != std::string::npos) return;
+  std::string words = text;
+  for (char& c : words) c = (c == '[' || c == ']') ? ' ' : c;
+  std::istringstream in(words);
+  std::vector<std::string> tokens;
+  for (std::string w; in >> w;) tokens.push_back(w);
+  Check(static_cast<int64_t>(tokens.size()) == t.num_elements(), "a printed result has one number per element",
+        text);
+  tfrun::DispatchDType(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* values = t.data<T>();
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const std::string& w = tokens[i];
+      bool same = false;
+      if constexpr (std::is_same_v<T, bool>) {
+        same = w == (values[i] ? "True" : "False");
+      } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+        same = std::strtoll(w.c_str(), nullptr, 10) == static_cast<long long>(values[i]);
+      } else if constexpr (!std::is_same_v<T, uint8_t>) {
+        const double read = std::strtod(w.c_str(), nullptr);
+        double exact = 0;
+        bool rounds_back = false;  // the text is the shortest that reads back as the narrow float
+        if constexpr (std::is_same_v<T, double>) {
+          exact = values[i];
+        } else {
+          exact = static_cast<float>(values[i]);
+          rounds_back = static_cast<float>(T(static_cast<float>(read))) == static_cast<float>(values[i]);
+        }
+        same = (std::isnan(exact) && std::isnan(read)) || read == exact || rounds_back ||
+               std::fabs(read - exact) <= 5.000001e-9 * std::fmax(1.0, std::fabs(exact));
+      }
+      Check(same, "printing then reading a result gives its value", w + " in " + text);
+    }
+  });
 }
 
 }  // namespace
@@ -79,7 +169,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       tfrun::Placement placement;
       tfrun::Status placed = tfrun::PlaceGraph(*graph, Devices(), soft, profile, &placement);
       (void)tfrun::PlacementLines(*graph, Devices(), placement, profile);
+      if (soft && SoftPlacementMustSucceed(*graph)) {
+        Check(placed.ok(), "soft placement never fails where every node has a CPU kernel", placed.message());
+      }
       if (!placed.ok()) continue;
+      CheckPlacement(*graph, placement, soft);
       (void)tfrun::DeviceMappingBlock(Devices(), profile);
       (void)tfrun::PlacementDot(*graph, Devices(), placement);
       if (name != std::string("tf2") || !soft) continue;
@@ -101,10 +195,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)executor.Run(graph->fetch).ok();
       tfrun::StatusOr<tfrun::RunResult> result = executor.Run(graph->fetch, feeds);
       if (!result.ok()) continue;
+      // Variables are assigned once, before the fetches, so a second run
+      // sees the same state.
+      tfrun::StatusOr<tfrun::RunResult> again = executor.Run(graph->fetch, feeds);
+      Check(again.ok(), "a graph that ran runs again", again.status().message());
+      Check(again->fetched.size() == result->fetched.size(), "two runs fetch as many results");
+      for (size_t i = 0; i < result->fetched.size(); ++i) {
+        const tfrun::Tensor& a = result->fetched[i];
+        const tfrun::Tensor& b = again->fetched[i];
+        Check(a.is_valid() == b.is_valid(), "two runs give the same output");
+        if (!a.is_valid()) continue;
+        Check(a.dtype() == b.dtype() && a.shape() == b.shape() && a.num_bytes() == b.num_bytes() &&
+                  std::memcmp(a.raw(), b.raw(), a.num_bytes()) == 0,
+              "two runs give the same output", graph->nodes[graph->fetch[i].node].name);
+      }
       for (const tfrun::Tensor& t : result->fetched) {
         if (!t.is_valid()) continue;
         tfrun::NumpyPrintOptions options;
-        (void)tfrun::NumpyStr(t, options);
+        CheckPrintedValue(t, tfrun::NumpyStr(t, options));
         options.numpy2 = true;
         (void)tfrun::NumpyStr(t, options);
         options.legacy_113 = true;
