@@ -65,12 +65,13 @@ class TaskExchange : public TensorChannel {
     std::string bytes;  // control messages own their bytes
     Tensor tensor;      // tensor messages keep the data alive
   };
-  // Waits for a message from `from` under `tag` (or a failure notice from
-  // anyone), receiving it into memory `allocate(bytes)` returns.
-  // `budget`: how long to wait (the operation timeout unless one has
-  // passed already, WaitBudget()).
+  // Waits for a message from `from` under `tag` (or a failure notice: from
+  // anyone, or with `sender_failures_only` from `from` alone), receiving it
+  // into memory `allocate(bytes)` returns. `budget`: how long to wait (the
+  // operation timeout unless one has passed already, WaitBudget()).
   template <typename Allocate>
-  Status Await(int from, int tag, const std::string& what, std::chrono::milliseconds budget, Allocate&& allocate);
+  Status Await(int from, int tag, const std::string& what, std::chrono::milliseconds budget, Allocate&& allocate,
+               bool sender_failures_only = false);
   Status Post(int to, int tag, std::string bytes, Tensor tensor = Tensor());
   Status TagFor(int transfer, int* tag) const;
   std::chrono::milliseconds WaitBudget() const;

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -14,34 +16,46 @@
 namespace tfrun {
 namespace {
 
-// Messages between ranks, delivered at once and in order per (from, to, tag).
+// Messages between ranks, delivered in order per (from, to, tag): at once,
+// or after a delay set for one (from, to) pair, as a busy MPI progress
+// engine may deliver one peer's message later than another's.
 class Fabric {
  public:
   void Put(int from, int to, int tag, std::string bytes) {
     std::lock_guard<std::mutex> lock(mu_);
-    queues_[{to, from, tag}].push_back(std::move(bytes));
+    const auto delay = delays_.find({from, to});
+    const auto visible = std::chrono::steady_clock::now() +
+                         (delay == delays_.end() ? std::chrono::milliseconds(0) : delay->second);
+    queues_[{to, from, tag}].push_back({std::move(bytes), visible});
   }
+  void Delay(int from, int to, std::chrono::milliseconds delay) { delays_[{from, to}] = delay; }
   std::optional<std::pair<int, size_t>> Peek(int to, int from, int tag) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [key, queue] : queues_) {
       const auto [dest, source, t] = key;
-      if (dest == to && t == tag && (from < 0 || source == from) && !queue.empty()) {
-        return std::make_pair(source, queue.front().size());
+      if (dest == to && t == tag && (from < 0 || source == from) && !queue.empty() &&
+          queue.front().visible <= std::chrono::steady_clock::now()) {
+        return std::make_pair(source, queue.front().bytes.size());
       }
     }
     return std::nullopt;
   }
   std::string Take(int to, int from, int tag) {
     std::lock_guard<std::mutex> lock(mu_);
-    std::deque<std::string>& queue = queues_[{to, from, tag}];
-    std::string bytes = std::move(queue.front());
+    std::deque<Message>& queue = queues_[{to, from, tag}];
+    std::string bytes = std::move(queue.front().bytes);
     queue.pop_front();
     return bytes;
   }
 
  private:
+  struct Message {
+    std::string bytes;
+    std::chrono::steady_clock::time_point visible;
+  };
   std::mutex mu_;
-  std::map<std::tuple<int, int, int>, std::deque<std::string>> queues_;
+  std::map<std::tuple<int, int, int>, std::deque<Message>> queues_;
+  std::map<std::pair<int, int>, std::chrono::milliseconds> delays_;  // set before the tasks start
 };
 
 class InMemoryTransport : public Transport {
@@ -84,8 +98,10 @@ ClusterSpec ThreeTasks() {
 
 // Runs body(rank, exchange) on one thread per task and waits for all.
 template <typename Body>
-void OnEveryTask(const ClusterSpec& cluster, std::chrono::milliseconds timeout, Body body) {
+void OnEveryTask(const ClusterSpec& cluster, std::chrono::milliseconds timeout, Body body,
+                 const std::function<void(Fabric&)>& setup = nullptr) {
   Fabric fabric;
+  if (setup) setup(fabric);
   std::vector<std::thread> threads;
   for (int r = 0; r < cluster.size(); ++r) {
     threads.emplace_back([&, r] {
@@ -104,6 +120,34 @@ TEST(ClusterSpecTest, OrdersTasksAsTensorFlowDoes) {
   EXPECT_EQ(cluster.TaskName(2), "/job:worker/replica:0/task:1");
   EXPECT_EQ(cluster.Find("worker", 1), 2);
   EXPECT_EQ(cluster.Find("worker", 2), -1);
+}
+
+// Worker 1 gathers everything and fails at once, while worker 0's piece is
+// slow to reach the master: the master still gathers every task's devices
+// (and so places and logs, as TensorFlow's master does before any worker
+// runs), and hears of the failure at its next wait.
+TEST(TaskExchangeTest, AFailureAfterTheGatherDoesNotCutTheGatherShort) {
+  const ClusterSpec cluster = ThreeTasks();
+  std::vector<std::string> gathered[3];
+  Status verdict[3];
+  OnEveryTask(
+      cluster, std::chrono::seconds(10),
+      [&](int rank, TaskExchange& exchange) {
+        StatusOr<std::vector<std::string>> all = exchange.AllGather("task" + std::to_string(rank));
+        ASSERT_TRUE(all.ok()) << "task " << rank << ": " << all.status().message();
+        gathered[rank] = *all;
+        Status mine = Status::Ok();
+        if (rank == 2) {
+          mine = RuntimeError("ResourceExhaustedError: OOM");
+          exchange.TellFailure(mine);
+        }
+        verdict[rank] = exchange.Conclude(mine);
+      },
+      [](Fabric& fabric) { fabric.Delay(1, 0, std::chrono::milliseconds(300)); });
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(gathered[r], (std::vector<std::string>{"task0", "task1", "task2"}));
+  EXPECT_NE(verdict[0].message().find("/job:worker/replica:0/task:1 failed: ResourceExhaustedError: OOM"),
+            std::string::npos)
+      << verdict[0].message();
 }
 
 TEST(TaskExchangeTest, GathersEveryTasksBlobAndMovesTensors) {
