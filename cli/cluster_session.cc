@@ -131,11 +131,10 @@ void ClusterSession::Shutdown(int exit_code) {
   std::fflush(stderr);
   exchange_->LeaveTogether();
   // After a failure every task exits non-zero, and mpirun ends the job at
-  // the first such exit, dropping output it has not forwarded yet: the
-  // master's placement log was lost 1 run in 25 when a worker exited
-  // first (and with 500 ms of lead, still under a loaded CI machine). The
-  // others give the master's exit the lead; the master's exit ends the job,
-  // so a prompt master costs them nothing.
+  // the first such exit, dropping output it has not forwarded yet, so the
+  // others give the master's exit a lead; the master's exit ends the job,
+  // so a prompt master costs them nothing. (The placement log once thought
+  // lost this way was never written: see TaskExchange::AllGather.)
   if (exit_code != 0 && !exchange_->is_master()) std::this_thread::sleep_for(std::chrono::seconds(3));
   // MPI_Finalize waits for every process; one that is gone (or silent)
   // must not hang us.
