@@ -81,24 +81,29 @@ Status TaskExchange::Await(int from, int tag, const std::string& what, std::chro
                            Allocate&& allocate, bool sender_failures_only) {
   const auto deadline = Clock::now() + budget;
   for (int polls = 0;; ++polls) {
+    // The failure notice is looked for before the message: a task's
+    // messages arrive in the order it sent them, so a message sent before
+    // its notice is there by now and is taken (looking the other way round,
+    // a message and then the notice could both arrive between the looks).
+    std::optional<Transport::Arrived> failure;
+    if (tag != kStatusTag) {
+      TFRUN_ASSIGN_OR_RETURN(failure,
+                             transport_->Probe(sender_failures_only ? from : Transport::kAnySource, kFailureTag));
+    }
     TFRUN_ASSIGN_OR_RETURN(std::optional<Transport::Arrived> arrived, transport_->Probe(from, tag));
     if (arrived) {
       TFRUN_ASSIGN_OR_RETURN(void* data, allocate(arrived->bytes));
       return transport_->Receive(from, tag, data, arrived->bytes);
     }
-    if (tag != kStatusTag) {
+    if (failure) {
       // Another task failed: stop waiting for what it will never send.
-      TFRUN_ASSIGN_OR_RETURN(std::optional<Transport::Arrived> failure,
-                             transport_->Probe(sender_failures_only ? from : Transport::kAnySource, kFailureTag));
-      if (failure) {
-        std::string text(failure->bytes, '\0');
-        TFRUN_RETURN_IF_ERROR(transport_->Receive(failure->source, kFailureTag, text.data(), text.size()));
-        bool unused;
-        Status told = DecodeStatus(text, &unused);
-        if (told.ok()) told = RuntimeError("a task failed");
-        peer_failure_ = Status(told.kind(), fmt::format("{} failed: {}", TaskName(failure->source), told.message()));
-        return *peer_failure_;
-      }
+      std::string text(failure->bytes, '\0');
+      TFRUN_RETURN_IF_ERROR(transport_->Receive(failure->source, kFailureTag, text.data(), text.size()));
+      bool unused;
+      Status told = DecodeStatus(text, &unused);
+      if (told.ok()) told = RuntimeError("a task failed");
+      peer_failure_ = Status(told.kind(), fmt::format("{} failed: {}", TaskName(failure->source), told.message()));
+      return *peer_failure_;
     }
     if (Clock::now() > deadline) {
       timed_out_ = true;
