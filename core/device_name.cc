@@ -110,6 +110,13 @@ DeviceSpec DeviceSpec::Local(std::string type, int id) {
   return s;
 }
 
+DeviceSpec DeviceSpec::SoftPlacementRelaxed() const {
+  DeviceSpec relaxed = *this;
+  relaxed.type.reset();
+  relaxed.id.reset();
+  return relaxed;
+}
+
 DeviceSpec DeviceSpec::MergedOver(const DeviceSpec& outer) const {
   DeviceSpec m = outer;
   if (job) m.job = job;

@@ -31,6 +31,10 @@ struct DeviceSpec {
   // Nested tf.device scopes: fields set here win, the rest come from outer.
   DeviceSpec MergedOver(const DeviceSpec& outer) const;
 
+  // What soft placement retries with when nothing matches (placer.cc): the
+  // device type and id cleared, job, replica and task kept.
+  DeviceSpec SoftPlacementRelaxed() const;
+
   // True when every field set here equals the device's.
   bool Matches(const DeviceSpec& device) const;
 

@@ -254,10 +254,7 @@ class EagerPlanner {
     }
     if (const int d = FirstCandidate(op, dtype, has_output, preferred); d >= 0) return d;
     if (soft_) {
-      DeviceSpec relaxed = preferred;
-      relaxed.type.reset();
-      relaxed.id.reset();
-      if (const int d = FirstCandidate(op, dtype, has_output, relaxed); d >= 0) {
+      if (const int d = FirstCandidate(op, dtype, has_output, preferred.SoftPlacementRelaxed()); d >= 0) {
         placement_.soft_moves.push_back(SoftMoveNote(node.name, op, dtype, preferred, devices_[d], devices_));
         return d;
       }

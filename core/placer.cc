@@ -106,11 +106,7 @@ class Placer {
       bool ok = true;
       for (int m : members) {
         const Node& node = graph_.nodes[m];
-        DeviceSpec spec = node.requested_device;
-        if (relaxed) {
-          spec.type.reset();
-          spec.id.reset();
-        }
+        const DeviceSpec spec = relaxed ? node.requested_device.SoftPlacementRelaxed() : node.requested_device;
         ok = ok && spec.Matches(dev.spec) && HasKernel(node, dev.type);
       }
       if (ok) out.push_back(d);
