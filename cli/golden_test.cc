@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "cli/run_command.h"
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -103,8 +102,7 @@ class ExpectedFileTest : public ::testing::TestWithParam<std::string> {};
 // wrong soft-placement note or a new warning fails it.
 TEST_P(ExpectedFileTest, PassesUnderTfrunTest) {
   const std::string& expected = GetParam();
-  struct stat st;
-  EXPECT_EQ(stat((expected + "-stderr").c_str(), &st), 0) << expected << " has no " << expected << "-stderr";
+  EXPECT_TRUE(std::filesystem::exists(expected + "-stderr")) << expected << " has no " << expected << "-stderr";
   const std::string cmd =
       "env -u CUDA_VISIBLE_DEVICES -u TF_FORCE_GPU_ALLOW_GROWTH cli/tfrun test -j 1 " + GetParam();
   const tfrun::CommandResult r = tfrun::RunCommand(cmd);

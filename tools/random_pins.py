@@ -49,9 +49,17 @@ D = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
      3.754408661907416e+00]
 
 
+LOW = 0.02425  # below it (or above 1 - LOW) the normal's tail formula runs
+
+
+def normal_p(seed, index):
+    """The probability in (0, 1) whose inverse CDF is the normal draw."""
+    return (float(mix(seed, index) >> 11) + 0.5) * 2.0 ** -53
+
+
 def standard_normal(seed, index):
-    p = (float(mix(seed, index) >> 11) + 0.5) * 2.0 ** -53
-    low = 0.02425
+    p = normal_p(seed, index)
+    low = LOW
     if p < low or p > 1 - low:
         upper = p > 1 - low
         q = math.sqrt(-2 * portable_log(1 - p if upper else p))
@@ -82,25 +90,24 @@ def normal(seed, index, mean, stddev):
 
 
 def main():
-    # The tensors of LoaderValueTest.RandomValuesArePinnedToTheFormula.
+    # The tensors of LoaderValueTest.RandomValuesArePinnedToTheFormula, in
+    # its order: what each holds, and how one element prints as a C++ literal.
     indices = [0, 1, 8, 999, 600001, 1048575]
-    print("// uniform float32 [-1, 1) seed 7")
-    for i in indices:
-        print(f"  {{{i}, {to_float32(uniform(7, i, -1, 1))!r:}f}},")
-    print("// normal float32 mean 0 stddev 1 seed 7")
-    for i in indices:
-        print(f"  {{{i}, {to_float32(normal(7, i, 0, 1))!r}f}},")
-    print("// normal float64 mean 10 stddev 2 seed 3")
-    for i in indices:
-        print(f"  {{{i}, {normal(3, i, 10, 2)!r}}},")
-    print("// uniform int32 [0, 10) seed 1")
-    for i in indices:
-        print(f"  {{{i}, {uniform_int(1, i, 0, 10)}}},")
-    # A tail draw (p < 0.02425) exercises portable_log.
-    tail = next(i for i in range(100000) if (float(mix(7, i) >> 11) + 0.5) * 2.0 ** -53 < 0.02425)
-    print(f"// first lower-tail index for seed 7: {tail}, value {to_float32(normal(7, tail, 0, 1))!r}f")
-    upper = next(i for i in range(100000) if (float(mix(7, i) >> 11) + 0.5) * 2.0 ** -53 > 1 - 0.02425)
-    print(f"// first upper-tail index for seed 7: {upper}, value {to_float32(normal(7, upper, 0, 1))!r}f")
+    tensors = [
+        ("uniform float32 [-1, 1) seed 7", lambda i: f"{to_float32(uniform(7, i, -1, 1))!r}f"),
+        ("normal float32 mean 0 stddev 1 seed 7", lambda i: f"{to_float32(normal(7, i, 0, 1))!r}f"),
+        ("normal float64 mean 10 stddev 2 seed 3", lambda i: f"{normal(3, i, 10, 2)!r}"),
+        ("uniform int32 [0, 10) seed 1", lambda i: f"{uniform_int(1, i, 0, 10)}"),
+    ]
+    for title, literal in tensors:
+        print(f"// {title}")
+        for i in indices:
+            print(f"  {{{i}, {literal(i)}}},")
+    # Tail draws exercise portable_log: indices 1 and 8 above.
+    lower = next(i for i in range(100000) if normal_p(7, i) < LOW)
+    upper = next(i for i in range(100000) if normal_p(7, i) > 1 - LOW)
+    for name, i in (("lower", lower), ("upper", upper)):
+        print(f"// first {name}-tail index for seed 7: {i}, value {to_float32(normal(7, i, 0, 1))!r}f")
 
 
 if __name__ == "__main__":
