@@ -170,4 +170,26 @@ TEST(ClusterTest, ASilentTaskIsReportedWithinTheTimeoutAndNothingIsLeft) {
   EXPECT_EQ(left.out, "") << "processes left behind";
 }
 
+// tools/install.sh puts tfrun and its plugin under a prefix, and the
+// installed binary runs clusters from there; a binary copied alone says
+// where it looked for the plugin and how to fix it.
+TEST(ClusterTest, AnInstalledTfrunFindsItsPlugin) {
+  SKIP_WITHOUT_MPI();
+  const std::string prefix = tfrun::TestTmpDir() + "/prefix";
+  tfrun::CommandResult r = tfrun::RunCommand("TFRUN_INSTALL_FROM=. tools/install.sh " + prefix);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = tfrun::RunCommand(Mpirun(2) + prefix + "/bin/tfrun graphs/cluster_hello.yaml");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string expected;
+  ASSERT_TRUE(tfrun::ReadWholeFile("testdata/golden/tf_cluster_hello.plain.out", &expected));
+  EXPECT_EQ(r.out, expected) << r.err;
+
+  const std::string alone = tfrun::TestTmpDir() + "/alone";
+  ASSERT_EQ(tfrun::RunCommand("mkdir -p " + alone + " && cp " + prefix + "/bin/tfrun " + alone).exit_code, 0);
+  r = tfrun::RunCommand(Mpirun(2) + alone + "/tfrun graphs/cluster_hello.yaml");
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("tried " + alone + "/../lib/tfrun/libtfrun_mpi.so ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Install tfrun with tools/install.sh PREFIX"), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -135,4 +135,23 @@ TEST(GoldenCoverageTest, EveryExampleGraphHasACase) {
   closedir(dir);
 }
 
+// Every golden in testdata/golden is some case's: a golden that no test
+// reads claims something nothing checks.
+TEST(GoldenCoverageTest, EveryGoldenFileIsRead) {
+  std::set<std::string> read;
+  for (const std::vector<std::string>& f : tfrun::ReadCaseTable("testdata/golden/cases.txt", 3)) read.insert(f[0]);
+  for (const std::vector<std::string>& f : tfrun::ReadCaseTable("testdata/golden/cluster_cases.txt", 5)) {
+    read.insert(f[4]);
+  }
+  for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator("testdata/golden")) {
+    const std::string file = e.path().filename().string();
+    for (const std::string ext : {".out", ".err"}) {
+      if (file.size() > ext.size() && file.compare(file.size() - ext.size(), ext.size(), ext) == 0) {
+        EXPECT_TRUE(read.count(file.substr(0, file.size() - ext.size())))
+            << "testdata/golden/" << file << " is read by no case of cases.txt or cluster_cases.txt";
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -115,23 +115,25 @@ int RunGraph(const RunOptions& options, std::chrono::steady_clock::time_point pr
   GraphRun& run = kFreeAtExit ? *owned : *owned.release();
   std::string stdout_text;
   Status status = run.Run(&stdout_text);
-  Report& report = run.report();
-  report.status = status;
-  report.version = VersionField();
   // --json - and --dot - take standard output for themselves.
   const bool stdout_taken = options.json_path == "-" || options.dot_path == "-";
   if (!stdout_taken && run.prints_output()) {
     Status written = WriteStdout(stdout_text);
     if (!written.ok() && status.ok()) status = written;
   }
-  if (!options.json_path.empty() && run.prints_output()) {
-    StatusOr<OutputTarget> target = CheckOutputTarget(options.json_path, "--json", true);
-    Status written = target.ok() ? WriteOutput(*target, ReportToJson(report)) : target.status();
-    if (!written.ok() && status.ok()) status = written;
-  }
   if (!options.expect_path.empty() && run.prints_output()) {
     Status compared = CompareWithExpected(options, stdout_text);
     if (!compared.ok() && status.ok()) status = compared;
+  }
+  // The report is written last, so its "error" and "exit_code" are the
+  // process's own: a mismatch or a failed write of standard output too.
+  if (!options.json_path.empty() && run.prints_output()) {
+    Report& report = run.report();
+    report.status = status;
+    report.version = VersionField();
+    StatusOr<OutputTarget> target = CheckOutputTarget(options.json_path, "--json", true);
+    Status written = target.ok() ? WriteOutput(*target, ReportToJson(report)) : target.status();
+    if (!written.ok() && status.ok()) status = written;
   }
   int code = 0;
   if (!status.ok()) code = run.prints_errors() ? ExitWith(status) : ExitCodeFor(status.kind());

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cerrno>
 #include <cstring>
 
@@ -47,6 +48,32 @@ Status CheckNpyOutputDir(const std::string& dir) {
   const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
   if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return BadInput(fmt::format("--out {}: no folder {} to make it in", dir, parent));
+  }
+  return Status::Ok();
+}
+
+Status CheckNpyOutputNames(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch) {
+  // The folder's file system says how long a name may be; a folder not made
+  // yet is on its parent's.
+  std::string probe = dir;
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    const size_t slash = dir.find_last_of('/', dir.find_last_not_of('/'));
+    probe = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  long name_max = pathconf(probe.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = NAME_MAX;
+  for (const NodeOutput& f : fetch) {
+    const std::string output = graph.OutputName(f);
+    const std::string file = NpyFileName(output);
+    if (file.size() > static_cast<size_t>(name_max)) {
+      return BadInput(fmt::format("--out {}: the file for '{}' would have a {}-byte name; the file system allows {}",
+                                  dir, ClipForMessage(output, 60), file.size(), name_max));
+    }
+    if (dir.size() + 1 + file.size() >= PATH_MAX) {
+      return BadInput(fmt::format("--out {}: the path for '{}' would be {} bytes; the system allows {}", dir,
+                                  ClipForMessage(output, 60), dir.size() + 1 + file.size(), PATH_MAX - 1));
+    }
   }
   return Status::Ok();
 }

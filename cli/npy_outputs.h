@@ -17,6 +17,10 @@ namespace tfrun {
 // standard output cannot hold a folder of files). Exit 2 otherwise.
 Status CheckNpyOutputDir(const std::string& dir);
 
+// Each fetched tensor's DIR/NAME.npy fits the file system's limits on a
+// name and a path (exit 2 before anything runs, not a failed write after).
+Status CheckNpyOutputNames(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch);
+
 Status WriteNpyOutputs(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch,
                        const std::vector<Tensor>& fetched);
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
-#include <regex>
+#include <optional>
 #include <string_view>
 
 namespace tfrun {
@@ -36,7 +36,47 @@ std::string Quote(std::string_view s, bool bytes_as_latin1) {
 
 namespace {
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
+}  // namespace
+
+// Read by hand in one pass: std::regex recursed once per character and
+// overflowed the stack on long messages (a 30,000-character --fetch name).
+std::optional<MessageLocation> LocationInMessage(std::string_view m) {
+  const size_t colon = m.find_first_of(":\n");
+  if (colon == 0 || colon == std::string_view::npos || m[colon] != ':') return std::nullopt;
+  size_t i = colon + 1;
+  const size_t line_start = i;
+  while (i < m.size() && IsDigit(m[i])) ++i;
+  if (i == line_start || i >= m.size() || m[i] != ':') return std::nullopt;
+  const size_t column_start = ++i;
+  while (i < m.size() && IsDigit(m[i])) ++i;
+  if (i == column_start || m.substr(i, 2) != ": ") return std::nullopt;
+  return MessageLocation{std::string(m.substr(0, colon)), std::string(m.substr(line_start, column_start - 1 - line_start)),
+                        std::string(m.substr(column_start, i - column_start))};
+}
+
+std::optional<std::string_view> NodeInMessage(std::string_view m) {
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.compare(i, 6, "node '") == 0) {
+      const size_t end = m.find('\'', i + 6);
+      if (end != std::string_view::npos && end > i + 6) return m.substr(i + 6, end - i - 6);
+    } else if (m.compare(i, 10, "operation ") == 0) {
+      size_t j = i + 10;
+      if (j < m.size() && m[j] == '\'') ++j;
+      const size_t name_start = j;
+      while (j < m.size() && m[j] != '\'' && m[j] != ':' && !IsSpace(m[j])) ++j;
+      if (j == name_start) continue;
+      const size_t name_end = j;
+      if (j < m.size() && m[j] == '\'') ++j;
+      if (j < m.size() && (m[j] == ':' || IsSpace(m[j]))) return m.substr(name_start, name_end - name_start);
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 // JSON has no NaN or infinity. In a number array they become null (so
 // `jq add` still sums the array) and the element's index is listed in
@@ -138,17 +178,10 @@ std::string ErrorJson(const Status& status) {
   static const char* const kKinds[] = {"mismatch", "bad_input", "placement", "runtime"};
   std::string out = fmt::format("{{\"kind\":\"{}\",\"exit_code\":{},\"message\":{}",
                                 kKinds[static_cast<int>(status.kind())], ExitCodeFor(status.kind()), Quote(m));
-  // Where the message says: "FILE:LINE:COLUMN: ..." and "node 'NAME'".
-  static const std::regex kWhere(R"(^([^:\n]+):(\d+):(\d+): )");
-  // tfrun's "node 'x'", or TensorFlow's "for operation x:" / "operation 'x'".
-  static const std::regex kNode(R"(node '([^']+)'|operation '?([^':\s]+)'?[:\s])");
-  std::smatch where, node;
-  if (std::regex_search(m, where, kWhere)) {
-    out += fmt::format(",\"file\":{},\"line\":{},\"column\":{}", Quote(where[1].str()), where[2].str(), where[3].str());
+  if (const std::optional<MessageLocation> where = LocationInMessage(m)) {
+    out += fmt::format(",\"file\":{},\"line\":{},\"column\":{}", Quote(where->file), where->line, where->column);
   }
-  if (std::regex_search(m, node, kNode)) {
-    out += fmt::format(",\"node\":{}", Quote(node[1].matched ? node[1].str() : node[2].str()));
-  }
+  if (const std::optional<std::string_view> node = NodeInMessage(m)) out += fmt::format(",\"node\":{}", Quote(*node));
   return out + "}";
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,14 @@ std::string ReportToJson(const Report& report);
 // An error as the report gives it: kind, exit code, message, and the file,
 // line, column and node where the message names them.
 std::string ErrorJson(const Status& status);
+
+// "FILE:LINE:COLUMN: " at the start of an error message.
+struct MessageLocation {
+  std::string file, line, column;
+};
+std::optional<MessageLocation> LocationInMessage(std::string_view message);
+// The first "node 'NAME'" (tfrun's), "operation NAME:" or "operation
+// 'NAME'" (TensorFlow's) in an error message.
+std::optional<std::string_view> NodeInMessage(std::string_view message);
 
 }  // namespace tfrun

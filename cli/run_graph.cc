@@ -127,6 +127,7 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(Load());
   TFRUN_RETURN_IF_ERROR(StartCluster());
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
+  if (!options_.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputNames(options_.out_dir, graph_, fetch_));
   const bool log = options_.log_placement || graph_.config.log_device_placement;
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
   if (fetch_.empty() && graph_.targets.empty() && profile_->execution == ExecutionModel::kSession) {
@@ -188,11 +189,12 @@ Status GraphRun::ResolveFetch() {
       const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
       if (node == nullptr) {
         const std::string node_name = tensor ? tensor->node : name;
-        return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", name, graph_.path, node_name,
+        return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", ClipForMessage(name), graph_.path,
+                                    ClipForMessage(node_name),
                                     DidYouMean(node_name, graph_.NodeNames())));
       }
       if (tensor->index >= std::max(node->num_outputs, 1)) {
-        return BadInput(fmt::format("--fetch {}: node '{}' has {} output{}", name, node->name, node->num_outputs,
+        return BadInput(fmt::format("--fetch {}: node '{}' has {} output{}", ClipForMessage(name), node->name, node->num_outputs,
                                     node->num_outputs == 1 ? "" : "s"));
       }
       fetch_.push_back({node->id, tensor->index});  // twice is fine: sess.run([a, a])

@@ -17,7 +17,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 
 #include "cli/expect.h"
@@ -52,6 +54,8 @@ struct TestCase {
 
 struct Outcome {
   bool passed = false;
+  bool updatable = false;  // failed on its outputs or exit code only: --update can rewrite it
+  int exit_code = -1;      // tfrun's, when it exited
   double seconds = 0;
   std::string details;  // why it failed: diffs, exit codes
   std::string actual_out;
@@ -173,25 +177,29 @@ void ReadExpected(TestCase* c) {
 }
 
 // The case an expected file stands for: NAME.expected beside NAME.yaml, or
-// NAME.VARIANT.expected beside NAME.yaml. False: no graph for it.
-bool CaseFor(const fs::path& expected, TestCase* c) {
+// NAME.VARIANT.expected beside NAME.yaml. An expected file of no graph (a
+// graph renamed or deleted) is a case that fails, not one quietly skipped.
+void CaseFor(const fs::path& expected, TestCase* c) {
   const std::string file = expected.filename().string();
   const std::string stem = file.substr(0, file.size() - std::string(".expected").size());
   fs::path dir = expected.parent_path();
+  c->name = (dir / stem).lexically_normal().string();
+  c->dir = dir.empty() ? fs::path(".") : dir;
+  c->expected_path = expected;
   std::string graph = stem + ".yaml";
   if (!fs::exists(dir / graph)) {
     const size_t dot = stem.rfind('.');
-    if (dot == std::string::npos || dot == 0) return false;
-    graph = stem.substr(0, dot) + ".yaml";
-    if (!fs::exists(dir / graph)) return false;
+    const std::string base = dot == std::string::npos || dot == 0 ? "" : stem.substr(0, dot) + ".yaml";
+    if (base.empty() || !fs::exists(dir / base)) {
+      c->problem = fmt::format("{}: no graph for it: {} is missing{}", expected.string(), (dir / graph).string(),
+                               base.empty() ? "" : fmt::format(", and so is {}", (dir / base).string()));
+      return;
+    }
+    graph = base;
   }
-  c->name = (dir / stem).lexically_normal().string();
-  c->dir = dir.empty() ? fs::path(".") : dir;
   c->graph = graph;
-  c->expected_path = expected;
   const fs::path err = dir / (stem + ".expected-stderr");
   if (fs::exists(err)) c->stderr_path = err;
-  return true;
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -231,8 +239,8 @@ StatusOr<std::vector<TestCase>> Discover(const std::vector<std::string>& paths) 
   std::vector<TestCase> cases;
   for (const fs::path& e : expected_files) {
     TestCase c;
-    if (!CaseFor(e, &c)) continue;  // an expected file of no graph here
-    ReadExpected(&c);
+    CaseFor(e, &c);
+    if (c.problem.empty()) ReadExpected(&c);
     cases.push_back(std::move(c));
   }
   return cases;
@@ -244,8 +252,21 @@ std::string SelfPath() {
   return n > 0 ? std::string(buf.data(), n) : "tfrun";
 }
 
+// The signals that end `tfrun test` early: each kills the running cases and
+// removes the scratch folder before the process ends by it.
+constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// The cases' processes while they run, for the thread that answers a
+// signal. `interrupted` is set under `mu` and checked before each start, so
+// no case starts (and writes into the scratch folder) after the kill.
+struct RunningCases {
+  std::mutex mu;
+  std::vector<pid_t> pids;
+  bool interrupted = false;
+};
+
 // Runs one case's tfrun in its folder, standard output and error to files.
-Outcome Run(const TestCase& c, const std::string& tfrun, const fs::path& scratch, int index) {
+Outcome Run(const TestCase& c, const std::string& tfrun, const fs::path& scratch, int index, RunningCases* running) {
   Outcome o;
   const auto started = Clock::now();
   const std::string out_path = (scratch / fmt::format("case{}.out", index)).string();
@@ -275,9 +296,28 @@ Outcome Run(const TestCase& c, const std::string& tfrun, const fs::path& scratch
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // The case runs with the signal mask and dispositions of a fresh process,
+  // not this one's (which blocks the ending signals and ignores SIGPIPE).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  for (int sig : kEndingSignals) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, tfrun.c_str(), &actions, nullptr, argv.data(), envp.data());
+  int spawned = 0;
+  {
+    std::lock_guard<std::mutex> lock(running->mu);
+    spawned = running->interrupted ? ECANCELED
+                                   : posix_spawn(&pid, tfrun.c_str(), &actions, &attr, argv.data(), envp.data());
+    if (spawned == 0) running->pids.push_back(pid);
+  }
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (spawned != 0) {
     o.details = fmt::format("cannot start {}: {}", tfrun, std::strerror(spawned));
     return o;
@@ -295,6 +335,10 @@ Outcome Run(const TestCase& c, const std::string& tfrun, const fs::path& scratch
     }
     std::this_thread::sleep_for(std::chrono::microseconds(polls < 200 ? 200 : 5000));
   }
+  {
+    std::lock_guard<std::mutex> lock(running->mu);
+    running->pids.erase(std::find(running->pids.begin(), running->pids.end(), pid));
+  }
   o.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   ReadWholeFile(out_path, &o.actual_out);
   ReadWholeFile(err_path, &o.actual_err);
@@ -305,8 +349,9 @@ Outcome Run(const TestCase& c, const std::string& tfrun, const fs::path& scratch
     why.push_back(fmt::format("killed after {} s", std::chrono::duration_cast<std::chrono::seconds>(kCaseTimeout).count()));
   } else if (!WIFEXITED(status)) {
     why.push_back(fmt::format("tfrun was killed by signal {}", WTERMSIG(status)));
-  } else if (WEXITSTATUS(status) != c.exit_code) {
-    why.push_back(fmt::format("exit code {}, expected {}", WEXITSTATUS(status), c.exit_code));
+  } else {
+    o.exit_code = WEXITSTATUS(status);
+    if (o.exit_code != c.exit_code) why.push_back(fmt::format("exit code {}, expected {}", o.exit_code, c.exit_code));
   }
   if (!OutputsMatch(c.expected_out, o.actual_out, c.tolerance)) {
     why.push_back(UnifiedDiff(c.expected_out, o.actual_out, c.expected_path.string(), "standard output"));
@@ -318,6 +363,7 @@ Outcome Run(const TestCase& c, const std::string& tfrun, const fs::path& scratch
     why.push_back("standard error:\n" + o.actual_err);
   }
   o.passed = why.empty();
+  o.updatable = !o.passed && o.exit_code >= 0;
   for (std::string& w : why) {
     if (!w.empty() && w.back() != '\n') w += '\n';
     o.details += w;
@@ -367,16 +413,92 @@ std::string JUnitXml(const std::vector<TestCase>& cases, const std::vector<Outco
   return xml;
 }
 
-// --update: the failing case's expected files take its actual output,
-// under the same header lines.
+// --update: the failing case's expected files take its actual output and
+// exit code, under the same `# args:` line.
 Status Update(const TestCase& c, const Outcome& o) {
   std::string text;
-  for (const std::string& line : c.header) text += line + "\n";
+  for (const std::string& line : c.header) {
+    if (line.rfind("# exit:", 0) != 0) text += line + "\n";
+  }
+  if (o.exit_code != 0) text += fmt::format("# exit: {}\n", o.exit_code);
   text += o.actual_out;
   TFRUN_RETURN_IF_ERROR(WriteFileAtomically(c.expected_path.string(), text));
   if (!c.stderr_path.empty()) TFRUN_RETURN_IF_ERROR(WriteFileAtomically(c.stderr_path.string(), o.actual_err));
   return Status::Ok();
 }
+
+// The scratch folder that holds the cases' standard output and error while
+// they run; removed on every way out: a return, an error, or one of
+// kEndingSignals (SIGPIPE is ignored meanwhile, so a closed standard output
+// is a failed write and a return). Lives on one thread; the signal thread
+// it starts is joined before it goes.
+class ScratchFolder {
+ public:
+  static StatusOr<std::unique_ptr<ScratchFolder>> Make() {
+    std::error_code ec;
+    // mkdtemp, not the process id: sandboxed test shards run in PID
+    // namespaces of their own and share /tmp, so two can have the same pid.
+    std::string path = (fs::temp_directory_path(ec) / "tfrun-test-XXXXXX").string();
+    if (mkdtemp(path.data()) == nullptr) {
+      return BadInput(fmt::format("tfrun test: cannot make {}: {}", path, std::strerror(errno)));
+    }
+    return std::unique_ptr<ScratchFolder>(new ScratchFolder(path));
+  }
+  ~ScratchFolder() {
+    pthread_kill(signal_thread_.native_handle(), kStopSignal);
+    signal_thread_.join();
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
+  }
+  const fs::path& path() const { return path_; }
+  RunningCases* running() { return &running_; }
+
+ private:
+  // Wakes the signal thread when the command ends normally.
+  static constexpr int kStopSignal = SIGUSR2;
+
+  explicit ScratchFolder(fs::path path) : path_(std::move(path)) {
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
+    sigset_t waited;
+    sigemptyset(&waited);
+    for (int sig : kEndingSignals) sigaddset(&waited, sig);
+    sigaddset(&waited, kStopSignal);
+    // Blocked here before the workers start, so they inherit the mask and
+    // only the signal thread takes these signals.
+    pthread_sigmask(SIG_BLOCK, &waited, &old_mask_);
+    signal_thread_ = std::thread([this, waited] {
+      int sig = 0;
+      while (sigwait(&waited, &sig) != 0) {
+      }
+      if (sig == kStopSignal) return;
+      {
+        std::lock_guard<std::mutex> lock(running_.mu);
+        running_.interrupted = true;
+        for (pid_t pid : running_.pids) kill(pid, SIGKILL);
+      }
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+      // End the way the signal asks (a shell sees 130 for SIGINT).
+      signal(sig, SIG_DFL);
+      sigset_t just_this;
+      sigemptyset(&just_this);
+      sigaddset(&just_this, sig);
+      pthread_sigmask(SIG_UNBLOCK, &just_this, nullptr);
+      raise(sig);
+      _exit(128 + sig);
+    });
+  }
+
+  fs::path path_;
+  RunningCases running_;
+  sigset_t old_mask_;
+  struct sigaction old_pipe_ = {};
+  std::thread signal_thread_;
+};
 
 }  // namespace
 
@@ -390,15 +512,16 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
     TFRUN_ASSIGN_OR_RETURN(junit, CheckOutputTarget(options.junit_path, "--junit", false));
   }
   TFRUN_ASSIGN_OR_RETURN(std::vector<TestCase> cases, Discover(options.paths));
-  const std::string tfrun = options.tfrun_path.empty() ? SelfPath() : options.tfrun_path;
-  std::error_code ec;
-  // mkdtemp, not the process id: sandboxed test shards run in PID namespaces
-  // of their own and share /tmp, so two of them can have the same pid.
-  std::string scratch_template = (fs::temp_directory_path(ec) / "tfrun-test-XXXXXX").string();
-  if (mkdtemp(scratch_template.data()) == nullptr) {
-    return BadInput(fmt::format("tfrun test: cannot make {}: {}", scratch_template, std::strerror(errno)));
+  if (cases.empty()) {
+    // A renamed folder must not turn a CI job green.
+    std::vector<std::string> paths;
+    for (const std::string& p : options.paths) paths.push_back(ClipForMessage(p, 1000));
+    return Status(ErrorKind::kMismatch, fmt::format("tfrun test: no cases found in {} (a case is NAME.yaml with "
+                                                    "NAME.expected beside it)",
+                                                    fmt::join(paths, ", ")));
   }
-  const fs::path scratch = scratch_template;
+  const std::string tfrun = options.tfrun_path.empty() ? SelfPath() : options.tfrun_path;
+  TFRUN_ASSIGN_OR_RETURN(std::unique_ptr<ScratchFolder> scratch, ScratchFolder::Make());
 
   const auto started = Clock::now();
   std::vector<Outcome> outcomes(cases.size());
@@ -409,6 +532,20 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t jobs = std::min<size_t>(options.jobs > 0 ? options.jobs : cores, std::max<size_t>(cases.size(), 1));
   std::vector<std::thread> workers;
+  // Joined on every way out of this function, before the scratch folder goes.
+  // An early return (standard output closed) ends the running cases too.
+  struct JoinAll {
+    std::vector<std::thread>* threads;
+    RunningCases* running;
+    ~JoinAll() {
+      {
+        std::lock_guard<std::mutex> lock(running->mu);
+        running->interrupted = true;  // no new case starts
+        for (pid_t pid : running->pids) kill(pid, SIGKILL);
+      }
+      for (std::thread& w : *threads) w.join();
+    }
+  } join_all{&workers, scratch->running()};
   for (size_t w = 0; w < jobs; ++w) {
     workers.emplace_back([&] {
       for (size_t i = next++; i < cases.size(); i = next++) {
@@ -416,7 +553,7 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
         if (!cases[i].problem.empty()) {
           o.details = cases[i].problem + "\n";
         } else {
-          o = Run(cases[i], tfrun, scratch, static_cast<int>(i));
+          o = Run(cases[i], tfrun, scratch->path(), static_cast<int>(i), scratch->running());
         }
         std::lock_guard<std::mutex> lock(mu);
         outcomes[i] = std::move(o);
@@ -425,32 +562,32 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
       }
     });
   }
-  // Verdicts in the cases' order, each as soon as it and those before are in.
-  int passed = 0, failed = 0;
+  // Verdicts in the cases' order, each as soon as it and those before are
+  // in. --update rewrites a failing case's files at once and says so.
+  int passed = 0, failed = 0, updated = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     {
       std::unique_lock<std::mutex> lock(mu);
       finished.wait(lock, [&] { return done[i]; });
     }
-    const Outcome& o = outcomes[i];
-    std::string line = fmt::format("{} {}\n", o.passed ? "PASS" : "FAIL", cases[i].name);
-    if (!o.passed) line += o.details;
-    (o.passed ? passed : failed) += 1;
-    if (Status written = WriteStdout(line); !written.ok()) {
-      for (std::thread& w : workers) w.join();
-      return written;
+    Outcome& o = outcomes[i];
+    const char* verdict = o.passed ? "PASS" : "FAIL";
+    if (!o.passed && options.update && o.updatable) {
+      TFRUN_RETURN_IF_ERROR(Update(cases[i], o));
+      verdict = "UPDATED";
+      o.passed = true;
+      ++updated;
+    } else {
+      (o.passed ? passed : failed) += 1;
     }
+    std::string line = fmt::format("{} {}\n", verdict, cases[i].name);
+    if (verdict != std::string("PASS")) line += o.details;
+    TFRUN_RETURN_IF_ERROR(WriteStdout(line));
   }
-  for (std::thread& w : workers) w.join();
-  fs::remove_all(scratch, ec);
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (junit) TFRUN_RETURN_IF_ERROR(WriteOutput(*junit, JUnitXml(cases, outcomes, seconds)));
-  if (options.update) {
-    for (size_t i = 0; i < cases.size(); ++i) {
-      if (!outcomes[i].passed && cases[i].problem.empty()) TFRUN_RETURN_IF_ERROR(Update(cases[i], outcomes[i]));
-    }
-  }
-  TFRUN_RETURN_IF_ERROR(WriteStdout(fmt::format("{} passed, {} failed\n", passed, failed)));
+  TFRUN_RETURN_IF_ERROR(WriteStdout(options.update ? fmt::format("{} passed, {} failed, {} updated\n", passed, failed, updated)
+                                                   : fmt::format("{} passed, {} failed\n", passed, failed)));
   return failed;
 }
 

@@ -30,6 +30,10 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string>& 
   std::string best;
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
   for (const std::string& c : candidates) {
+    // The distance is at least the difference in length: a 30,000-character
+    // word costs nothing against short names.
+    const size_t length_gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (length_gap >= best_d) continue;
     size_t d = EditDistance(word, c);
     if (d < best_d) {
       best_d = d;

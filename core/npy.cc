@@ -10,7 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <regex>
+#include <string_view>
 
 namespace tfrun {
 namespace {
@@ -26,6 +26,97 @@ constexpr NpyDescr kDescrs[] = {
     {"<f2", DType::kFloat16}, {"<i4", DType::kInt32},
     {"<i8", DType::kInt64},   {"|b1", DType::kBool},
 };
+
+// NumPy's header limit (numpy/lib/format.py, _MAX_HEADER_SIZE).
+constexpr uint32_t kMaxHeaderBytes = 10000;
+
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  Shape shape;
+};
+
+// The header is a Python dict literal, e.g. "{'descr': '<f4',
+// 'fortran_order': False, 'shape': (2, 3), }", which NumPy reads with
+// ast.literal_eval. Parsed by hand in one pass (std::regex recursed once per
+// character and overflowed the stack on long headers). Returns "" or what
+// is wrong.
+std::string ParseNpyHeader(std::string_view h, NpyHeader* out) {
+  size_t i = 0;
+  auto skip_space = [&] {
+    while (i < h.size() && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r')) ++i;
+  };
+  auto take = [&](char c) {
+    skip_space();
+    if (i < h.size() && h[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  };
+  // A quoted string without escapes (NumPy writes none in these keys).
+  auto quoted = [&](std::string* s) {
+    skip_space();
+    if (i >= h.size() || (h[i] != '\'' && h[i] != '"')) return false;
+    const char q = h[i++];
+    const size_t end = h.find(q, i);
+    if (end == std::string_view::npos) return false;
+    s->assign(h.substr(i, end - i));
+    i = end + 1;
+    return true;
+  };
+  if (!take('{')) return "header is not a dictionary";
+  bool has_descr = false, has_order = false, has_shape = false;
+  while (!take('}')) {
+    std::string key;
+    if (!quoted(&key) || !take(':')) return "cannot parse the header";
+    skip_space();
+    if (key == "descr") {
+      has_descr = true;
+      if (!quoted(&out->descr)) {
+        // A structured dtype's list, or something else: unsupported.
+        const size_t end = std::min(h.find_first_of(",}", i), h.size());
+        out->descr.assign(h.substr(i, std::min<size_t>(end - i, 40)));
+        i = end;
+      }
+    } else if (key == "fortran_order") {
+      has_order = true;
+      if (h.substr(i, 4) == "True") {
+        out->fortran_order = true;
+        i += 4;
+      } else if (h.substr(i, 5) == "False") {
+        i += 5;
+      } else {
+        return "fortran_order is not a valid bool";
+      }
+    } else if (key == "shape") {
+      has_shape = true;
+      if (!take('(')) return "shape is not valid";
+      while (!take(')')) {
+        skip_space();
+        const size_t start = i;
+        while (i < h.size() && h[i] >= '0' && h[i] <= '9') ++i;
+        if (i == start) return "shape is not valid";
+        if (i - start > 18) return "dimension too large";
+        out->shape.push_back(std::stoll(std::string(h.substr(start, i - start))));
+        if (!take(',')) {
+          if (!take(')')) return "shape is not valid";
+          break;
+        }
+      }
+    } else {
+      return "header does not contain the correct keys";
+    }
+    if (!take(',')) {
+      if (!take('}')) return "cannot parse the header";
+      break;
+    }
+  }
+  if (!has_descr) return "header has no 'descr'";
+  if (!has_order) return "header has no 'fortran_order'";
+  if (!has_shape) return "header has no 'shape'";
+  return "";
+}
 
 }  // namespace
 
@@ -54,20 +145,21 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   } else {
     return bad(fmt::format("unsupported format version {}", major));
   }
-  if (header_len > (1u << 20)) return bad("header too long");
+  // NumPy refuses longer headers (numpy/lib/format.py, _MAX_HEADER_SIZE),
+  // so no file it wrote has one; reading them first would cost the memory.
+  const off_t prefix_bytes = major == 1 ? 10 : 12;
+  if (st.st_size < prefix_bytes + static_cast<off_t>(header_len)) return bad("truncated header");
+  if (header_len > kMaxHeaderBytes) {
+    return bad(fmt::format("Header info length ({}) is large and may not be safe to load securely.", header_len));
+  }
   std::string header(header_len, '\0');
   if (!in.read(header.data(), header_len)) return bad("truncated header");
 
-  std::smatch m;
-  static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
-  static const std::regex order_re(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(header, m, descr_re)) return bad("header has no 'descr'");
-  std::string descr = m[1];
-  if (!std::regex_search(header, m, order_re)) return bad("header has no 'fortran_order'");
-  const bool fortran = m[1] == "True";
-  if (!std::regex_search(header, m, shape_re)) return bad("header has no 'shape'");
-  std::string dims = m[1];
+  NpyHeader parsed;
+  if (std::string why = ParseNpyHeader(header, &parsed); !why.empty()) return bad(why);
+  const std::string& descr = parsed.descr;
+  const bool fortran = parsed.fortran_order;
+  const Shape& shape = parsed.shape;
 
   const NpyDescr* found = nullptr;
   for (const NpyDescr& d : kDescrs) {
@@ -77,15 +169,7 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
     }
   }
   if (found == nullptr) {
-    return bad(fmt::format("unsupported dtype '{}' (supported: <f4 <f8 <f2 <i4 <i8 |b1)", descr));
-  }
-  Shape shape;
-  static const std::regex dim_re(R"(\s*(\d+)\s*(,|$))");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), dim_re);
-       it != std::sregex_iterator(); ++it) {
-    std::string digits = (*it)[1];
-    if (digits.size() > 18) return bad("dimension too large");
-    shape.push_back(std::stoll(digits));
+    return bad(fmt::format("unsupported dtype '{}' (supported: <f4 <f8 <f2 <i4 <i8 |b1)", ClipForMessage(descr)));
   }
   if (shape.size() > static_cast<size_t>(kMaxRank)) {
     return bad(fmt::format("rank {} exceeds the maximum of {}", shape.size(), kMaxRank));

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <regex>
 
 #include "core/device_name.h"
 #include "core/did_you_mean.h"
@@ -21,6 +20,34 @@ class SimulatedPlatform final : public GpuPlatform {
  private:
   std::vector<PhysicalGpu> visible_;
 };
+
+bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// "0000:02:00.0": domain (4 to 8 hex digits), bus, device, function 0-7.
+bool IsPciBusId(const std::string& id) {
+  const size_t colon = id.find(':');
+  if (colon == std::string::npos || colon < 4 || colon > 8 || id.size() != colon + 8) return false;
+  auto hex = [&](size_t from, size_t n) {
+    for (size_t i = from; i < from + n; ++i) {
+      if (!IsHex(id[i])) return false;
+    }
+    return true;
+  };
+  return hex(0, colon) && hex(colon + 1, 2) && id[colon + 3] == ':' && hex(colon + 4, 2) && id[colon + 6] == '.' &&
+         id[colon + 7] >= '0' && id[colon + 7] <= '7';
+}
+
+// "8.0": one or two digits, a dot, one or two digits.
+bool ReadCapability(const std::string& cc, int* major, int* minor) {
+  const size_t dot = cc.find('.');
+  auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 2 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (dot == std::string::npos || !digits(cc.substr(0, dot)) || !digits(cc.substr(dot + 1))) return false;
+  *major = std::stoi(cc.substr(0, dot));
+  *minor = std::stoi(cc.substr(dot + 1));
+  return true;
+}
 
 const std::vector<std::string> kGpuKeys = {"name", "pci_bus_id", "compute_capability", "memory_mb", "free_mb", "uuid"};
 
@@ -67,8 +94,6 @@ StatusOr<std::unique_ptr<GpuPlatform>> LoadSimulatedPlatform(const std::string& 
   }
   if (!gpus.IsSequence()) return BadInput(fmt::format("{}: 'gpus' must be a list", where(gpus)));
   std::vector<PhysicalGpu> all;
-  static const std::regex kBusId(R"([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])");
-  static const std::regex kCapability(R"((\d{1,2})\.(\d{1,2}))");
   for (const YAML::Node& g : gpus) {
     if (!g.IsMap()) return BadInput(fmt::format("{}: each GPU must be a mapping", where(g)));
     for (auto it = g.begin(); it != g.end(); ++it) {
@@ -86,17 +111,16 @@ StatusOr<std::unique_ptr<GpuPlatform>> LoadSimulatedPlatform(const std::string& 
     PhysicalGpu gpu;
     gpu.name = g["name"].Scalar();
     gpu.pci_bus_id = g["pci_bus_id"].Scalar();
-    if (!std::regex_match(gpu.pci_bus_id, kBusId)) {
+    if (!IsPciBusId(gpu.pci_bus_id)) {
       return BadInput(
-          fmt::format("{}: pci_bus_id '{}' is not like 0000:02:00.0", where(g["pci_bus_id"]), gpu.pci_bus_id));
+          fmt::format("{}: pci_bus_id '{}' is not like 0000:02:00.0", where(g["pci_bus_id"]),
+                      ClipForMessage(gpu.pci_bus_id)));
     }
-    std::smatch m;
     const std::string cc = g["compute_capability"].Scalar();
-    if (!std::regex_match(cc, m, kCapability)) {
-      return BadInput(fmt::format("{}: compute_capability '{}' is not like 8.0", where(g["compute_capability"]), cc));
+    if (!ReadCapability(cc, &gpu.cc_major, &gpu.cc_minor)) {
+      return BadInput(fmt::format("{}: compute_capability '{}' is not like 8.0", where(g["compute_capability"]),
+                                  ClipForMessage(cc)));
     }
-    gpu.cc_major = std::stoi(m[1]);
-    gpu.cc_minor = std::stoi(m[2]);
     auto read_mb = [&](const char* key, int64_t* bytes) -> Status {
       const YAML::Node n = g[key];
       char* end = nullptr;

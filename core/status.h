@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -48,6 +49,11 @@ inline Status PlacementError(std::string message) {
 inline Status RuntimeError(std::string message) {
   return Status(ErrorKind::kRuntime, std::move(message));
 }
+
+// User text (a name, a path, a value) as an error message quotes it: whole
+// up to `max_chars` characters, else its start, "..." and its length, so
+// that a 30,000-character name still gives a one-line message.
+std::string ClipForMessage(std::string_view text, size_t max_chars = 100);
 
 template <typename T>
 class StatusOr {

@@ -34,12 +34,14 @@ std::string ExecutableDir() {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-// Installed beside the binary, or where Bazel builds it (bazel-bin/cli/tfrun
-// and bazel-bin/kernels/mpi/libtfrun_mpi.so, also in runfiles).
+// Where tools/install.sh puts it (PREFIX/bin/tfrun, PREFIX/lib/tfrun/),
+// beside the binary, or where Bazel builds it (bazel-bin/cli/tfrun and
+// bazel-bin/kernels/mpi/libtfrun_mpi.so, also in runfiles).
 std::vector<std::string> PluginSearchList() {
   std::vector<std::string> search;
   if (const char* p = std::getenv("TFRUN_MPI_PLUGIN")) search.emplace_back(p);
   const std::string dir = ExecutableDir();
+  search.push_back(dir + "/../lib/tfrun/libtfrun_mpi.so");
   search.push_back(dir + "/libtfrun_mpi.so");
   search.push_back(dir + "/../kernels/mpi/libtfrun_mpi.so");
   return search;
@@ -157,8 +159,9 @@ StatusOr<std::unique_ptr<Transport>> StartMpiTransport() {
     return std::unique_ptr<Transport>(new MpiTransport(api, rank, size, max_tag));
   }
   return RuntimeError(fmt::format(
-      "this graph's cluster runs on MPI, but tfrun's MPI plugin could not be loaded (install OpenMPI: Debian's "
-      "openmpi-bin; or set TFRUN_MPI_PLUGIN): tried {}",
+      "this graph's cluster runs on MPI, but tfrun's MPI plugin libtfrun_mpi.so could not be loaded; tried {}. "
+      "Install tfrun with tools/install.sh PREFIX (PREFIX/bin/tfrun finds PREFIX/lib/tfrun/libtfrun_mpi.so) or "
+      "set TFRUN_MPI_PLUGIN to the plugin's path; the plugin needs OpenMPI (Debian's openmpi-bin)",
       fmt::join(tried, ", ")));
 }
 
