@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target (clang from Debian's packages, with ASan and
-# UBSan) and runs it from the checked-in corpus tools/fuzz/corpus plus the
-# graphs of graphs/ and testdata/. A crash, sanitizer report or broken
-# invariant (tools/fuzz/graph_fuzzer.cc) ends it with a non-zero status and
-# the input in $FUZZ_DIR/findings/.
-#   tools/fuzz.sh [SECONDS]        (default 600; .ci/run runs 60)
-# To grow the checked-in corpus after a long run (inputs that add coverage):
+# Builds the libFuzzer targets (clang from Debian's packages, with ASan and
+# UBSan) and runs one from its checked-in corpus:
+#   graph  tools/fuzz/graph_fuzzer.cc, from tools/fuzz/corpus plus the graphs
+#          of graphs/ and testdata/;
+#   input  tools/fuzz/input_fuzzer.cc (.npy files and --json's error
+#          report), from tools/fuzz/input_corpus, under a 1 MB stack.
+# A crash, sanitizer report or broken invariant ends it with a non-zero
+# status and the input in $FUZZ_DIR/findings/.
+#   tools/fuzz.sh [SECONDS] [graph|input]   (default 600 s, graph; .ci/run runs both)
+# To grow a checked-in corpus after a long run (inputs that add coverage):
 #   $FUZZ_DIR/graph_fuzzer -merge=1 -max_len=4096 tools/fuzz/corpus $FUZZ_DIR/corpus
+#   $FUZZ_DIR/input_fuzzer -merge=1 -max_len=65536 tools/fuzz/input_corpus $FUZZ_DIR/input_corpus
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
+target=${2:-graph}
+case "$target" in
+  graph | input) ;;
+  *) echo "usage: tools/fuzz.sh [SECONDS] [graph|input]" >&2; exit 2 ;;
+esac
 dir=${FUZZ_DIR:-/tmp/tfrun-fuzz}
-mkdir -p "$dir/corpus" "$dir/findings" "$dir/obj"
+mkdir -p "$dir/corpus" "$dir/input_corpus" "$dir/findings" "$dir/obj"
 
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -I. -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
@@ -21,10 +30,12 @@ srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/cluster_s
       core/eager_program.cc core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc
       core/visibility.cc
       $(ls core/graph_file/*.cc | grep -v _test.cc)
-      kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc tools/fuzz/graph_fuzzer.cc)
+      kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
+      tools/fuzz/${target}_fuzzer.cc)
+[ "$target" = input ] && srcs+=(cli/report.cc)
 # An object is stale when its source or any header is newer: a changed
 # struct layout must never meet an old object.
-newest_header=$(ls -t core/*.h core/graph_file/*.h kernels/*/*.h | head -1)
+newest_header=$(ls -t core/*.h core/graph_file/*.h kernels/*/*.h cli/report.h | head -1)
 # Compiled a few at a time, one per core.
 objs=()
 jobs=$(nproc)
@@ -45,8 +56,16 @@ clang++ "${flags[@]}" -mavx2 -mfma -c kernels/cpu/sgemm_avx2.cc -o "$dir/obj/sge
 clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" "$dir/obj/random.o" "$dir/obj/matmul_avx2.o" \
   "$dir/obj/sgemm_avx2.o" \
   -l:libyaml-cpp.a -lpthread \
-  -o "$dir/graph_fuzzer"
+  -o "$dir/${target}_fuzzer"
 
+if [ "$target" = input ]; then
+  cp tools/fuzz/input_corpus/* "$dir/input_corpus/"
+  cd "$dir"
+  # 1 MB of stack: a reader that recurses per byte of input fails here.
+  ulimit -s 1024
+  exec ./input_fuzzer -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -artifact_prefix=findings/ -print_final_stats=1 input_corpus
+fi
 cp tools/fuzz/corpus/* graphs/*.yaml testdata/graphs/*.yaml testdata/bad/*.yaml "$dir/corpus/" 2>/dev/null || true
 cd "$dir"
 ./graph_fuzzer -dict="$OLDPWD/tools/fuzz/graph.dict" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
