@@ -694,9 +694,17 @@ TEST(CliTest, UsageErrorsExitTwo) {
 TEST(CliTest, HelpAndFlagsGuideANewUser) {
   const Outcome help = Tfrun("--help");
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* text : {"--warmup INT:INT in [0 - 100000000]=3", "Exit codes: 0 success", "TF_CPP_MIN_LOG_LEVEL",
-                           "NO_COLOR", "CUDA_VISIBLE_DEVICES", "Examples:", "budget for all tensors in host memory"}) {
+  for (const char* text : {"--warmup N                  warm-up runs before --benchmark's timed runs (default 3)",
+                           "Exit codes: 0 success", "TF_CPP_MIN_LOG_LEVEL", "NO_COLOR", "CUDA_VISIBLE_DEVICES",
+                           "Examples:", "budget for all tensors in host memory", "\nGraph and devices:\n",
+                           "\nInputs and outputs:\n", "\nChecking:\n", "\nBenchmarking:\n", "\nClusters:\n",
+                           "tfrun test graphs/", "--feed x=@graphs/data/towers_batch.npy", "--expect matmul.expected",
+                           "--devices testdata/topologies/k20m_x4.yaml --visible-devices 1,2"}) {
     EXPECT_NE(help.out.find(text), std::string::npos) << text;
+  }
+  // Defaults are stated once, in words: no CLI11 ranges or "=0".
+  for (const char* text : {"INT:INT", "in [", "=0", "TEXT"}) {
+    EXPECT_EQ(help.out.find(text), std::string::npos) << text << " in\n" << help.out;
   }
   const Outcome devices_help = Tfrun("devices --help");
   EXPECT_NE(devices_help.out.find("--virtual-devices"), std::string::npos) << devices_help.out;
@@ -708,7 +716,12 @@ TEST(CliTest, HelpAndFlagsGuideANewUser) {
   typo = Tfrun("devics");
   EXPECT_EQ(typo.err, "tfrun: error: devics: no such graph file (did you mean the subcommand 'devices'?)\n");
   EXPECT_EQ(Tfrun("devices graphs/matmul.yaml").exit_code, 2);
-  EXPECT_EQ(Tfrun("devices --json x.json").exit_code, 2);
+  const std::string devices_json = TmpDir() + "/devices.json";
+  const Outcome json_file = Tfrun("devices -q --json " + devices_json);  // as a run's --json FILE
+  EXPECT_EQ(json_file.exit_code, 0) << json_file.err;
+  EXPECT_EQ(json_file.out.rfind("Physical devices:\n", 0), 0u) << json_file.out;
+  EXPECT_EQ(Slurp(devices_json).rfind("{\"schema\":1,", 0), 0u);
+  EXPECT_EQ(Tfrun("devices --json -").out.rfind("{\"schema\":1,", 0), 0u);
   EXPECT_EQ(Tfrun("devices --benchmark 3").exit_code, 2);
   const Outcome last = Tfrun("graphs/matmul.yaml --log-placement --compat tf0 --compat tf2");
   EXPECT_EQ(last.exit_code, 0) << last.err;

@@ -71,13 +71,22 @@ int ExitWith(const Status& status) {
   return ExitCodeFor(status.kind());
 }
 
-// `tfrun devices`: the physical and logical devices under the options.
-int ListDevices(const DeviceFlags& flags, bool json) {
+// `tfrun devices`: the physical and logical devices under the options; as
+// a run's --json, `--json FILE` writes JSON to FILE beside the listing on
+// standard output, and `--json` or `--json -` writes only the JSON there.
+int ListDevices(const DeviceFlags& flags, const std::string& json_path) {
+  StatusOr<OutputTarget> json_target = OutputTarget{};
+  const bool json_to_stdout = json_path == "-";
+  if (!json_path.empty() && !json_to_stdout) json_target = CheckOutputTarget(json_path, "--json", true);
+  if (!json_target.ok()) return ExitWith(json_target.status());
   StatusOr<GpuOptions> gpu_options = ResolveGpuOptions(flags, nullptr);
   if (!gpu_options.ok()) return ExitWith(gpu_options.status());
   StatusOr<Devices> devices = BuildDevices(flags, *gpu_options, GpuInventory::kDevicesAndMemory);
   if (!devices.ok()) return ExitWith(devices.status());
-  return ExitWith(WriteStdout(json ? DevicesJson(*devices, VersionField()) : DevicesListing(*devices)));
+  if (json_to_stdout) return ExitWith(WriteStdout(DevicesJson(*devices, VersionField())));
+  if (Status written = WriteStdout(DevicesListing(*devices)); !written.ok()) return ExitWith(written);
+  if (!json_path.empty()) return ExitWith(WriteOutput(*json_target, DevicesJson(*devices, VersionField())));
+  return 0;
 }
 
 // --expect: a mismatch is exit 1 with a unified diff on standard error.
@@ -142,7 +151,24 @@ int RunGraph(const RunOptions& options, std::chrono::steady_clock::time_point pr
 }
 
 constexpr const char* kHelpFooter = R"(
-Subcommands: tfrun devices [device options] | tfrun test PATH... | tfrun ops [--json] (tfrun SUBCOMMAND --help)
+Subcommands: tfrun devices [device options] [--json [FILE]] [-q] | tfrun test PATH... | tfrun ops [--json]
+(tfrun SUBCOMMAND --help)
+
+Examples:
+  tfrun graphs/matmul.yaml --log-placement
+      the device mapping, placement log and result, as TensorFlow prints them
+  tfrun graphs/multi_tower.yaml --log-placement --devices testdata/topologies/k20m_x4.yaml
+      placed on four simulated Tesla K20m GPUs (no GPU needed)
+  tfrun devices --devices testdata/topologies/k20m_x4.yaml --visible-devices 1,2
+      which GPUs a TensorFlow program would see under these options
+  tfrun graphs/split_towers.yaml --feed x=@graphs/data/towers_batch.npy
+      a Placeholder fed from a .npy file, as feed_dict does
+  tfrun graphs/matmul.yaml --expect matmul.expected
+      compare standard output with a golden file (exit 1 and a diff when it differs)
+  tfrun test graphs/
+      every graph with a NAME.expected beside it, compared; ends with N passed, M failed
+  mpirun -n 2 tfrun graphs/cluster_hello.yaml --log-placement
+      a graph over the tasks of a cluster, one process per task
 
 Exit codes: 0 success; 1 a comparison failed (--expect, tfrun test); 2 bad command line or graph file;
 3 placement error (InvalidArgumentError); 4 run-time error (out of memory, CUDA/cuBLAS, a write that failed).
@@ -150,10 +176,7 @@ Exit codes: 0 success; 1 a comparison failed (--expect, tfrun test); 2 bad comma
 Environment: CUDA_VISIBLE_DEVICES (GPUs CUDA shows, before --visible-devices); TF_FORCE_GPU_ALLOW_GROWTH
 (true/false, over allow_growth); TF_CPP_MIN_LOG_LEVEL (1 hides info lines, 2 warnings too); NO_COLOR (no
 colors); TFRUN_CUBLAS (cuBLAS's path); TFRUN_MPI_PLUGIN (the MPI plugin's path, cluster runs).
-
-Examples:
-  tfrun graphs/matmul.yaml --log-placement                  the tutorial's placement log and result
-  mpirun -n 2 tfrun graphs/cluster_hello.yaml --log-placement   a graph over the tasks of a cluster
+More: README.md and docs/ (graph-format.md: the graph file; json-report.md: --json).
 )";
 
 // " (did you mean '--log-placement'?)" for a misspelt option on the command
@@ -191,10 +214,18 @@ int Main(int argc, char** argv) {
   DeviceFlags devices_flags;
   CLI::App* devices_command =
       app.add_subcommand("devices", "list physical and logical devices (like tf.config.list_*_devices)");
-  devices_command->option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  devices_command->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddDeviceFlags(devices_command, &devices_flags);
-  bool devices_json = false;
-  devices_command->add_flag("--json", devices_json, "as JSON (docs/json-report.md)");
+  std::string devices_json;
+  CLI::Option* devices_json_option =
+      devices_command
+          ->add_option("--json", devices_json,
+                       "write the devices as JSON to FILE (docs/json-report.md); alone or with -, to standard output "
+                       "instead of the listing")
+          ->type_name("[FILE]")
+          ->expected(0, 1);
+  bool devices_quiet = false;
+  devices_command->add_flag("--quiet,-q", devices_quiet, "no tfrun: info or warning lines");
   bool ops_json = false;
   CLI::App* ops_command = app.add_subcommand("ops", "list every op, its dtypes and the devices with kernels for it");
   ops_command->add_flag("--json", ops_json, "as JSON");
@@ -222,8 +253,11 @@ int Main(int argc, char** argv) {
     spdlog::error("{}{} (see tfrun --help)", e.what(), UnknownFlagHint(app, argc, argv));
     return 2;
   }
-  ApplyLogLevel(options.quiet);
-  if (devices_command->parsed()) return ListDevices(devices_flags, devices_json);
+  ApplyLogLevel(options.quiet || devices_quiet);
+  if (devices_command->parsed()) {
+    if (devices_json_option->count() > 0 && devices_json.empty()) devices_json = "-";
+    return ListDevices(devices_flags, devices_json);
+  }
   if (ops_command->parsed()) return ExitWith(WriteStdout(ops_json ? OpsJson() : OpsListing()));
   if (!test_command->parsed() && options.graph_path != "-" && access(options.graph_path.c_str(), F_OK) != 0) {
     // `tfrun devcies`: a misspelt subcommand reads as a graph path.

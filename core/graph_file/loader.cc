@@ -29,6 +29,23 @@
 namespace tfrun {
 namespace {
 
+// A TensorFlow op's later version (AddV2, what tf.add builds in TensorFlow
+// 2) names the op a graph file writes (Add); a near miss gets "did you
+// mean"; anything else, where the ops are listed.
+std::string UnknownOpHint(const std::string& op, const std::vector<std::string>& ops) {
+  const size_t v = op.rfind('V');
+  if (v != std::string::npos && v > 0 && v + 1 < op.size() &&
+      op.find_first_not_of("0123456789", v + 1) == std::string::npos &&
+      std::find(ops.begin(), ops.end(), op.substr(0, v)) != ops.end()) {
+    return fmt::format(" (graph files write TensorFlow's {} as '{}')", op, op.substr(0, v));
+  }
+  const std::string hint = DidYouMean(op, ops);
+  return hint.empty() ? " (tfrun ops lists the ops a graph file can use)" : hint;
+}
+
+}  // namespace
+namespace {
+
 const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch", "targets"};
 const std::vector<std::string> kCommonNodeKeys = {"name", "op", "inputs", "device"};
 
@@ -272,7 +289,7 @@ class GraphFileLoader {
       for (const OpDef& d : AllOps()) {
         if (d.in_graph_files) ops.emplace_back(d.type);
       }
-      return fields_.ErrorAt(op_node, fmt::format("unknown op '{}'{}", op, DidYouMean(op, ops)));
+      return fields_.ErrorAt(op_node, fmt::format("unknown op '{}'{}", ClipForMessage(op), UnknownOpHint(op, ops)));
     }
     TFRUN_RETURN_IF_ERROR(fields_.CheckKeys(entry, KeysOf(*def), fmt::format("a {} node", op)));
     const bool is_variable = op == "Variable";

@@ -37,7 +37,10 @@ Status FieldReader::CheckKeys(const YamlNode& map, const std::vector<std::string
     }
     seen.push_back(key);
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    return ErrorAt(pair.key, fmt::format("unknown key '{}' in {}{}", key, what, DidYouMean(key, allowed)));
+    // A near miss gets its hint; anything else, where the keys are listed.
+    std::string hint = DidYouMean(key, allowed);
+    if (hint.empty()) hint = " (docs/graph-format.md lists the keys)";
+    return ErrorAt(pair.key, fmt::format("unknown key '{}' in {}{}", ClipForMessage(key), what, hint));
   }
   return Status::Ok();
 }
