@@ -550,18 +550,6 @@ TEST(CliTest, ReadmeLinksOnlyInsideTheRepository) {
   }
 }
 
-// README's example of `tfrun devices` quotes the summary that command prints.
-TEST(CliTest, ReadmeQuotesWhatItsDevicesExamplePrints) {
-  std::string readme;
-  ASSERT_TRUE(ReadWholeFile("README.md", &readme));
-  const std::string example = "CUDA_VISIBLE_DEVICES=0,2,-1,1 bazel-bin/cli/tfrun devices --devices testdata/topologies/k20m_x4.yaml";
-  ASSERT_NE(readme.find(example), std::string::npos);
-  const Outcome r = RunCommand("CUDA_VISIBLE_DEVICES=0,2,-1,1 cli/tfrun devices --devices testdata/topologies/k20m_x4.yaml");
-  const std::string summary = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
-  EXPECT_EQ(summary, "2 Physical GPUs, 2 Logical GPUs\n");
-  EXPECT_NE(readme.find("`2 Physical GPUs, 2 Logical GPUs`"), std::string::npos);
-}
-
 // The printer-case generator refuses to run without ml_dtypes, whose
 // bfloat16 cases share its random stream, instead of writing other cases.
 TEST(CliTest, PrinterCaseGeneratorNeedsMlDtypes) {

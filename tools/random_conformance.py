@@ -7,10 +7,10 @@ results, and the error (its class, and its text). Differences are sorted
 into classes; each class's first graph is written as a reproducer.
 
   tools/random_conformance.py --count 300 --seed 1 [--python /tmp/tfenv/bin/python]
-      [--tfrun bazel-bin/cli/tfrun] [--out DIR] [--accept README.md]
+      [--tfrun bazel-bin/cli/tfrun] [--out DIR] [--accept docs/differences.md]
 
 With --accept FILE, a difference whose class FILE lists (a line
-"- random-conformance: CLASS" in README's "Differences") is accepted; the
+"- random-conformance: CLASS" in docs/differences.md) is accepted; the
 exit status is 1 when any other difference remains. Graphs cover Consts of
 every numeric dtype (value lists), MatMul with transposes, AddN, Add, Sub,
 Mul, Identity, Cast, Relu, BiasAdd, Split (its outputs by name:i),
@@ -352,7 +352,7 @@ def main():
     ap.add_argument("--tfrun", default="bazel-bin/cli/tfrun")
     ap.add_argument("--python", default=sys.executable, help="a Python with tensorflow-cpu installed")
     ap.add_argument("--out", default=None, help="where reproducers go (default: a temporary folder)")
-    ap.add_argument("--accept", help="README.md: the classes its Differences section lists are accepted")
+    ap.add_argument("--accept", help="docs/differences.md: the classes it lists are accepted")
     ap.add_argument("--batch", type=int, default=500, help="graphs per TensorFlow process")
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -434,9 +434,9 @@ def main():
     matched = a.count - sum(classes.values())
     print(f"random conformance, seed {a.seed}: {a.count} graphs, {matched} matched, {sum(classes.values())} differ")
     for c, n in classes.most_common():
-        print(f"  {c}: {n}{' (accepted: README, Differences)' if c in accepted else ''}  e.g. {out_dir}/{c}.yaml")
+        print(f"  {c}: {n}{' (accepted: docs/differences.md)' if c in accepted else ''}  e.g. {out_dir}/{c}.yaml")
     unexplained = sum(n for c, n in classes.items() if c not in accepted)
-    # Graphs that agree or differ only as README documents, and the rest.
+    # Graphs that agree or differ only as docs/differences.md documents, and the rest.
     print(f"{a.count - unexplained} passed, {unexplained} failed")
     sys.exit(1 if unexplained else 0)
 
