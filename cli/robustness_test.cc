@@ -74,6 +74,14 @@ TEST(RobustnessTest, HugeNpyHeadersAreRefusedAsNumPyRefusesThem) {
   EXPECT_NE(r.err.find("unsupported dtype '<ffff"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("... (9001 characters)'"), std::string::npos) << r.err;
   EXPECT_LT(r.err.size(), 300u + long_descr.size());
+
+  // Control characters in the header are escaped: still one line.
+  const std::string newline_descr = dir + "/newline_descr.npy";
+  WriteNpyWithDescr(newline_descr, "<f\n4");
+  r = Tfrun(dir + "/fed.yaml --feed x=@" + newline_descr);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unsupported dtype '<f\\n4'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
 }
 
 TEST(RobustnessTest, LongNamesInErrorsUnderJsonDoNotCrash) {

@@ -74,10 +74,9 @@ std::string ParseNpyHeader(std::string_view h, NpyHeader* out) {
     if (key == "descr") {
       has_descr = true;
       if (!quoted(&out->descr)) {
-        // A structured dtype's list, or something else: unsupported.
-        const size_t end = std::min(h.find_first_of(",}", i), h.size());
-        out->descr.assign(h.substr(i, std::min<size_t>(end - i, 40)));
-        i = end;
+        // NumPy's texts: a list is a structured dtype, anything else no dtype.
+        if (i < h.size() && h[i] == '[') return "unsupported dtype: a structured dtype (a list of fields)";
+        return "descr is not a valid dtype descriptor";
       }
     } else if (key == "fortran_order") {
       has_order = true;

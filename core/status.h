@@ -52,7 +52,8 @@ inline Status RuntimeError(std::string message) {
 
 // User text (a name, a path, a value) as an error message quotes it: whole
 // up to `max_chars` characters, else its start, "..." and its length, so
-// that a 30,000-character name still gives a one-line message.
+// that a 30,000-character name still gives a one-line message; control
+// characters escaped as Python writes them (\n, \x01).
 std::string ClipForMessage(std::string_view text, size_t max_chars = 100);
 
 template <typename T>
