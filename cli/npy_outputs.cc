@@ -28,6 +28,12 @@ Status EnsureDirectory(const std::string& dir, bool* created) {
   return Status::Ok();
 }
 
+// The folder `dir` would be made in ("a/b/" -> "a", "x" -> ".").
+std::string ParentFolder(const std::string& dir) {
+  const size_t slash = dir.find_last_of('/', dir.find_last_not_of('/'));
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+}
+
 std::string NpyFileName(const std::string& node_name) {
   std::string file;
   for (char c : node_name) file += c == '/' ? std::string("__") : std::string(1, c);
@@ -44,8 +50,7 @@ Status CheckNpyOutputDir(const std::string& dir) {
     if (access(dir.c_str(), W_OK) != 0) return BadInput(fmt::format("--out {}: {}", dir, std::strerror(errno)));
     return Status::Ok();
   }
-  const size_t slash = dir.find_last_of('/', dir.find_last_not_of('/'));
-  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  const std::string parent = ParentFolder(dir);
   if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return BadInput(fmt::format("--out {}: no folder {} to make it in", dir, parent));
   }
@@ -55,12 +60,8 @@ Status CheckNpyOutputDir(const std::string& dir) {
 Status CheckNpyOutputNames(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch) {
   // The folder's file system says how long a name may be; a folder not made
   // yet is on its parent's.
-  std::string probe = dir;
   struct stat st;
-  if (stat(dir.c_str(), &st) != 0) {
-    const size_t slash = dir.find_last_of('/', dir.find_last_not_of('/'));
-    probe = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
-  }
+  const std::string probe = stat(dir.c_str(), &st) == 0 ? dir : ParentFolder(dir);
   long name_max = pathconf(probe.c_str(), _PC_NAME_MAX);
   if (name_max <= 0) name_max = NAME_MAX;
   for (const NodeOutput& f : fetch) {

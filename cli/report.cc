@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -36,12 +37,12 @@ std::string Quote(std::string_view s, bool bytes_as_latin1) {
 
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
 
-// Read by hand in one pass: std::regex recursed once per character and
+// Read by hand in one pass: libstdc++'s regular expressions recursed once per character and
 // overflowed the stack on long messages (a 30,000-character --fetch name).
 std::optional<MessageLocation> LocationInMessage(std::string_view m) {
   const size_t colon = m.find_first_of(":\n");

@@ -38,7 +38,7 @@ struct NpyHeader {
 
 // The header is a Python dict literal, e.g. "{'descr': '<f4',
 // 'fortran_order': False, 'shape': (2, 3), }", which NumPy reads with
-// ast.literal_eval. Parsed by hand in one pass (std::regex recursed once per
+// ast.literal_eval. Parsed by hand in one pass (libstdc++'s regular expressions recursed once per
 // character and overflowed the stack on long headers). Returns "" or what
 // is wrong.
 std::string ParseNpyHeader(std::string_view h, NpyHeader* out) {

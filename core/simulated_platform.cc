@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
+
 
 #include "core/device_name.h"
 #include "core/did_you_mean.h"
@@ -21,15 +23,13 @@ class SimulatedPlatform final : public GpuPlatform {
   std::vector<PhysicalGpu> visible_;
 };
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
 // "0000:02:00.0": domain (4 to 8 hex digits), bus, device, function 0-7.
 bool IsPciBusId(const std::string& id) {
   const size_t colon = id.find(':');
   if (colon == std::string::npos || colon < 4 || colon > 8 || id.size() != colon + 8) return false;
   auto hex = [&](size_t from, size_t n) {
     for (size_t i = from; i < from + n; ++i) {
-      if (!IsHex(id[i])) return false;
+      if (!std::isxdigit(static_cast<unsigned char>(id[i]))) return false;
     }
     return true;
   };
@@ -41,7 +41,7 @@ bool IsPciBusId(const std::string& id) {
 bool ReadCapability(const std::string& cc, int* major, int* minor) {
   const size_t dot = cc.find('.');
   auto digits = [](const std::string& s) {
-    return !s.empty() && s.size() <= 2 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() && s.size() <= 2 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
   };
   if (dot == std::string::npos || !digits(cc.substr(0, dot)) || !digits(cc.substr(dot + 1))) return false;
   *major = std::stoi(cc.substr(0, dot));
