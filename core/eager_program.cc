@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "core/kernel_lookup.h"
 #include "core/kernel_registry.h"
 
 namespace tfrun {
@@ -264,7 +265,7 @@ class EagerPlanner {
     for (std::string_view t : {kGpu, kCpu}) {
       const bool present = std::any_of(devices_.devices().begin(), devices_.devices().end(),
                                        [&](const Device& dev) { return dev.type == t; });
-      if (present && HasKernelFor(op, dtype, has_output, t)) types.emplace_back(t);
+      if (present && TfHasKernelFor(op, dtype, t)) types.emplace_back(t);
     }
     for (int d : sorted_) all.push_back(devices_[d].name);
     return PlacementError(fmt::format(
@@ -276,7 +277,7 @@ class EagerPlanner {
 
   int FirstCandidate(const std::string& op, DType dtype, bool has_output, const DeviceSpec& spec) const {
     for (int d : sorted_) {
-      if (spec.Matches(devices_[d].spec) && HasKernelFor(op, dtype, has_output, devices_[d].type)) return d;
+      if (spec.Matches(devices_[d].spec) && TfHasKernelFor(op, dtype, devices_[d].type)) return d;
     }
     return -1;
   }

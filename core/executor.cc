@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "core/kernel_lookup.h"
 #include "core/node_def_summary.h"
 
 namespace tfrun {
@@ -57,7 +58,7 @@ int Executor::TaskOf(int id) const {
 
 Allocator* Executor::MemoryFor(const Node& node) const {
   const Device& device = devices_[placement_.device_of[node.id]];
-  return UsesHostMemory(node, device.type) ? CpuAllocator() : device.allocator;
+  return OutputInHostMemory(graph_, node, device.type) ? CpuAllocator() : device.allocator;
 }
 
 const Executor::NodePlan* Executor::PlanFor(const Node& node) {
@@ -66,7 +67,7 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   const Device& device = devices_[placement_.device_of[node.id]];
   // Simulated GPUs, and ops registered with HostMemory, run host kernels.
   const std::string kernel_type =
-      device.simulated || UsesHostMemory(node, device.type) ? std::string(kCpu) : device.type;
+      device.simulated || OutputInHostMemory(graph_, node, device.type) ? std::string(kCpu) : device.type;
   plan.kernel = kernels_.Find(node.op, kernel_type);
   plan.memory = MemoryFor(node);
   plan.kernel_type = kernel_type;
@@ -203,7 +204,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
                         graph_.Where(node.location), node.name, graph_.nodes[producer].name));
       }
       // HostMemory inputs (an axis) stay on the host whatever the device.
-      Allocator* wanted = ReadsInputFromHost(node, device.type, i) ? CpuAllocator() : memory;
+      Allocator* wanted = InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : memory;
       if (input.allocator() == wanted || input.num_elements() == 0) {
         context.inputs.push_back(input);
         continue;

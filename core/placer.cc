@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "core/kernel_lookup.h"
 #include "core/kernel_registry.h"
 #include "core/op_registry.h"
 
@@ -107,7 +108,7 @@ class Placer {
       for (int m : members) {
         const Node& node = graph_.nodes[m];
         const DeviceSpec spec = relaxed ? node.requested_device.SoftPlacementRelaxed() : node.requested_device;
-        ok = ok && spec.Matches(dev.spec) && HasKernel(node, dev.type);
+        ok = ok && spec.Matches(dev.spec) && TfHasKernel(graph_, node, dev.type);
       }
       if (ok) out.push_back(d);
     }

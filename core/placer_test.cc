@@ -81,16 +81,17 @@ TEST(PlacerTest, SoftPlacementClearsTypeAndIdButKeepsTheRest) {
   const char* yaml = R"(nodes:
   - {name: a, op: Const, value: 1.0, device: /gpu:3}
   - {name: b, op: Identity, inputs: [a], device: /gpu:3}
-  - {name: c, op: Cast, inputs: [b], DstT: int32, device: /gpu:0})";
+  - {name: i, op: Const, dtype: int32, value: [[1]]}
+  - {name: c, op: MatMul, inputs: [i, i], device: /gpu:0})";
   Placed hard = Place(yaml, 1, false);
   EXPECT_FALSE(hard.status.ok());
   EXPECT_EQ(hard.status.kind(), ErrorKind::kPlacement);
   Placed soft = Place(yaml, 1, true);
   ASSERT_TRUE(soft.status.ok()) << soft.status.message();
   EXPECT_EQ(soft.Device("b"), "1");  // /gpu:3 -> first GPU
-  EXPECT_EQ(soft.Device("c"), "0");  // Cast has no GPU kernel
+  EXPECT_EQ(soft.Device("c"), "0");  // no int32 MatMul on GPUs
   EXPECT_EQ(soft.placement.soft_moves.size(), 3u);
-  EXPECT_NE(soft.placement.soft_moves[1].find("no Cast kernel for int32 on /device:GPU:0"), std::string::npos);
+  EXPECT_NE(soft.placement.soft_moves[1].find("no MatMul kernel for int32 on /device:GPU:0"), std::string::npos);
 }
 
 TEST(PlacerTest, VariableGroupIsPlacedTogether) {

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "core/array_printer.h"
+#include "core/kernel_lookup.h"
 #include "core/kernel_registry.h"
 #include "core/compat_profile.h"
 #include "core/executor.h"
@@ -69,7 +70,7 @@ void CheckPlacement(const tfrun::Graph& graph, const tfrun::Placement& placement
   for (const tfrun::Node& node : graph.nodes) {
     const int d = placement.device_of[node.id];
     Check(d >= 0 && d < devices.size(), "every node is placed on a device that exists", node.name);
-    Check(tfrun::HasKernel(node, devices[d].type), "every node is placed where it has a kernel", node.name);
+    Check(tfrun::TfHasKernel(graph, node, devices[d].type), "every node is placed where it has a kernel", node.name);
     const tfrun::DeviceSpec spec = soft ? node.requested_device.SoftPlacementRelaxed() : node.requested_device;
     Check(spec.Matches(devices[d].spec), "every node is placed on a device its request matches", node.name);
   }
@@ -80,7 +81,7 @@ void CheckPlacement(const tfrun::Graph& graph, const tfrun::Placement& placement
 bool SoftPlacementMustSucceed(const tfrun::Graph& graph) {
   const tfrun::Device& cpu = Devices()[0];
   for (const tfrun::Node& node : graph.nodes) {
-    if (!node.requested_device.SoftPlacementRelaxed().Matches(cpu.spec) || !tfrun::HasKernel(node, "CPU")) return false;
+    if (!node.requested_device.SoftPlacementRelaxed().Matches(cpu.spec) || !tfrun::TfHasKernel(graph, node, "CPU")) return false;
   }
   return true;
 }
