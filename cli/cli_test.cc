@@ -561,19 +561,35 @@ TEST(CliTest, PrinterCaseGeneratorNeedsMlDtypes) {
   EXPECT_EQ(r.err.rfind("gen_print_cases.py: ml_dtypes is required", 0), 0u) << r.err;
 }
 
-// `tfrun ops` is the kernel table as a user reads it.
-TEST(CliTest, OpsListsTheRegistry) {
-  const Outcome r = Tfrun("ops");
+// `tfrun ops` is TensorFlow's own table as a user reads it, with what
+// tfrun runs; --json has every OpDef and every KernelDef of the five
+// device types, as TensorFlow 2.21's CUDA wheel registers them (the counts
+// its get_all_registered_kernels() gives once the XLA devices exist).
+TEST(CliTest, OpsListsTensorFlowsTableAndWhatTfrunRuns) {
+  const Outcome r = Tfrun("ops MatMul NoOp");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("MatMul: float32, float64, float16, bfloat16, int32, int64\n"
-                       "  CPU: float32, float64, float16, bfloat16, int32, int64\n"
-                       "  GPU: float32, float64, float16, bfloat16\n"),
-            std::string::npos)
+  EXPECT_EQ(r.out.rfind("MatMul  [tfrun runs: CPU float32 float64 float16 bfloat16 int32 int64; GPU float32 float64 "
+                        "float16 bfloat16]\n"
+                        "  CPU      T: int64, int32, int16, float64, float32, bfloat16, float16, complex128, complex64\n"
+                        "  GPU      T: float64, float32, bfloat16, float16, complex128, complex64\n",
+                        0),
+            0u)
       << r.out;
-  EXPECT_NE(r.out.find("Cast: "), std::string::npos);
-  const Outcome json = RunCommand("cli/tfrun ops --json | python3 -c \"import json, sys; d = json.load(sys.stdin); "
-                                  "print(len(d['ops']), d['ops'][1]['kernels']['GPU']['dtypes'])\"");
-  EXPECT_EQ(json.out, "15 ['float32', 'float64', 'float16', 'bfloat16']\n") << json.err;
+  EXPECT_NE(r.out.find("NoOp  [tfrun runs: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  DEFAULT  any attrs\n"), std::string::npos) << r.out;
+  const Outcome typo = Tfrun("ops Matmul");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.err, "tfrun: error: tfrun ops: TensorFlow 2.21.0 has no op 'Matmul' (did you mean 'MatMul'?)\n");
+  const Outcome json = RunCommand(
+      "cli/tfrun ops --json | python3 -c \"import json, sys, collections; d = json.load(sys.stdin); "
+      "c = collections.Counter(k['device_type'] for o in d['ops'] for k in o['kernels']); "
+      "m = [o for o in d['ops'] if o['op'] == 'MatMul'][0]; "
+      "print(d['tensorflow'], len(d['ops']), sorted(c.items()), m['kernels'][0], m['runs']['GPU'])\"");
+  EXPECT_EQ(json.out,
+            "2.21.0 1910 [('CPU', 9276), ('DEFAULT', 1176), ('GPU', 5017), ('XLA_CPU', 519), ('XLA_GPU', 519)] "
+            "{'device_type': 'CPU', 'constraints': {'T': ['int64']}, 'host_memory': [], 'priority': 0, 'label': ''} "
+            "['float32', 'float64', 'float16', 'bfloat16']\n")
+      << json.err;
 }
 
 // --version: the version, the commit and what CUDA the binary has.

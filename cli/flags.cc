@@ -63,6 +63,10 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_flag("--no-soft-placement", options->no_soft_placement,
                 "turn soft placement off, also where it is the default (--compat eager)")
       ->group(kGraphAndDevices);
+  app->add_flag("--place-only", options->place_only,
+                "place the whole graph and print the device mapping and placement log; run nothing (also for ops "
+                "tfrun cannot run)")
+      ->group(kGraphAndDevices);
   app->add_option("--compat", options->compat, "print as an era of TensorFlow does: tf2 (default), tf1, tf0, eager")
       ->type_name("ERA")
       ->check(CLI::IsMember(ProfileNames()).description(""))

@@ -16,6 +16,7 @@ struct RunOptions {
   bool log_placement = false;
   bool soft_placement = false;
   bool no_soft_placement = false;  // eager places softly unless told not to
+  bool place_only = false;         // place and log; run nothing
   std::vector<std::string> fetch;
   std::vector<std::string> feeds;  // --feed NAME=@FILE.npy | NAME=VALUE (cli/feeds.h)
   std::string compat = "tf2";

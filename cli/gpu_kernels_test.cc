@@ -14,6 +14,7 @@
 
 #include "cli/devices.h"
 #include "core/executor.h"
+#include "core/kernel_lookup.h"
 #include "core/kernel_registry.h"
 #include "core/graph_file/loader.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -83,15 +84,12 @@ std::string Input(const std::string& name, DType dtype, const std::vector<int64_
          ", seed: " + std::to_string(seed) + "}}\n";
 }
 
-// The dtypes the GPU side of the table lists for `op` that the CPU also has.
+// The numeric dtypes TensorFlow has a GPU kernel for `op` in (so places
+// it on the GPU), all of which the CPU also has.
 std::vector<DType> GpuDTypes(const std::string& op) {
   std::vector<DType> out;
-  for (const KernelSupport& k : KernelTable()) {
-    if (k.op != op || k.device_type != kGpu) continue;
-    for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32,
-                    DType::kInt64}) {
-      if (k.dtypes.Contains(d)) out.push_back(d);
-    }
+  for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}) {
+    if (TfHasKernelFor(op, d, kGpu)) out.push_back(d);
   }
   return out;
 }

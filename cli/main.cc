@@ -151,7 +151,7 @@ int RunGraph(const RunOptions& options, std::chrono::steady_clock::time_point pr
 }
 
 constexpr const char* kHelpFooter = R"(
-Subcommands: tfrun devices [device options] [--json [FILE]] [-q] | tfrun test PATH... | tfrun ops [--json]
+Subcommands: tfrun devices [device options] [--json [FILE]] [-q] | tfrun test PATH... | tfrun ops [--json] [OP...]
 (tfrun SUBCOMMAND --help)
 
 Examples:
@@ -227,8 +227,13 @@ int Main(int argc, char** argv) {
   bool devices_quiet = false;
   devices_command->add_flag("--quiet,-q", devices_quiet, "no tfrun: info or warning lines");
   bool ops_json = false;
-  CLI::App* ops_command = app.add_subcommand("ops", "list every op, its dtypes and the devices with kernels for it");
+  std::vector<std::string> ops_names;
+  CLI::App* ops_command = app.add_subcommand(
+      "ops", "list TensorFlow's ops with their kernels by device type, and what tfrun runs of them");
   ops_command->add_flag("--json", ops_json, "as JSON");
+  ops_command->add_option("names", ops_names, "only these ops (default: all)")
+      ->type_name("OP")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   TestOptions test_options;
   CLI::App* test_command = app.add_subcommand(
       "test", "run every graph that has a NAME.expected beside it and compare its output; ends with N passed, M failed");
@@ -258,7 +263,10 @@ int Main(int argc, char** argv) {
     if (devices_json_option->count() > 0 && devices_json.empty()) devices_json = "-";
     return ListDevices(devices_flags, devices_json);
   }
-  if (ops_command->parsed()) return ExitWith(WriteStdout(ops_json ? OpsJson() : OpsListing()));
+  if (ops_command->parsed()) {
+    const StatusOr<std::string> listing = ops_json ? OpsJson(ops_names) : OpsListing(ops_names);
+    return ExitWith(listing.ok() ? WriteStdout(*listing) : listing.status());
+  }
   if (!test_command->parsed() && options.graph_path != "-" && access(options.graph_path.c_str(), F_OK) != 0) {
     // `tfrun devcies`: a misspelt subcommand reads as a graph path.
     const std::string hint = ClosestMatch(options.graph_path, {"devices", "test", "ops"});

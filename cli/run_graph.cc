@@ -130,7 +130,8 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   if (!options_.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputNames(options_.out_dir, graph_, fetch_));
   const bool log = options_.log_placement || graph_.config.log_device_placement;
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
-  if (fetch_.empty() && graph_.targets.empty() && profile_->execution == ExecutionModel::kSession) {
+  if (fetch_.empty() && graph_.targets.empty() && profile_->execution == ExecutionModel::kSession &&
+      !options_.place_only) {
     // A TF1 program with nothing to fetch makes its session (which prints
     // the device mapping) and runs no step: nothing is placed or logged.
     if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices_.set, *profile_);
@@ -138,6 +139,13 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     return Status::Ok();
   }
   TFRUN_RETURN_IF_ERROR(OpenSession(log, stdout_text));
+  if (options_.place_only) {
+    // The placement TensorFlow's first run makes, of the whole graph.
+    TFRUN_RETURN_IF_ERROR(Place(log, stdout_text));
+    if (log && profile_->execution == ExecutionModel::kEager) *stdout_text += ExecutedOpLines(eager_.executed, devices_.set);
+    report_.timings.total_ms = MsSince(t0);
+    return Status::Ok();
+  }
   if (profile_->execution == ExecutionModel::kSession && graph_.targets.empty() && AnswerFromFeeds()) {
     PrintResults(log, stdout_text);
   } else {
@@ -293,7 +301,7 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
     TFRUN_RETURN_IF_ERROR(WriteOutput(dot, PlacementDot(graph_, devices, placement_)));
   }
   const auto& device_of = placement_.device_of;
-  if (prints_output() &&
+  if (prints_output() && !options_.place_only &&
       std::any_of(device_of.begin(), device_of.end(), [&](int d) { return devices[d].simulated; })) {
     spdlog::info("kernels placed on the simulated GPUs of {} run on the host", options_.device_flags.topology_path);
   }
@@ -321,6 +329,7 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   if (eager) {
     for (NodeOutput& f : run_fetch) f.node = EagerValueNode(graph_, eager_, f.node);
   }
+  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, graph_.targets, feeds_));
   if (!graph_.targets.empty()) {  // sess.run(init): run, print nothing
     TFRUN_RETURN_IF_ERROR(executor.RunTargets(graph_.targets, feeds_));
   }

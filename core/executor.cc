@@ -68,7 +68,7 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   // Simulated GPUs, and ops registered with HostMemory, run host kernels.
   const std::string kernel_type =
       device.simulated || OutputInHostMemory(graph_, node, device.type) ? std::string(kCpu) : device.type;
-  plan.kernel = kernels_.Find(node.op, kernel_type);
+  plan.kernel = kernels_.Find(node.op, kernel_type, node.dtype, node.has_output());
   plan.memory = MemoryFor(node);
   plan.kernel_type = kernel_type;
   return &plan;
@@ -334,6 +334,38 @@ StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const st
   TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, feeds, &result, true));
   result.end_ns = NowNs();
   return result;
+}
+
+Status Executor::CheckKernels(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                              const std::vector<Feed>& feeds) {
+  if (plans_.size() != graph_.nodes.size()) plans_.assign(graph_.nodes.size(), NodePlan());
+  std::vector<NodeOutput> outputs = fetch;
+  for (int t : targets) outputs.push_back({t, 0});
+  std::vector<bool> runs = Needed(outputs, feeds);
+  // The Variables' initializers run first when anything reads a Variable.
+  std::vector<NodeOutput> assigns;
+  bool reads_variable = false;
+  for (const Node& node : graph_.nodes) {
+    reads_variable = reads_variable || (runs[node.id] && node.op == "VariableV2");
+    if (node.op == "Assign") assigns.push_back({node.id, 0});
+  }
+  if (reads_variable) {
+    const std::vector<bool> init = Needed(assigns, {});
+    for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] || init[i];
+  }
+  const int here = channel_ == nullptr ? 0 : channel_->local_task();
+  std::vector<std::string> missing;
+  for (const Node& node : graph_.nodes) {
+    if (!runs[node.id] || TaskOf(node.id) != here || PlanFor(node)->kernel != nullptr) continue;
+    const Device& device = devices_[placement_.device_of[node.id]];
+    missing.push_back(fmt::format("'{}' ({}, {}) on {}", node.name, node.op,
+                                  node.has_output() ? std::string(Name(node.dtype)) : "no output", device.name));
+  }
+  if (missing.empty()) return Status::Ok();
+  return RuntimeError(fmt::format("{}: tfrun has no kernel for {} as placed: {} (TensorFlow has one; --place-only "
+                                  "places and logs without running)",
+                                  graph_.path, missing.size() == 1 ? "this node" : "these nodes",
+                                  fmt::join(missing, "; ")));
 }
 
 Status Executor::RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds) {

@@ -104,6 +104,13 @@ class Executor {
   // Runs nodes for their effects (sess.run(init)): nothing is kept.
   Status RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds = {});
 
+  // Fails, before anything runs, when a node that running `targets` and
+  // then `fetch` would execute here is placed where tfrun has no kernel
+  // for it (TensorFlow has one, or the placer would not have put it
+  // there): one error naming every such node, its op, dtype and device.
+  Status CheckKernels(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                      const std::vector<Feed>& feeds);
+
   void set_node_error_style(NodeErrorStyle style) { error_style_ = style; }
   // Whether runs record RunResult::events (for --trace): a plain run pays
   // nothing for them (a 100,000-node run would hold 9 MB more).

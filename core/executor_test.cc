@@ -52,10 +52,10 @@ Status FakeAdd(KernelContext& c) {
 // Handle kernels on both devices and `add` as Add on both.
 KernelRegistry KernelsWithAdd(KernelFn add) {
   KernelRegistry kernels;
-  BindHandleKernels(&kernels, kCpu);
-  BindHandleKernels(&kernels, kGpu);
-  kernels.Bind("Add", kCpu, add);
-  kernels.Bind("Add", kGpu, add);
+  BindHandleKernels(&kernels, kCpu, kAllTypes);
+  BindHandleKernels(&kernels, kGpu, kAllTypes);
+  kernels.Bind("Add", kCpu, kNumericTypes, add);
+  kernels.Bind("Add", kGpu, kNumericTypes, add);
   return kernels;
 }
 

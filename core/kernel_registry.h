@@ -1,6 +1,8 @@
-// Which device types have a kernel for which op and dtype (TensorFlow's
-// REGISTER_KERNEL_BUILDER calls, tf-semantics.md section 4) as one table
-// the placer reads, plus the kernel implementations each backend binds.
+// What tfrun itself can execute: the kernel implementations each backend
+// binds per (op, device type), each with the dtypes it runs (ggml's
+// supports_op). Placement never reads this: it follows TensorFlow's own
+// tables (kernel_lookup.h); a node placed where no implementation is bound
+// fails the run before anything runs (Executor::CheckKernels).
 #pragma once
 
 #include <map>
@@ -19,33 +21,6 @@ namespace tfrun {
 inline constexpr std::string_view kCpu = "CPU";
 inline constexpr std::string_view kGpu = "GPU";
 
-// An input registered with HostMemory whatever the dtype: Split's
-// split_dim (its first), ConcatV2's axis (its last).
-enum class HostInput : uint8_t { kNone, kFirst, kLast };
-
-struct KernelSupport {
-  std::string_view op;
-  std::string_view device_type;
-  DTypeSet dtypes;
-  // Registered with HostMemory: placed on the device, data kept on the host.
-  DTypeSet host_memory_dtypes;
-  // Only placed, never run: what TF2 eager executes around the graph's ops
-  // (eager_program.h); the executor runs the graph's own nodes instead.
-  bool eager_only = false;
-  HostInput host_input = HostInput::kNone;
-};
-
-const std::vector<KernelSupport>& KernelTable();
-
-// The dtype a kernel is looked up by: the output's, or for ops with no
-// output (NoOp) any dtype matches.
-bool HasKernel(const Node& node, std::string_view device_type);
-// The same for an op by name (TF2 eager's _EagerConst, ReadVariableOp, ...).
-bool HasKernelFor(std::string_view op, DType dtype, bool has_output, std::string_view device_type);
-bool UsesHostMemory(const Node& node, std::string_view device_type);
-// Whether input `i` of `node` is read from host memory on `device_type`
-// (HostMemory inputs, or the whole kernel in host memory).
-bool ReadsInputFromHost(const Node& node, std::string_view device_type, size_t i);
 // False for kernels that only pass tensor handles (Identity forwards its
 // input's buffer, VariableV2 its variable's, NoOp nothing): they queue no
 // work on a device, so there is nothing to time or wait for.
@@ -104,22 +79,32 @@ Status VariableKernel(KernelContext& context);
 Status AssignKernel(KernelContext& context);
 
 class KernelRegistry;
-// Binds the five above for `device_type`.
-void BindHandleKernels(KernelRegistry* registry, std::string_view device_type);
+// Binds the six above for `device_type`, for `dtypes`.
+void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes);
 
 // Implementations, bound per (op, device type) by the backends.
 class KernelRegistry {
  public:
-  void Bind(std::string_view op, std::string_view device_type, KernelFn fn) {
-    fns_[{std::string(op), std::string(device_type)}] = fn;
+  struct Binding {
+    KernelFn fn = nullptr;
+    DTypeSet dtypes;  // the node dtypes (its output's) the kernel runs
+  };
+
+  void Bind(std::string_view op, std::string_view device_type, DTypeSet dtypes, KernelFn fn) {
+    bindings_[{std::string(op), std::string(device_type)}] = Binding{fn, dtypes};
   }
-  KernelFn Find(std::string_view op, std::string_view device_type) const {
-    auto it = fns_.find({std::string(op), std::string(device_type)});
-    return it == fns_.end() ? nullptr : it->second;
+  // The implementation for a node of `op` and `dtype` (any dtype for an op
+  // without outputs, NoOp), or nullptr.
+  KernelFn Find(std::string_view op, std::string_view device_type, DType dtype, bool has_output = true) const {
+    auto it = bindings_.find({std::string(op), std::string(device_type)});
+    if (it == bindings_.end() || (has_output && !it->second.dtypes.Contains(dtype))) return nullptr;
+    return it->second.fn;
   }
+  // Every binding, by (op, device type): what `tfrun ops` lists as runnable.
+  const std::map<std::pair<std::string, std::string>, Binding>& bindings() const { return bindings_; }
 
  private:
-  std::map<std::pair<std::string, std::string>, KernelFn> fns_;
+  std::map<std::pair<std::string, std::string>, Binding> bindings_;
 };
 
 }  // namespace tfrun

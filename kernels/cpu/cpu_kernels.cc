@@ -435,25 +435,27 @@ StatusOr<Tensor> CastOnHost(const Tensor& t, DType dtype) {
 }
 
 void RegisterCpuKernels(KernelRegistry* registry) {
+  // What each kernel runs, by the node's (output) dtype.
   struct Binding {
     const char* op;
+    DTypeSet dtypes;
     KernelFn fn;
   };
   static constexpr Binding kBindings[] = {
-      {"MatMul", MatMulKernel},
-      {"SparseMatMul", SparseMatMulKernel},
-      {"AddN", AddNKernel},
-      {"Add", BinaryKernel<BinaryOp::kAdd>},
-      {"Sub", BinaryKernel<BinaryOp::kSub>},
-      {"Mul", BinaryKernel<BinaryOp::kMul>},
-      {"Cast", CastKernel},
-      {"BiasAdd", BiasAddKernel},
-      {"Relu", ReluKernel},
-      {"Split", SplitKernel},
-      {"ConcatV2", ConcatKernel},
+      {"MatMul", kNumericTypes, MatMulKernel},
+      {"SparseMatMul", DTypeSet{DType::kFloat32}, SparseMatMulKernel},
+      {"AddN", kNumericTypes, AddNKernel},
+      {"Add", kNumericTypes, BinaryKernel<BinaryOp::kAdd>},
+      {"Sub", kNumericTypes, BinaryKernel<BinaryOp::kSub>},
+      {"Mul", kNumericTypes, BinaryKernel<BinaryOp::kMul>},
+      {"Cast", kAllTypes, CastKernel},
+      {"BiasAdd", kNumericTypes, BiasAddKernel},
+      {"Relu", kNumericTypes, ReluKernel},
+      {"Split", kAllTypes, SplitKernel},
+      {"ConcatV2", kAllTypes, ConcatKernel},
   };
-  for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.fn);
-  BindHandleKernels(registry, kCpu);
+  for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.dtypes, b.fn);
+  BindHandleKernels(registry, kCpu, kAllTypesAndString);
 }
 
 }  // namespace tfrun

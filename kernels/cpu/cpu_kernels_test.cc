@@ -10,6 +10,8 @@
 #include "core/compat_profile.h"
 #include "core/executor.h"
 #include "core/graph_file/loader.h"
+#include "core/kernel_lookup.h"
+#include "core/op_registry.h"
 #include "core/placer.h"
 
 namespace tfrun {
@@ -359,12 +361,17 @@ TEST(CpuKernelsTest, UnfedPlaceholderAndRuntimeShapesFailWithTheOpsTexts) {
   EXPECT_EQ(r->fetched[0].shape(), (Shape{2, 6}));
 }
 
-TEST(CpuKernelsTest, EveryCpuTableEntryHasAnImplementation) {
+// Every op a graph file can hold runs on the CPU in every dtype tfrun
+// takes for it that TensorFlow has a CPU kernel for: whatever TensorFlow
+// places on CPU:0, tfrun can run.
+TEST(CpuKernelsTest, EveryOpRunsOnTheCpuWhereTensorFlowHasAKernel) {
   KernelRegistry kernels;
   RegisterCpuKernels(&kernels);
-  for (const KernelSupport& k : KernelTable()) {
-    if (k.device_type == kCpu && !k.eager_only) {
-      EXPECT_NE(kernels.Find(k.op, kCpu), nullptr) << k.op;
+  for (const OpDef& def : AllOps()) {
+    const std::string_view op = def.type == "Variable" ? std::string_view("VariableV2") : def.type;
+    for (DType dtype : kAllDTypes) {
+      if (!def.allowed_dtypes.Contains(dtype) || !TfHasKernelFor(op, dtype, kCpu)) continue;
+      EXPECT_NE(kernels.Find(op, kCpu, dtype), nullptr) << op << " " << Name(dtype);
     }
   }
 }

@@ -468,16 +468,19 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
 void RegisterCudaCopier() { RegisterDeviceCopier(CudaCopy); }
 
 void RegisterCudaKernels(KernelRegistry* registry) {
-  BindHandleKernels(registry, kGpu);
-  registry->Bind("MatMul", kGpu, MatMulKernel);
-  registry->Bind("AddN", kGpu, AddNKernel);
-  registry->Bind("Add", kGpu, BinaryKernel<cuda::BinaryOp::kAdd>);
-  registry->Bind("Sub", kGpu, BinaryKernel<cuda::BinaryOp::kSub>);
-  registry->Bind("Mul", kGpu, BinaryKernel<cuda::BinaryOp::kMul>);
-  registry->Bind("BiasAdd", kGpu, BiasAddKernel);
-  registry->Bind("Relu", kGpu, ReluKernel);
-  registry->Bind("Split", kGpu, SplitKernel);
-  registry->Bind("ConcatV2", kGpu, ConcatKernel);
+  // Handles, and Split and ConcatV2 (byte copies), take any fixed-size
+  // dtype; the elementwise kernels the numeric ones (cuda::ElementType);
+  // cuBLAS the float ones. Strings never live in GPU memory.
+  BindHandleKernels(registry, kGpu, kAllTypes);
+  registry->Bind("MatMul", kGpu, kFloatTypes, MatMulKernel);
+  registry->Bind("AddN", kGpu, kNumericTypes, AddNKernel);
+  registry->Bind("Add", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kAdd>);
+  registry->Bind("Sub", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kSub>);
+  registry->Bind("Mul", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kMul>);
+  registry->Bind("BiasAdd", kGpu, kNumericTypes, BiasAddKernel);
+  registry->Bind("Relu", kGpu, kNumericTypes, ReluKernel);
+  registry->Bind("Split", kGpu, kAllTypes, SplitKernel);
+  registry->Bind("ConcatV2", kGpu, kAllTypes, ConcatKernel);
 }
 
 }  // namespace tfrun
