@@ -592,6 +592,29 @@ TEST(CliTest, OpsListsTensorFlowsTableAndWhatTfrunRuns) {
       << json.err;
 }
 
+// --place-only: the device mapping and the placement log of the whole
+// graph (an unused node included), nothing run, nothing printed of results.
+TEST(CliTest, PlaceOnlyPlacesTheWholeGraphAndRunsNothing) {
+  const Outcome r = RunCommand(
+      "printf 'nodes:\\n  - {name: a, op: Const, value: [[1.0]]}\\n  - {name: m, op: MatMul, inputs: [a, a]}\\n"
+      "  - {name: unused, op: Cast, inputs: [a], DstT: int32}\\nfetch: [m]\\n' | "
+      "cli/tfrun - --place-only --log-placement --devices testdata/topologies/k40c_x1.yaml");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "Device mapping:\n"
+            "/job:localhost/replica:0/task:0/device:GPU:0 -> device: 0, name: Tesla K40c, pci bus id: 0000:05:00.0, "
+            "compute capability: 3.5\n"
+            "m: (MatMul): /job:localhost/replica:0/task:0/device:GPU:0\n"
+            "unused: (Cast): /job:localhost/replica:0/task:0/device:GPU:0\n"
+            "a: (Const): /job:localhost/replica:0/task:0/device:GPU:0\n");
+  EXPECT_EQ(r.err, "");
+  // Placement errors still fail, with TensorFlow's text and exit 3.
+  const Outcome bad = RunCommand("printf 'nodes:\\n  - {name: a, op: Const, value: 1.0, device: /gpu:3}\\n' | "
+                                 "cli/tfrun - --place-only --devices testdata/topologies/k40c_x1.yaml");
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.err.find("Cannot assign a device for operation a"), std::string::npos) << bad.err;
+}
+
 // --version: the version, the commit and what CUDA the binary has.
 TEST(CliTest, VersionSaysWhatThisBuildIs) {
   const Outcome r = Tfrun("--version");

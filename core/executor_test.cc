@@ -144,5 +144,51 @@ fetch: [i, m, g]
   EXPECT_EQ(result->node_ms[1], 11.0);
 }
 
+// A node placed where the backend binds no kernel for it fails the run
+// before any node runs, and the error names every such node; nodes the run
+// does not need are not asked about.
+TEST(ExecutorTest, NodesWithoutAKernelFailBeforeAnythingRuns) {
+  StatusOr<Graph> graph = LoadGraphText(R"(
+nodes:
+  - {name: x, op: Const, device: /gpu:0, value: [1.0, 2.0]}
+  - {name: y, op: Mul, device: /gpu:0, inputs: [x, x]}
+  - {name: z, op: Sub, device: /cpu:0, inputs: [y, x]}
+  - {name: unused, op: Relu, device: /gpu:0, inputs: [x]}
+fetch: [z]
+)",
+                                        "nokernel.yaml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  TwoDevices devices;
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*graph, devices.set, false, *FindProfile("tf2"), &placement).ok());
+  const KernelRegistry kernels = KernelsWithAdd(FakeAdd);  // no Mul, Sub or Relu anywhere
+  Executor executor(*graph, devices.set, placement, kernels);
+  const Status checked = executor.CheckKernels(graph->fetch, {}, {});
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.kind(), ErrorKind::kRuntime);
+  EXPECT_EQ(checked.message(),
+            "nokernel.yaml: tfrun has no kernel for these nodes as placed: 'y' (Mul, float32) on "
+            "/job:localhost/replica:0/task:0/device:GPU:0; 'z' (Sub, float32) on "
+            "/job:localhost/replica:0/task:0/device:CPU:0 (TensorFlow has one; --place-only places and logs without "
+            "running)");
+  EXPECT_EQ(devices.queue->finishes, 0);  // nothing ran
+  const KernelRegistry all = [] {
+    KernelRegistry k = KernelsWithAdd(FakeAdd);
+    k.Bind("Mul", kGpu, kNumericTypes, FakeAdd);
+    k.Bind("Sub", kCpu, kNumericTypes, FakeAdd);
+    return k;
+  }();
+  Executor complete(*graph, devices.set, placement, all);
+  EXPECT_TRUE(complete.CheckKernels(graph->fetch, {}, {}).ok());
+  // A binding for other dtypes is no binding.
+  KernelRegistry floats_only = KernelsWithAdd(FakeAdd);
+  floats_only.Bind("Mul", kGpu, DTypeSet{DType::kFloat64}, FakeAdd);
+  floats_only.Bind("Sub", kCpu, kNumericTypes, FakeAdd);
+  Executor partial(*graph, devices.set, placement, floats_only);
+  const Status wrong_dtype = partial.CheckKernels(graph->fetch, {}, {});
+  ASSERT_FALSE(wrong_dtype.ok());
+  EXPECT_NE(wrong_dtype.message().find("'y' (Mul, float32)"), std::string::npos) << wrong_dtype.message();
+}
+
 }  // namespace
 }  // namespace tfrun
