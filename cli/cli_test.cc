@@ -615,6 +615,21 @@ TEST(CliTest, PlaceOnlyPlacesTheWholeGraphAndRunsNothing) {
   EXPECT_NE(bad.err.find("Cannot assign a device for operation a"), std::string::npos) << bad.err;
 }
 
+// --device-count CPU=N, as ConfigProto.device_count: more CPU devices in
+// `tfrun devices` and for placement; GPU=N keeps the first N GPUs.
+TEST(CliTest, DeviceCountMakesCpuDevicesAndLimitsGpus) {
+  const Outcome listed = Tfrun("devices -q --device-count CPU=3,GPU=1 --devices testdata/topologies/k20m_x4.yaml");
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("  LogicalDevice(name='/device:CPU:2', device_type='CPU')\n"
+                            "  LogicalDevice(name='/device:GPU:0', device_type='GPU')"),
+            std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("4 Physical GPUs, 1 Logical GPUs\n"), std::string::npos) << listed.out;
+  const Outcome bad = Tfrun("devices --device-count CPU=3,TPU=1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--device-count: expected TYPE=N,... with TYPE CPU or GPU"), std::string::npos) << bad.err;
+}
+
 // --version: the version, the commit and what CUDA the binary has.
 TEST(CliTest, VersionSaysWhatThisBuildIs) {
   const Outcome r = Tfrun("--version");

@@ -54,7 +54,11 @@ StatusOr<GpuOptions> ResolveGpuOptions(const DeviceFlags& flags, const GraphConf
     options.virtual_devices = config->virtual_devices;
     options.per_process_gpu_memory_fraction = config->per_process_gpu_memory_fraction;
     options.allow_growth = config->allow_growth;
+    if (config->cpu_device_count >= 0) options.cpu_devices = config->cpu_device_count;
+    if (config->gpu_device_count >= 0) options.max_gpus = config->gpu_device_count;
   }
+  if (flags.cpu_device_count) options.cpu_devices = *flags.cpu_device_count;
+  if (flags.gpu_device_count) options.max_gpus = *flags.gpu_device_count;
   if (flags.visible_devices) options.visible_device_list = *flags.visible_devices;
   if (!flags.virtual_devices.empty()) {
     TFRUN_ASSIGN_OR_RETURN(options.virtual_devices, ParseVirtualDevices(flags.virtual_devices));
@@ -92,7 +96,7 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
                                const std::optional<std::pair<std::string, int>>& task) {
   if (inventory == GpuInventory::kNone) {
     Devices devices;
-    devices.set = DeviceSet::CpuOnly();
+    devices.set = DeviceSet::CpuOnly(options.cpu_devices);
     return devices;
   }
   std::unique_ptr<GpuPlatform> platform;
@@ -108,10 +112,10 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   TFRUN_ASSIGN_OR_RETURN(devices.physical, platform->VisibleGpus(inventory == GpuInventory::kDevicesAndMemory));
   TFRUN_ASSIGN_OR_RETURN(devices.logical, MakeLogicalGpus(devices.physical, options));
   if (devices.simulated || devices.logical.empty()) {
-    devices.set = DeviceSet::WithGpus(devices.logical, devices.simulated);
+    devices.set = DeviceSet::WithGpus(devices.logical, devices.simulated, options.cpu_devices);
   } else {
     RegisterCudaCopier();
-    devices.set = DeviceSet::WithGpus(devices.logical, &MakeCudaBackend);
+    devices.set = DeviceSet::WithGpus(devices.logical, &MakeCudaBackend, options.cpu_devices);
   }
   return devices;
 }
@@ -127,7 +131,9 @@ std::string DevicesListing(const Devices& devices) {
         i, g.name, g.pci_bus_id, g.ComputeCapability(), MegaBytes(g.total_bytes), devices.simulated ? ", simulated" : "");
   }
   out += "Logical devices:\n";
-  out += "  LogicalDevice(name='/device:CPU:0', device_type='CPU')\n";
+  for (const Device& d : devices.set.devices()) {  // CPU:0, and more under device_count
+    if (d.type == "CPU") out += fmt::format("  LogicalDevice(name='/device:CPU:{}', device_type='CPU')\n", d.id);
+  }
   for (const LogicalGpu& l : devices.logical) {
     out += fmt::format("  LogicalDevice(name='/device:GPU:{}', device_type='GPU')  # -> device: {}, memory limit: {}{}\n",
                        l.tf_id, l.cuda_ordinal, MegaBytes(l.memory_limit_bytes), l.allow_growth ? ", allow_growth" : "");
@@ -146,7 +152,10 @@ std::string DevicesJson(const Devices& devices, const std::string& version) {
         "\"compute_capability\":\"{}\",\"memory_bytes\":{},\"simulated\":{}}}",
         i, Quote(g.name), Quote(g.pci_bus_id), g.ComputeCapability(), g.total_bytes, devices.simulated ? "true" : "false"));
   }
-  std::vector<std::string> logical = {"{\"name\":\"/device:CPU:0\",\"device_type\":\"CPU\"}"};
+  std::vector<std::string> logical;
+  for (const Device& d : devices.set.devices()) {
+    if (d.type == "CPU") logical.push_back(fmt::format("{{\"name\":\"/device:CPU:{}\",\"device_type\":\"CPU\"}}", d.id));
+  }
   for (const LogicalGpu& l : devices.logical) {
     logical.push_back(fmt::format("{{\"name\":\"/device:GPU:{}\",\"device_type\":\"GPU\",\"cuda_ordinal\":{},"
                                   "\"memory_limit_bytes\":{},\"allow_growth\":{}}}",

@@ -22,6 +22,8 @@ struct DeviceFlags {
   std::string virtual_devices;                 // --virtual-devices "1024,1024;2048"
   std::optional<double> memory_fraction;       // --per-process-gpu-memory-fraction
   bool allow_growth = false;                   // --allow-growth
+  std::optional<int> cpu_device_count;         // --device-count CPU=N
+  std::optional<int> gpu_device_count;         // --device-count GPU=N
 };
 
 struct Devices {

@@ -1,6 +1,9 @@
 #include "cli/flags.h"
 
+#include <charconv>
 #include <limits>
+#include <optional>
+#include <sstream>
 
 #include "core/allocator.h"
 #include "core/compat_profile.h"
@@ -37,6 +40,31 @@ void AddDeviceFlags(CLI::App* app, DeviceFlags* flags) {
   app->add_option("--virtual-devices", flags->virtual_devices,
                   "virtual GPUs: memory limits in MB per visible GPU, e.g. 1024,1024;2048")
       ->type_name("SPEC")
+      ->group(kGraphAndDevices);
+  app->add_option_function<std::string>(
+         "--device-count",
+         [flags](const std::string& spec) {
+           // ConfigProto.device_count: "CPU=3,GPU=2".
+           std::stringstream entries(spec);
+           for (std::string entry; std::getline(entries, entry, ',');) {
+             const size_t eq = entry.find('=');
+             const std::string type = entry.substr(0, eq);
+             std::optional<int64_t> n;
+             if (eq != std::string::npos) {
+               int64_t value = 0;
+               const char* end = entry.data() + entry.size();
+               const auto [ptr, ec] = std::from_chars(entry.data() + eq + 1, end, value);
+               if (ec == std::errc() && ptr == end && eq + 1 < entry.size()) n = value;
+             }
+             if (!n || *n < 0 || *n > 4096 || (type != "CPU" && type != "GPU")) {
+               throw CLI::ValidationError("--device-count", "expected TYPE=N,... with TYPE CPU or GPU and N from 0 to "
+                                                            "4096, e.g. CPU=3,GPU=2; got '" + entry + "'");
+             }
+             (type == "CPU" ? flags->cpu_device_count : flags->gpu_device_count) = static_cast<int>(*n);
+           }
+         },
+         "ConfigProto.device_count: CPU devices to make (CPU:0, CPU:1, ...) and at most N GPUs, e.g. CPU=3,GPU=2")
+      ->type_name("TYPE=N,...")
       ->group(kGraphAndDevices);
   app->add_option("--per-process-gpu-memory-fraction", flags->memory_fraction,
                   "gpu_options.per_process_gpu_memory_fraction (default: free memory less TensorFlow's reserve)")

@@ -21,9 +21,9 @@ void Device::MoveToTask(const std::string& job, int index, int rank) {
   task = rank;
 }
 
-DeviceSet DeviceSet::CpuOnly() {
+DeviceSet DeviceSet::CpuOnly(int cpus) {
   DeviceSet set;
-  set.Add(Device::Local("CPU", 0, CpuAllocator()));
+  for (int i = 0; i < std::max(cpus, 1); ++i) set.Add(Device::Local("CPU", i, CpuAllocator()));
   return set;
 }
 
@@ -43,8 +43,8 @@ Device GpuDevice(const LogicalGpu& gpu, bool simulated) {
 
 }  // namespace
 
-DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFactory factory) {
-  DeviceSet set = CpuOnly();
+DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFactory factory, int cpus) {
+  DeviceSet set = CpuOnly(cpus);
   for (const LogicalGpu& gpu : gpus) {
     GpuBackendParts parts = factory(gpu);
     Device d = GpuDevice(gpu, false);
@@ -55,8 +55,8 @@ DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFac
   return set;
 }
 
-DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated) {
-  DeviceSet set = CpuOnly();
+DeviceSet DeviceSet::WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated, int cpus) {
+  DeviceSet set = CpuOnly(cpus);
   for (const LogicalGpu& gpu : gpus) {
     Device d = GpuDevice(gpu, simulated);
     auto allocator = std::make_unique<HostAllocator>("GPU_" + std::to_string(gpu.tf_id) + "_bfc",

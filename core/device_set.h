@@ -51,13 +51,13 @@ struct Device {
 
 class DeviceSet {
  public:
-  // CPU:0 alone.
-  static DeviceSet CpuOnly();
+  // CPU:0 ... CPU:cpus-1 (ConfigProto.device_count), sharing host memory.
+  static DeviceSet CpuOnly(int cpus = 1);
 
   // CPU:0 and one GPU device per logical GPU. Simulated GPUs get a host
   // allocator capped at their memory limit and named as TensorFlow names
   // the GPU's (GPU_0_bfc), so OOM behaves as on a real GPU.
-  static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated);
+  static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, bool simulated, int cpus = 1);
 
   // A real GPU's allocator and kernel context, from its backend.
   struct GpuBackendParts {
@@ -67,7 +67,7 @@ class DeviceSet {
   };
   using GpuBackendFactory = GpuBackendParts (*)(const LogicalGpu& gpu);
   // As above, with each GPU's parts made by `factory`.
-  static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFactory factory);
+  static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFactory factory, int cpus = 1);
 
   void Add(Device device, std::unique_ptr<Allocator> allocator = nullptr);
   // Names every device as task `index` of `job` (rank `rank`) instead of

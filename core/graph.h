@@ -132,6 +132,10 @@ struct GraphConfig {
   bool allow_growth = false;
   double per_process_gpu_memory_fraction = 0.0;
   std::vector<std::vector<double>> virtual_devices;  // MB per logical GPU
+  // ConfigProto.device_count: CPU devices to make (CPU:0 ... CPU:n-1), and
+  // at most this many GPUs; -1: not set (one CPU, every GPU).
+  int cpu_device_count = -1;
+  int gpu_device_count = -1;
   bool tensor_float_32 = true;
   int intra_op_parallelism_threads = 0;
   int inter_op_parallelism_threads = 0;

@@ -96,6 +96,8 @@ StatusOr<std::vector<LogicalGpu>> MakeLogicalGpus(const std::vector<PhysicalGpu>
   std::vector<LogicalGpu> logical;
   const int count = static_cast<int>(visible.size());
   if (count == 0) return logical;  // TensorFlow checks nothing without GPUs
+  // device_count {GPU: 0}: TensorFlow does not even parse the visible list.
+  if (options.max_gpus == 0) return logical;
 
   // visible_device_list: TF GPU i is CUDA-visible GPU list[i].
   std::vector<int> order;
@@ -122,6 +124,10 @@ StatusOr<std::vector<LogicalGpu>> MakeLogicalGpus(const std::vector<PhysicalGpu>
         fmt::format("visible_device_list contained a duplicate entry: {}", options.visible_device_list));
   }
 
+  // gpu_device.cc: num_gpus_to_use, the first of the valid GPUs.
+  if (options.max_gpus >= 0 && static_cast<size_t>(options.max_gpus) < order.size()) {
+    order.resize(static_cast<size_t>(options.max_gpus));
+  }
   const auto& virtual_devices = options.virtual_devices;
   if (!virtual_devices.empty()) {
     if (options.per_process_gpu_memory_fraction > 0) {

@@ -26,6 +26,10 @@ struct GpuOptions {
   std::vector<std::vector<double>> virtual_devices;  // MB per logical GPU
   double per_process_gpu_memory_fraction = 0;
   bool allow_growth = false;
+  // ConfigProto.device_count: CPU devices, and at most this many GPUs
+  // (-1: every visible one).
+  int cpu_devices = 1;
+  int max_gpus = -1;
 };
 
 struct LogicalGpu {

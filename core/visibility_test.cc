@@ -51,6 +51,25 @@ TEST(LogicalGpusTest, VisibleDeviceListMapsTfIdsToCudaOrdinals) {
   EXPECT_EQ(MakeLogicalGpus(FourGpus(), options)->at(0).cuda_ordinal, 3);
 }
 
+// device_count {GPU: N}: the first N of the visible list (gpu_device.cc
+// num_gpus_to_use); 0 skips the list's checks altogether.
+TEST(LogicalGpusTest, DeviceCountTakesTheFirstGpus) {
+  GpuOptions options;
+  options.visible_device_list = "3,1,2";
+  options.max_gpus = 2;
+  StatusOr<std::vector<LogicalGpu>> l = MakeLogicalGpus(FourGpus(), options);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->size(), 2u);
+  EXPECT_EQ((*l)[0].cuda_ordinal, 3);
+  EXPECT_EQ((*l)[1].cuda_ordinal, 1);
+  options.max_gpus = 9;
+  EXPECT_EQ(MakeLogicalGpus(FourGpus(), options)->size(), 3u);
+  options.max_gpus = 0;
+  options.visible_device_list = "7";  // not even parsed
+  ASSERT_TRUE(MakeLogicalGpus(FourGpus(), options).ok());
+  EXPECT_TRUE(MakeLogicalGpus(FourGpus(), options)->empty());
+}
+
 TEST(LogicalGpusTest, VisibleDeviceListErrorsAreTensorFlowsTexts) {
   GpuOptions options;
   auto error = [&](const std::string& list) {

@@ -204,7 +204,8 @@ def program_for(doc, const_dir, fetch, feeds=()):
     lines += [
         "init = tf.compat.v1.global_variables_initializer() if tf.compat.v1.global_variables() else None",
         f"config = tf.compat.v1.ConfigProto(log_device_placement=True, "
-        f"allow_soft_placement={bool(cfg.get('allow_soft_placement'))})",
+        f"allow_soft_placement={bool(cfg.get('allow_soft_placement'))}, "
+        f"device_count={dict(cfg.get('device_count') or {})!r})",
     ]
     tasks = cluster_tasks(doc)
     if tasks:

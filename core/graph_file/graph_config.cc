@@ -14,11 +14,15 @@ const std::vector<std::string> kConfigKeys = {"log_device_placement",
                                               "allow_growth",
                                               "per_process_gpu_memory_fraction",
                                               "virtual_devices",
+                                              "device_count",
                                               "tensor_float_32",
                                               "intra_op_parallelism_threads",
                                               "inter_op_parallelism_threads",
                                               "cluster",
                                               "operation_timeout_in_ms"};
+
+// More devices of one type than any machine here has; a larger count is a typo.
+constexpr int kMaxDeviceCount = 4096;
 
 // More tasks than any MPI job here would start; a larger count is a typo.
 constexpr int kMaxClusterTasks = 4096;
@@ -90,6 +94,26 @@ Status ReadVirtualDevices(const FieldReader& fields, const YamlNode& v, GraphCon
   return Status::Ok();
 }
 
+// ConfigProto.device_count: {CPU: 3, GPU: 2}.
+Status ReadDeviceCount(const FieldReader& fields, const YamlNode& v, GraphConfig* cfg) {
+  if (!v.IsMap()) return fields.ErrorAt(v, "device_count must be a mapping such as {CPU: 3, GPU: 2}");
+  for (const YamlNode::Pair& pair : v.Pairs()) {
+    const std::string_view type = pair.key.Scalar();
+    int64_t n = 0;
+    TFRUN_RETURN_IF_ERROR(fields.ReadInt(pair.value, "a device count", 0, kMaxDeviceCount, &n));
+    if (type == "CPU") {
+      cfg->cpu_device_count = static_cast<int>(n);
+    } else if (type == "GPU") {
+      cfg->gpu_device_count = static_cast<int>(n);
+    } else {
+      // TensorFlow ignores counts of types it has no factory for.
+      return fields.ErrorAt(pair.key, fmt::format("device_count: unknown device type '{}' (CPU or GPU)",
+                                                  ClipForMessage(type)));
+    }
+  }
+  return Status::Ok();
+}
+
 Status ReadThreads(const FieldReader& fields, const YamlNode& v, std::string_view key, int* out) {
   int64_t i = 0;
   TFRUN_RETURN_IF_ERROR(fields.ReadInt(v, key, 0, 1024, &i));
@@ -128,6 +152,8 @@ Status ReadGraphConfig(const FieldReader& fields, const YamlNode& c, GraphConfig
       TFRUN_RETURN_IF_ERROR(ReadThreads(fields, v, key, &cfg->inter_op_parallelism_threads));
     } else if (key == "virtual_devices") {
       TFRUN_RETURN_IF_ERROR(ReadVirtualDevices(fields, v, cfg));
+    } else if (key == "device_count") {
+      TFRUN_RETURN_IF_ERROR(ReadDeviceCount(fields, v, cfg));
     } else if (key == "cluster") {
       TFRUN_RETURN_IF_ERROR(ReadCluster(fields, v, cfg));
     } else if (key == "operation_timeout_in_ms") {

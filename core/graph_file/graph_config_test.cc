@@ -35,6 +35,18 @@ TEST_F(GraphConfigTest, EveryField) {
   EXPECT_TRUE(Read("~").ok());
 }
 
+TEST_F(GraphConfigTest, DeviceCountAsConfigProtoTakesIt) {
+  ASSERT_TRUE(Read("{device_count: {CPU: 3, GPU: 0}}").ok());
+  EXPECT_EQ(config_.cpu_device_count, 3);
+  EXPECT_EQ(config_.gpu_device_count, 0);
+  const Status bad_type = Read("{device_count: {TPU: 1}}");
+  ASSERT_FALSE(bad_type.ok());
+  EXPECT_NE(bad_type.message().find("device_count: unknown device type 'TPU' (CPU or GPU)"), std::string::npos)
+      << bad_type.message();
+  EXPECT_FALSE(Read("{device_count: {CPU: -1}}").ok());
+  EXPECT_FALSE(Read("{device_count: 3}").ok());
+}
+
 TEST_F(GraphConfigTest, ClusterAsClusterSpecTakesIt) {
   ASSERT_TRUE(Read(R"({cluster: {worker: ["w0:2222", "w1:2222"], ps: 1}, operation_timeout_in_ms: 250})").ok());
   const ClusterSpec& c = config_.cluster;
