@@ -104,6 +104,10 @@ struct Node {
   // The merged device annotation, and its text as written (TF 0.x echoes it).
   DeviceSpec requested_device;
   std::string requested_device_text;
+  // TensorFlow's `_class` attribute: the names of the colocation groups
+  // ("loc:@NAME" without the prefix) the node joins, sorted, each once
+  // (colocate_with; a Variable's Assign and read join the Variable's).
+  std::vector<std::string> colocation;
 
   // Attributes.
   bool transpose_a = false;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "core/colocation_graph.h"
 #include "core/kernel_lookup.h"
 #include "core/kernel_registry.h"
 #include "core/op_registry.h"
@@ -65,17 +66,15 @@ namespace {
 class Placer {
  public:
   Placer(const Graph& graph, const DeviceSet& devices, bool soft, const CompatProfile& profile)
-      : graph_(graph), devices_(devices), soft_(soft), profile_(profile) {
+      : graph_(graph), devices_(devices), soft_(soft), profile_(profile), colocation_(graph, devices, soft) {
     sorted_ = devices.InPlacementOrder();
-    for (const Node& node : graph.nodes) {
-      if (!node.variable.empty()) groups_[node.variable].push_back(node.id);
-    }
   }
 
   Status Run(Placement* p) {
     *p = Placement();
     p->device_of.assign(graph_.nodes.size(), -1);
     p->import_order = ImportOrder(graph_, profile_.import_order);
+    TFRUN_RETURN_IF_ERROR(colocation_.Initialize());
     std::vector<int> first, second;
     for (int id : p->import_order) {
       (profile_.generators_last && IsGenerator(graph_.nodes[id]) ? second : first).push_back(id);
@@ -92,42 +91,47 @@ class Placer {
   }
 
  private:
-  // The members placed together with `id` (a Variable's group, or itself).
-  std::vector<int> GroupOf(int id) const {
-    const Node& node = graph_.nodes[id];
-    if (node.variable.empty()) return {id};
-    return groups_.at(node.variable);
-  }
-
-  // Devices every member can run on under its requested spec.
-  std::vector<int> Candidates(const std::vector<int>& members, bool relaxed) const {
+  // Devices of `types` that `spec` matches, in candidate order.
+  std::vector<int> Candidates(const DeviceSpec& spec, const std::vector<std::string>& types) const {
     std::vector<int> out;
     for (int d : sorted_) {
       const Device& dev = devices_[d];
-      bool ok = true;
-      for (int m : members) {
-        const Node& node = graph_.nodes[m];
-        const DeviceSpec spec = relaxed ? node.requested_device.SoftPlacementRelaxed() : node.requested_device;
-        ok = ok && spec.Matches(dev.spec) && TfHasKernel(graph_, node, dev.type);
-      }
-      if (ok) out.push_back(d);
+      if (spec.Matches(dev.spec) && std::find(types.begin(), types.end(), dev.type) != types.end()) out.push_back(d);
     }
     return out;
   }
 
+  // Where `id` alone could go under its own request.
+  std::vector<int> OwnCandidates(int id) const {
+    const Node& node = graph_.nodes[id];
+    std::vector<int> out;
+    for (int d : sorted_) {
+      if (node.requested_device.Matches(devices_[d].spec) && TfHasKernel(graph_, node, devices_[d].type)) {
+        out.push_back(d);
+      }
+    }
+    return out;
+  }
+
+  // Where the group of `id` can go: its merged request, its types.
+  std::vector<int> GroupCandidates(int id, bool relaxed) {
+    const DeviceSpec& request = colocation_.RequestOf(id);
+    return Candidates(relaxed ? request.SoftPlacementRelaxed() : request, colocation_.TypesOf(id));
+  }
+
   Status PlaceNode(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();  // placed with its group
-    const std::vector<int> members = GroupOf(id);
-    std::vector<int> candidates = Candidates(members, false);
+    const std::vector<int> members = colocation_.MembersOf(id);
+    std::vector<int> candidates = GroupCandidates(id, false);
     if (candidates.empty()) {
       if (!soft_) return ExplicitError(members);
-      candidates = Candidates(members, true);
+      candidates = GroupCandidates(id, true);
       if (candidates.empty()) return ExplicitError(members);
       // The member that cannot run on the requested device moves the group.
       std::vector<bool> fits_alone;
       const Node* blocker = nullptr;
       for (int m : members) {
-        fits_alone.push_back(!Candidates({m}, false).empty());
+        fits_alone.push_back(!OwnCandidates(m).empty());
         if (blocker == nullptr && !fits_alone.back()) blocker = &graph_.nodes[m];
       }
       for (size_t i = 0; i < members.size(); ++i) {
@@ -138,13 +142,16 @@ class Placer {
     return Status::Ok();
   }
 
-  // Heuristic A: a generator goes where all its consumers went, if it can.
+  // Heuristic A: a generator goes where all its consumers went, if it can;
+  // one placed with its group (a colocated Const) stays there.
   Status PlaceGenerator(int id, Placement* p) {
-    std::vector<int> candidates = Candidates({id}, false);
+    if (p->device_of[id] >= 0) return Status::Ok();
+    if (colocation_.MembersOf(id).size() > 1) return PlaceNode(id, p);
+    std::vector<int> candidates = GroupCandidates(id, false);
     bool moved = false;
     if (candidates.empty()) {
       if (!soft_) return ExplicitError({id});
-      candidates = Candidates({id}, true);
+      candidates = GroupCandidates(id, true);
       if (candidates.empty()) return ExplicitError({id});
       moved = true;
     }
@@ -178,7 +185,7 @@ class Placer {
     // The member whose own request cannot be met is the one TensorFlow names.
     int id = members[0];
     for (int m : members) {
-      if (Candidates({m}, false).empty()) {
+      if (OwnCandidates(m).empty()) {
         id = m;
         break;
       }
@@ -235,7 +242,7 @@ class Placer {
   bool soft_;
   const CompatProfile& profile_;
   std::vector<int> sorted_;
-  std::map<std::string, std::vector<int>> groups_;
+  ColocationGraph colocation_;
 };
 
 }  // namespace

@@ -98,7 +98,9 @@ def walk(entries, depth, lines, emit_node):
     pad = "    " * depth
     for e in entries:
         if "nodes" in e:
-            ctx = [f"tf.device({e['device']!r} or None)"] if "device" in e else []
+            # colocate_with outside, then the block's own device inside it.
+            ctx = [f"tf.compat.v1.colocate_with(T[{e['colocate_with']!r}])"] if "colocate_with" in e else []
+            ctx += [f"tf.device({e['device']!r} or None)"] if "device" in e else []
             if "name_scope" in e:
                 ctx.append(f"tf.name_scope({e['name_scope']!r})")
             # tf.name_scope(None) is a scope that changes nothing.
@@ -106,8 +108,11 @@ def walk(entries, depth, lines, emit_node):
             walk(e["nodes"], depth + 1, lines, emit_node)
             continue
         node_pad = pad
+        if "colocate_with" in e:
+            lines.append(node_pad + f"with tf.compat.v1.colocate_with(T[{e['colocate_with']!r}]):")
+            node_pad += "    "
         if "device" in e:
-            lines.append(pad + f"with tf.device({e['device']!r} or None):")
+            lines.append(node_pad + f"with tf.device({e['device']!r} or None):")
             node_pad += "    "
         emit_node(e, node_pad, [f"T[{str(i).removesuffix(':0')!r}]" for i in e.get("inputs", [])])
 
@@ -435,7 +440,7 @@ def check(graph, tfrun, python, golden_dir=None):
         ours_err = re.sub(r"node (\S+) \(defined at [^)]*\)", r"{{node \1}}", ours_err)
         tf_err = next((l for l in tf_lines if l.startswith("TF-ERROR:")), "TF-ERROR: (none)")[10:]
         tf_err = next((part.strip() for part in tf_err.split(" | ") if "Cannot assign" in part
-                       or "Could not satisfy" in part), tf_err)
+                       or "Could not satisfy" in part or "Cannot colocate" in part), tf_err)
         tf_err = tf_err.replace(" The requested device appears to be a GPU, but CUDA is not enabled.", "")
         if ours_err != tf_err:
             diffs.append(f"error differs:\n    tfrun: {ours_err}\n    TF:    {tf_err}")

@@ -47,7 +47,7 @@ std::string UnknownOpHint(const std::string& op, const std::vector<std::string>&
 namespace {
 
 const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch", "targets"};
-const std::vector<std::string> kCommonNodeKeys = {"name", "op", "inputs", "device"};
+const std::vector<std::string> kCommonNodeKeys = {"name", "op", "inputs", "device", "colocate_with"};
 
 bool IsValidUtf8(const std::string& s) {
   size_t i = 0;
@@ -167,7 +167,7 @@ class GraphFileLoader {
       if (const YamlNode each = entry["for_each_device"]) {
         TFRUN_RETURN_IF_ERROR(ReadReplicated(entry, each, scope, depth));
       } else if (const YamlNode nested = entry["nodes"]) {
-        TFRUN_ASSIGN_OR_RETURN(const Scope inner, scopes_.Enter(entry, scope));
+        TFRUN_ASSIGN_OR_RETURN(const Scope inner, scopes_.Enter(entry, scope, graph_));
         TFRUN_RETURN_IF_ERROR(ReadNodeList(nested, inner, depth + 1));
       } else {
         TFRUN_RETURN_IF_ERROR(ReadNode(entry, scope));
@@ -198,7 +198,7 @@ class GraphFileLoader {
       const int id = ids[copy];
       copy_index_ = static_cast<int>(copy);
       builder_.set_copy_index(copy_index_);
-      TFRUN_ASSIGN_OR_RETURN(Scope inner, scopes_.Enter(entry, scope));
+      TFRUN_ASSIGN_OR_RETURN(Scope inner, scopes_.Enter(entry, scope, graph_));
       DeviceSpec device;
       device.type = type;
       device.id = id;
@@ -307,7 +307,7 @@ class GraphFileLoader {
       }
       base = n.ScalarString();
     }
-    TFRUN_ASSIGN_OR_RETURN(const Scope node_scope, scopes_.ForNode(entry["device"], scope, scope.name_prefix + base));
+    TFRUN_ASSIGN_OR_RETURN(const Scope node_scope, scopes_.ForNode(entry, scope, scope.name_prefix + base, graph_));
     if (is_variable) {
       TFRUN_ASSIGN_OR_RETURN(const int var_id, variables_.Expand(entry, node_scope, base));
       Bind(scope, base, var_id);
@@ -321,6 +321,7 @@ class GraphFileLoader {
     node.location = entry.location();
     node.requested_device = node_scope.device;
     node.requested_device_text = node_scope.device_text;
+    ApplyColocation(graph_, node_scope, &node);
     TFRUN_RETURN_IF_ERROR(builder_.ReadInputs(entry, *def, &node));
     TFRUN_RETURN_IF_ERROR(ReadOpAttributes(entry, fields_, &literals_, &node));
     const bool expands = SplitConcatExpander::Expands(op);

@@ -8,7 +8,7 @@
 namespace tfrun {
 namespace {
 
-const std::vector<std::string> kScopeKeys = {"device", "name_scope", "for_each_device", "nodes"};
+const std::vector<std::string> kScopeKeys = {"device", "name_scope", "colocate_with", "for_each_device", "nodes"};
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -63,10 +63,25 @@ Status ScopeReader::MergeDevice(const YamlNode& d, const Scope& outer, Scope* in
   return Status::Ok();
 }
 
-StatusOr<Scope> ScopeReader::Enter(const YamlNode& entry, const Scope& outer) const {
+Status ScopeReader::EnterColocation(const YamlNode& c, const Graph& graph, Scope* scope,
+                                    std::string_view node_name) const {
+  if (!c.IsScalar()) return fields_.FieldError(c, node_name, "colocate_with must be a node name");
+  const Node* target = graph.Find(c.ScalarString());
+  if (target == nullptr) {
+    return fields_.FieldError(c, node_name,
+                              fmt::format("colocate_with '{}' names no earlier node", ClipForMessage(c.Scalar())));
+  }
+  scope->colocate_with.push_back(target->id);
+  scope->device = DeviceSpec();
+  scope->device_text.clear();
+  return Status::Ok();
+}
+
+StatusOr<Scope> ScopeReader::Enter(const YamlNode& entry, const Scope& outer, const Graph& graph) const {
   TFRUN_RETURN_IF_ERROR(fields_.CheckKeys(entry, kScopeKeys, "a scope"));
   Scope scope = outer;
-  if (const YamlNode d = entry["device"]) TFRUN_RETURN_IF_ERROR(MergeDevice(d, outer, &scope, ""));
+  if (const YamlNode c = entry["colocate_with"]) TFRUN_RETURN_IF_ERROR(EnterColocation(c, graph, &scope, ""));
+  if (const YamlNode d = entry["device"]) TFRUN_RETURN_IF_ERROR(MergeDevice(d, Scope(scope), &scope, ""));
   if (const YamlNode ns = entry["name_scope"]) {
     if (!ns.IsScalar()) return fields_.ErrorAt(ns, "name_scope must be a string");
     if (!IsValidNodeName(ns.Scalar(), false)) {
@@ -80,10 +95,39 @@ StatusOr<Scope> ScopeReader::Enter(const YamlNode& entry, const Scope& outer) co
   return scope;
 }
 
-StatusOr<Scope> ScopeReader::ForNode(const YamlNode& device, const Scope& scope, const std::string& node_name) const {
+StatusOr<Scope> ScopeReader::ForNode(const YamlNode& entry, const Scope& scope, const std::string& node_name,
+                                     const Graph& graph) const {
   Scope node_scope = scope;
-  if (device) TFRUN_RETURN_IF_ERROR(MergeDevice(device, scope, &node_scope, node_name));
+  if (const YamlNode c = entry["colocate_with"]) {
+    TFRUN_RETURN_IF_ERROR(EnterColocation(c, graph, &node_scope, node_name));
+  }
+  if (const YamlNode device = entry["device"]) {
+    TFRUN_RETURN_IF_ERROR(MergeDevice(device, Scope(node_scope), &node_scope, node_name));
+  }
   return node_scope;
+}
+
+std::vector<std::string> ColocationGroupsOf(const Node& node) {
+  return node.colocation.empty() ? std::vector<std::string>{node.name} : node.colocation;
+}
+
+void ApplyColocation(const Graph& graph, const Scope& scope, Node* node) {
+  if (scope.colocate_with.empty()) return;
+  std::vector<std::string> groups;
+  for (int id : scope.colocate_with) {
+    for (std::string& g : ColocationGroupsOf(graph.nodes[id])) groups.push_back(std::move(g));
+  }
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  node->colocation = std::move(groups);
+  for (auto it = scope.colocate_with.rbegin(); it != scope.colocate_with.rend(); ++it) {
+    const Node& with = graph.nodes[*it];
+    if (!with.requested_device.empty()) {
+      node->requested_device = with.requested_device;
+      node->requested_device_text = with.requested_device_text;
+      return;
+    }
+  }
 }
 
 }  // namespace tfrun

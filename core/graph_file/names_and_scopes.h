@@ -5,9 +5,11 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/device_name.h"
 #include "core/flat_string_map.h"
+#include "core/graph.h"
 #include "core/graph_file/yaml_fields.h"
 
 namespace tfrun {
@@ -39,22 +41,39 @@ struct Scope {
   // The name scopes as written, never made unique: the prefix eager TF
   // gives variable names ("tower/").
   std::string eager_prefix;
+  // tf.compat.v1.colocate_with blocks around it: the nodes, innermost last.
+  std::vector<int> colocate_with;
 };
+
+// Op.colocation_groups(): a node's own `_class` names, else its name.
+std::vector<std::string> ColocationGroupsOf(const Node& node);
+
+// What _create_op_helper does to an op made inside colocate_with blocks:
+// `_class` lists every group of the nodes colocated with, and the device
+// is that of the innermost of them that has one (whatever tf.device said
+// inside the blocks); without one, the device the blocks' insides gave.
+void ApplyColocation(const Graph& graph, const Scope& scope, Node* node);
 
 // Reads graph-file entries into scopes. `fields` must outlive it.
 class ScopeReader {
  public:
   ScopeReader(const FieldReader& fields, UniqueNamer* namer) : fields_(fields), namer_(namer) {}
 
-  // A scope entry's own device and name_scope, inside `outer`.
-  StatusOr<Scope> Enter(const YamlNode& entry, const Scope& outer) const;
+  // A scope entry's own device, name_scope and colocate_with, inside
+  // `outer`; `graph` holds the nodes a colocate_with may name.
+  StatusOr<Scope> Enter(const YamlNode& entry, const Scope& outer, const Graph& graph) const;
 
-  // `device` of node `node_name` merged over its scope's; `device: ""`
-  // clears it, as tf.device(None) does.
-  StatusOr<Scope> ForNode(const YamlNode& device, const Scope& scope, const std::string& node_name) const;
+  // Node `node_name`'s scope: its `device` merged over the scope's
+  // (`device: ""` clears it, as tf.device(None) does), inside its own
+  // `colocate_with` when it has one.
+  StatusOr<Scope> ForNode(const YamlNode& entry, const Scope& scope, const std::string& node_name,
+                          const Graph& graph) const;
 
  private:
   Status MergeDevice(const YamlNode& d, const Scope& outer, Scope* inner, std::string_view node_name) const;
+  // colocate_with: NAME, an earlier node: pushed on the block stack; the
+  // device stack starts afresh inside, as colocate_with resets it.
+  Status EnterColocation(const YamlNode& c, const Graph& graph, Scope* scope, std::string_view node_name) const;
 
   const FieldReader& fields_;
   UniqueNamer* namer_;  // not owned

@@ -69,6 +69,7 @@ class ScopeReaderTest : public ::testing::Test {
   FieldReader fields_{"g.yaml"};
   UniqueNamer namer_;
   ScopeReader scopes_{fields_, &namer_};
+  Graph graph_;
   YamlTexts texts_;
 };
 
@@ -76,24 +77,58 @@ TEST_F(ScopeReaderTest, ScopesMergeDevicesAndMakeTheirNamesUnique) {
   Scope outer;
   outer.device = *DeviceSpec::Parse("/job:localhost/device:GPU:1");
   outer.name_prefix = "tower/";
-  StatusOr<Scope> inner = scopes_.Enter(Entry("{device: /replica:0, name_scope: s, nodes: []}"), outer);
+  StatusOr<Scope> inner = scopes_.Enter(Entry("{device: /replica:0, name_scope: s, nodes: []}"), outer, graph_);
   ASSERT_TRUE(inner.ok()) << inner.status().message();
   EXPECT_EQ(inner->device.ToString(), "/job:localhost/replica:0/device:GPU:1");
   EXPECT_EQ(inner->device_text, "/replica:0");
   EXPECT_EQ(inner->name_prefix, "tower/s/");
-  EXPECT_EQ(scopes_.Enter(Entry("{name_scope: s, nodes: []}"), outer)->name_prefix, "tower/s_1/");
+  EXPECT_EQ(scopes_.Enter(Entry("{name_scope: s, nodes: []}"), outer, graph_)->name_prefix, "tower/s_1/");
 }
 
 TEST_F(ScopeReaderTest, EmptyDeviceClearsAndErrorsNameTheNode) {
   Scope outer;
   outer.device = *DeviceSpec::Parse("/gpu:0");
-  StatusOr<Scope> cleared = scopes_.ForNode(Entry("''"), outer, "n");
+  StatusOr<Scope> cleared = scopes_.ForNode(Entry("{device: ''}"), outer, "n", graph_);
   ASSERT_TRUE(cleared.ok());
   EXPECT_TRUE(cleared->device.empty());
-  StatusOr<Scope> bad = scopes_.ForNode(Entry("[1]"), outer, "n");
-  EXPECT_EQ(bad.status().message(), "g.yaml:1:1: node 'n': device must be a string such as /gpu:0");
-  EXPECT_EQ(scopes_.Enter(Entry("{nodes: [], nmae_scope: x}"), outer).status().message(),
+  StatusOr<Scope> bad = scopes_.ForNode(Entry("{device: [1]}"), outer, "n", graph_);
+  EXPECT_EQ(bad.status().message(), "g.yaml:1:10: node 'n': device must be a string such as /gpu:0");
+  EXPECT_EQ(scopes_.Enter(Entry("{nodes: [], nmae_scope: x}"), outer, graph_).status().message(),
             "g.yaml:1:13: unknown key 'nmae_scope' in a scope (did you mean 'name_scope'?)");
+}
+
+// colocate_with: the block's node on the stack, the device stack reset
+// inside it (an outer /gpu:1 is dropped, an inner device kept); a node the
+// block colocates takes its groups and, when it has one, its device.
+TEST_F(ScopeReaderTest, ColocateWithResetsTheDeviceStack) {
+  Node v;
+  v.name = "v";
+  graph_.Add(v);
+  Node w;
+  w.name = "w";
+  w.requested_device = *DeviceSpec::Parse("/cpu:2");
+  w.colocation = {"v"};
+  graph_.Add(w);
+  Scope outer;
+  outer.device = *DeviceSpec::Parse("/gpu:1");
+  StatusOr<Scope> inner = scopes_.Enter(Entry("{colocate_with: v, device: /cpu:1, nodes: []}"), outer, graph_);
+  ASSERT_TRUE(inner.ok()) << inner.status().message();
+  EXPECT_EQ(inner->device.ToString(), "/device:CPU:1");
+  EXPECT_EQ(inner->colocate_with, std::vector<int>{0});
+  Node n;
+  n.requested_device = inner->device;
+  ApplyColocation(graph_, *inner, &n);
+  EXPECT_EQ(n.colocation, std::vector<std::string>{"v"});
+  EXPECT_EQ(n.requested_device.ToString(), "/device:CPU:1");  // v has no device: the block's own
+  StatusOr<Scope> with_w = scopes_.ForNode(Entry("{colocate_with: w, device: /gpu:0}"), *inner, "m", graph_);
+  ASSERT_TRUE(with_w.ok()) << with_w.status().message();
+  Node m;
+  m.requested_device = with_w->device;
+  ApplyColocation(graph_, *with_w, &m);
+  EXPECT_EQ(m.colocation, std::vector<std::string>{"v"});             // w's groups: loc:@v
+  EXPECT_EQ(m.requested_device.ToString(), "/device:CPU:2");          // w's device wins
+  EXPECT_EQ(scopes_.Enter(Entry("{colocate_with: nope, nodes: []}"), outer, graph_).status().message(),
+            "g.yaml:1:17: colocate_with 'nope' names no earlier node");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ StatusOr<int> VariableExpander::Expand(const YamlNode& entry, const Scope& scope
     n.location = entry.location();
     n.requested_device = scope.device;
     n.requested_device_text = scope.device_text;
+    ApplyColocation(builder_->graph(), scope, &n);
     return n;
   };
   Node init_value = make(namer_->Unique(var + "/initial_value"), "Const");
@@ -30,15 +31,20 @@ StatusOr<int> VariableExpander::Expand(const YamlNode& entry, const Scope& scope
   variable.eager_name = scope.eager_prefix + base;
   TFRUN_ASSIGN_OR_RETURN(const int var_id, builder_->Add(std::move(variable), *FindOp("VariableV2"), entry));
 
+  // tf.Variable builds its Assign and read under colocate_with(variable).
+  const std::vector<std::string> with_variable =
+      ColocationGroupsOf(builder_->graph().nodes[var_id]);
   Node assign = make(namer_->Unique(var + "/Assign"), "Assign");
   assign.inputs = {var_id, init_id};
   assign.variable = var;
+  assign.colocation = with_variable;
   TFRUN_ASSIGN_OR_RETURN(const int assign_id, builder_->Add(std::move(assign), *FindOp("Assign"), entry));
   assign_ids_.push_back(assign_id);
 
   Node read = make(namer_->Unique(var + "/read"), "Identity");
   read.inputs = {var_id};
   read.variable = var;
+  read.colocation = with_variable;
   TFRUN_ASSIGN_OR_RETURN(const int read_id, builder_->Add(std::move(read), *FindOp("Identity"), entry));
   builder_->ReadVariableThrough(var_id, read_id);
   return var_id;
