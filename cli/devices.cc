@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "cli/report.h"
+#include "core/device_types.h"
 #include "core/simulated_platform.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_platform.h"
@@ -97,6 +98,7 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   if (inventory == GpuInventory::kNone) {
     Devices devices;
     devices.set = DeviceSet::CpuOnly(options.cpu_devices);
+    if (XlaDevicesEnabled()) devices.set.AddXlaDevices();
     return devices;
   }
   std::unique_ptr<GpuPlatform> platform;
@@ -117,6 +119,7 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
     RegisterCudaCopier();
     devices.set = DeviceSet::WithGpus(devices.logical, &MakeCudaBackend, options.cpu_devices);
   }
+  if (XlaDevicesEnabled()) devices.set.AddXlaDevices();
   return devices;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/device_types.h"
 #include "core/kernel_lookup.h"
 #include "core/tables/tf_tables.h"
 
@@ -175,6 +176,19 @@ Status ColocationGraph::Initialize() {
   for (const Node& node : graph_.nodes) {
     for (const std::string& name : node.colocation) TFRUN_RETURN_IF_ERROR(join(node, name));
     TFRUN_RETURN_IF_ERROR(join(node, node.name));
+  }
+  // MaybeExcludeXlaDevices: a group that did not ask for an XLA device
+  // does not go to one while another type can take it.
+  auto is_xla = [](const std::string& type) {
+    const DeviceTypeInfo* info = FindDeviceType(type);
+    return info != nullptr && info->is_xla;
+  };
+  for (const Node& node : graph_.nodes) {
+    if (RootOf(node.id) != node.id) continue;
+    Group& g = groups_[node.id];
+    if (g.requested.type && is_xla(*g.requested.type)) continue;
+    if (std::all_of(g.types.begin(), g.types.end(), is_xla)) continue;
+    g.types.erase(std::remove_if(g.types.begin(), g.types.end(), is_xla), g.types.end());
   }
   return Status::Ok();
 }

@@ -1,5 +1,7 @@
 #include "core/device_set.h"
 
+#include "core/device_types.h"
+
 #include <algorithm>
 
 namespace tfrun {
@@ -12,6 +14,25 @@ Device Device::Local(const std::string& type, int id, Allocator* allocator) {
   d.id = id;
   d.allocator = allocator;
   return d;
+}
+
+int Device::priority() const {
+  const DeviceTypeInfo* info = FindDeviceType(type);
+  return info == nullptr ? 0 : info->priority;
+}
+
+void DeviceSet::AddXlaDevices() {
+  const std::vector<Device> existing = devices_;
+  Device cpu = Device::Local("XLA_CPU", 0, CpuAllocator());
+  Add(cpu);
+  for (const Device& gpu : existing) {
+    if (gpu.type != "GPU") continue;
+    Device xla = gpu;
+    xla.type = "XLA_GPU";
+    xla.spec.type = "XLA_GPU";
+    xla.name = xla.spec.ToString();
+    Add(xla);
+  }
 }
 
 void Device::MoveToTask(const std::string& job, int index, int rank) {

@@ -45,8 +45,8 @@ struct Device {
   // Names it as task `index` of `job` (cluster rank `rank`).
   void MoveToTask(const std::string& job, int index, int rank);
 
-  // TensorFlow's device type priority (DEVICE_GPU 210, DEVICE_CPU 70).
-  int priority() const { return type == "GPU" ? 210 : 70; }
+  // TensorFlow's device type priority (device_types.h).
+  int priority() const;
 };
 
 class DeviceSet {
@@ -70,6 +70,9 @@ class DeviceSet {
   static DeviceSet WithGpus(const std::vector<LogicalGpu>& gpus, GpuBackendFactory factory, int cpus = 1);
 
   void Add(Device device, std::unique_ptr<Allocator> allocator = nullptr);
+  // TF_XLA_FLAGS=--tf_xla_enable_xla_devices: XLA_CPU:0 on the host's
+  // memory and XLA_GPU:N on GPU:N's (its allocator, context and queue).
+  void AddXlaDevices();
   // Names every device as task `index` of `job` (rank `rank`) instead of
   // /job:localhost/replica:0/task:0.
   void MoveToTask(const std::string& job, int index, int rank);

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "core/device_types.h"
 #include "core/kernel_lookup.h"
 #include "core/node_def_summary.h"
 
@@ -66,8 +67,11 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   if (plan.kernel != nullptr) return &plan;
   const Device& device = devices_[placement_.device_of[node.id]];
   // Simulated GPUs, and ops registered with HostMemory, run host kernels.
-  const std::string kernel_type =
-      device.simulated || OutputInHostMemory(graph_, node, device.type) ? std::string(kCpu) : device.type;
+  // An XLA device runs the kernels of the device whose memory it uses.
+  const DeviceTypeInfo* type = FindDeviceType(device.type);
+  const std::string kernel_type = device.simulated || OutputInHostMemory(graph_, node, device.type)
+                                      ? std::string(kCpu)
+                                      : std::string(type != nullptr ? type->runs_kernels_of : device.type);
   plan.kernel = kernels_.Find(node.op, kernel_type, node.dtype, node.has_output());
   plan.memory = MemoryFor(node);
   plan.kernel_type = kernel_type;

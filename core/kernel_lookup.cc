@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/device_types.h"
 #include "core/node_attrs.h"
 
 namespace tfrun {
@@ -39,7 +40,10 @@ Memo& TheMemo() {
 const TfKernelDef* Lookup(const TfOpDef& op, const NodeAttrs& attrs, std::string_view device_type) {
   // A lookup error (an attr a constraint names is missing) means no
   // kernel: tfrun's nodes always carry their OpDef's attrs.
-  StatusOr<const TfKernelDef*> kernel = FindKernelDef(op, device_type, attrs, /*xla_devices=*/false);
+  // The XLA devices' kernels are registered with the devices: there are
+  // devices of an XLA type to ask about only when they are.
+  const DeviceTypeInfo* type = FindDeviceType(device_type);
+  StatusOr<const TfKernelDef*> kernel = FindKernelDef(op, device_type, attrs, type != nullptr && type->is_xla);
   return kernel.ok() ? *kernel : nullptr;
 }
 

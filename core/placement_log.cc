@@ -14,6 +14,12 @@ std::string PrintedName(const Device& d, const CompatProfile& profile) {
 std::string DeviceMappingBlock(const DeviceSet& devices, const CompatProfile& profile) {
   if (profile.line_style == PlacementLineStyle::kExecutingOp) return "";
   std::string lines;
+  // TensorFlow lists the XLA devices first ("XLA_CPU device"), then the GPUs.
+  for (const Device& d : devices.devices()) {
+    if (d.type == "XLA_CPU" || d.type == "XLA_GPU") {
+      lines += fmt::format("{} -> device: {} device\n", PrintedName(d, profile), d.type);
+    }
+  }
   for (const Device& d : devices.devices()) {
     if (d.type != "GPU") continue;
     lines += fmt::format("{} -> device: {}, name: {}, pci bus id: {}", PrintedName(d, profile),

@@ -1,0 +1,31 @@
+// The device types tfrun places on, each registered once with what
+// TensorFlow's DeviceFactory registration says about it (its priority in
+// candidate order) and which of tfrun's backends runs its kernels. Every
+// other file asks here rather than spelling a type's properties itself.
+#pragma once
+
+#include <string_view>
+
+namespace tfrun {
+
+struct DeviceTypeInfo {
+  std::string_view name;  // "GPU", as device names spell it
+  // DeviceFactory::Register priority: GPU 210, CPU 70, the XLA devices 50.
+  int priority;
+  // The XLA devices TF_XLA_FLAGS=--tf_xla_enable_xla_devices adds: the
+  // placer leaves them out of a group's candidates unless it asked for one
+  // (ColocationGraph::MaybeExcludeXlaDevices).
+  bool is_xla;
+  // Whose kernel implementations run there: an XLA device's memory is its
+  // host's (XLA_CPU) or its GPU's (XLA_GPU).
+  std::string_view runs_kernels_of;
+};
+
+// nullptr for a type tfrun does not know.
+const DeviceTypeInfo* FindDeviceType(std::string_view type);
+
+// Whether TF_XLA_FLAGS holds --tf_xla_enable_xla_devices (TensorFlow's own
+// switch for XLA_CPU:0 and one XLA_GPU per GPU).
+bool XlaDevicesEnabled();
+
+}  // namespace tfrun
