@@ -123,6 +123,26 @@ TEST_F(GpuKernelsTest, BiasAddReluSplitConcatMatchTheCpu) {
   }
 }
 
+// Cast converts each element once on both sides (half and bfloat16
+// through float, rounded to nearest), so GPU and CPU agree exactly for
+// values in range; bool is 0/1 and "not zero".
+TEST_F(GpuKernelsTest, CastMatchesTheCpu) {
+  const std::vector<DType> types = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64,
+                                    DType::kInt32,   DType::kInt64,    DType::kBool};
+  for (DType from : types) {
+    for (DType to : types) {
+      if (!TfHasKernelFor("Cast", to, kGpu)) continue;
+      const std::string input =
+          from == DType::kBool
+              ? "  - {name: v, op: Const, device: DEVICE, dtype: bool, value: [true, false, true]}\n"
+              : Input("v", from, {257, 3}, 7);
+      std::string yaml = "nodes:\n" + input + "  - {name: out, op: Cast, device: DEVICE, inputs: [v], DstT: " +
+                         std::string(Name(to)) + "}\nfetch: [out]\n";
+      Compare(yaml, "Cast " + std::string(Name(from)) + " to " + std::string(Name(to)), [](double) { return 0.0; });
+    }
+  }
+}
+
 TEST_F(GpuKernelsTest, ElementwiseOpsAreExactForEveryDTypeAndShape) {
   const std::vector<std::vector<int64_t>> shapes = {{0}, {1}, {7}, {17, 33}, {1000, 3}, {(1 << 20) + 3}};
   for (const char* op : {"Add", "Sub", "Mul", "AddN", "Identity"}) {

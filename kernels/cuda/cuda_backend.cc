@@ -308,6 +308,7 @@ std::optional<cuda::ElementType> ElementTypeOf(DType d) {
     case DType::kBFloat16: return cuda::ElementType::kBFloat16;
     case DType::kInt32: return cuda::ElementType::kInt32;
     case DType::kInt64: return cuda::ElementType::kInt64;
+    case DType::kBool: return cuda::ElementType::kBool;
     default: return std::nullopt;
   }
 }
@@ -351,7 +352,10 @@ struct Elementwise {
 };
 StatusOr<Elementwise> PrepareElementwise(KernelContext& c, const StatusOr<Shape>& shape) {
   std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
-  if (!type) return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(c.node.dtype)));
+  // Only Cast takes bool (cuda::Cast); the arithmetic kernels do not.
+  if (!type || (*type == cuda::ElementType::kBool && c.node.op != "Cast")) {
+    return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(c.node.dtype)));
+  }
   CudaContext& ctx = ContextOf(c);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
   if (!shape.ok()) return shape.status();
@@ -404,6 +408,15 @@ Status ReluKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, c.inputs[0].shape()));
   return LaunchResult(cuda::Relu(e.type, c.inputs[0].raw(), c.output.num_elements(), c.output.raw(), e.ctx->stream),
                       "Relu kernel launch");
+}
+
+Status CastKernel(KernelContext& c) {
+  const std::optional<cuda::ElementType> from = ElementTypeOf(c.inputs[0].dtype());
+  if (!from) return RuntimeError(fmt::format("no GPU Cast from {}", Name(c.inputs[0].dtype())));
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, c.inputs[0].shape()));
+  return LaunchResult(cuda::Cast(*from, e.type, c.inputs[0].raw(), c.output.num_elements(), c.output.raw(),
+                                 e.ctx->stream),
+                      "Cast kernel launch");
 }
 
 // Split and ConcatV2 move bytes: in the [outer, axis, inner] view each
@@ -479,6 +492,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   registry->Bind("Mul", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kMul>);
   registry->Bind("BiasAdd", kGpu, kNumericTypes, BiasAddKernel);
   registry->Bind("Relu", kGpu, kNumericTypes, ReluKernel);
+  registry->Bind("Cast", kGpu, kAllTypes, CastKernel);
   registry->Bind("Split", kGpu, kAllTypes, SplitKernel);
   registry->Bind("ConcatV2", kGpu, kAllTypes, ConcatKernel);
 }

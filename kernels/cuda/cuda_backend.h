@@ -19,7 +19,8 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu);
 void RegisterCudaCopier();
 
 // Binds the GPU kernels: Const, Identity, NoOp, MatMul (cuBLAS), AddN, Add,
-// Sub, Mul (kernels/cuda/elementwise.cu), VariableV2 and Assign.
+// Sub, Mul, BiasAdd, Relu, Cast (kernels/cuda/elementwise.cu), Split,
+// ConcatV2, VariableV2 and Assign, each with the dtypes it runs.
 void RegisterCudaKernels(KernelRegistry* registry);
 
 }  // namespace tfrun

@@ -166,6 +166,8 @@ int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, con
   return static_cast<int>(cudaGetLastError());
 }
 
+// The arithmetic kernels' types (bool has no arithmetic here: only Cast
+// takes it, through DispatchWithBool).
 template <typename Fn>
 int DispatchElementType(ElementType type, Fn&& fn) {
   switch (type) {
@@ -175,8 +177,52 @@ int DispatchElementType(ElementType type, Fn&& fn) {
     case ElementType::kBFloat16: return fn(static_cast<__nv_bfloat16*>(nullptr));
     case ElementType::kInt32: return fn(static_cast<int32_t*>(nullptr));
     case ElementType::kInt64: return fn(static_cast<int64_t*>(nullptr));
+    case ElementType::kBool: break;
   }
   return static_cast<int>(cudaErrorInvalidValue);
+}
+
+template <typename Fn>
+int DispatchWithBool(ElementType type, Fn&& fn) {
+  if (type == ElementType::kBool) return fn(static_cast<bool*>(nullptr));
+  return DispatchElementType(type, fn);
+}
+
+// A value widened to a type static_cast converts from exactly: half and
+// bfloat16 to float, bool to int.
+template <typename T>
+__device__ auto Widen(T x) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(x);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(x);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return static_cast<int>(x);
+  } else {
+    return x;
+  }
+}
+
+template <typename To, typename From>
+__device__ To Convert(From x) {
+  const auto wide = Widen(x);
+  if constexpr (std::is_same_v<To, bool>) {
+    return wide != 0;
+  } else if constexpr (std::is_same_v<To, __half>) {
+    return __float2half_rn(static_cast<float>(wide));
+  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
+    return __float2bfloat16_rn(static_cast<float>(wide));
+  } else {
+    return static_cast<To>(wide);
+  }
+}
+
+template <typename From, typename To>
+__global__ void CastKernel(const From* in, int64_t n, To* out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = Convert<To>(in[i]);
+  }
 }
 
 }  // namespace
@@ -217,6 +263,19 @@ int Relu(ElementType type, const void* in, int64_t n, void* out, void* stream) {
     ReluKernel<T><<<GridFor(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(in), n,
                                                                              static_cast<T*>(out));
     return static_cast<int>(cudaGetLastError());
+  });
+}
+
+int Cast(ElementType from, ElementType to, const void* in, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  return DispatchWithBool(from, [&](auto* from_tag) {
+    using From = std::remove_pointer_t<decltype(from_tag)>;
+    return DispatchWithBool(to, [&](auto* to_tag) {
+      using To = std::remove_pointer_t<decltype(to_tag)>;
+      CastKernel<From, To><<<GridFor(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const From*>(in),
+                                                                                     n, static_cast<To*>(out));
+      return static_cast<int>(cudaGetLastError());
+    });
   });
 }
 

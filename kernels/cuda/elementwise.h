@@ -9,7 +9,7 @@
 namespace tfrun {
 namespace cuda {
 
-enum class ElementType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64 };
+enum class ElementType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kBool };
 
 enum class BinaryOp { kAdd, kSub, kMul };
 
@@ -41,6 +41,11 @@ int BiasAdd(ElementType type, const void* value, const void* bias, int64_t n, in
 
 // out[i] = max(in[i], 0), NaN kept.
 int Relu(ElementType type, const void* in, int64_t n, void* out, void* stream);
+
+// out[i] = in[i] converted as Eigen's cast does on a GPU (static_cast;
+// half and bfloat16 through float, rounded to nearest; to bool: != 0).
+// The only kernel that takes kBool.
+int Cast(ElementType from, ElementType to, const void* in, int64_t n, void* out, void* stream);
 
 }  // namespace cuda
 }  // namespace tfrun
