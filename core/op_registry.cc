@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/node_def_summary.h"
+#include "core/tables/tf_tables.h"
 
 namespace tfrun {
 namespace {
@@ -75,11 +76,24 @@ std::string NotInAllowedList(std::string_view param, DType dtype, std::string_vi
                      Name(dtype), allowed);
 }
 
+// The allowed values of the op's type attr `attr` as op_def_library.py
+// lists them ("float32, float64", TensorFlow's OpDef order), from
+// TensorFlow's own OpDef; empty when it allows any type.
+std::string TfAllowedTypes(std::string_view op, std::string_view attr) {
+  const TfOpDef* def = FindTfOp(op);
+  const TfAttrDef* a = def == nullptr ? nullptr : def->FindAttr(attr);
+  if (a == nullptr) return "";
+  std::vector<std::string> names;
+  for (const std::string& t : a->allowed) names.push_back(PythonDTypeName(t));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 // _SatisfiesTypeConstraint: T's allowed values in TensorFlow's words; then
 // tfrun's kernels (a dtype TensorFlow allows and tfrun cannot run).
 Status SatisfiesTypeConstraint(const OpDef& def, DType dtype, std::string_view param) {
-  if (!def.tf_allowed.empty() && !ListedIn(Name(dtype), def.tf_allowed)) {
-    return BadInput(NotInAllowedList(param, dtype, def.tf_allowed));
+  const std::string allowed = TfAllowedTypes(def.type, "T");
+  if (!allowed.empty() && !ListedIn(Name(dtype), allowed)) {
+    return BadInput(NotInAllowedList(param, dtype, allowed));
   }
   if (!def.allowed_dtypes.Contains(dtype)) {
     return BadInput(fmt::format("Value passed to parameter '{}' has DataType {}, which tfrun's {} does not take "
@@ -98,9 +112,9 @@ Status MatMulTypes(const OpDef& def, ShapeContext& c) {
   TFRUN_RETURN_IF_ERROR(InputsHaveOutputs(c));
   const DType a = c.in[0]->dtype, b = c.in[1]->dtype;
   if (a == b || (a != DType::kBFloat16 && b != DType::kBFloat16)) return CheckInputTypes(def, c);
-  constexpr std::string_view kSparseMatMulTypes = "float32, bfloat16";
-  if (!ListedIn(Name(a), kSparseMatMulTypes)) return BadInput(NotInAllowedList("a", a, kSparseMatMulTypes));
-  if (!ListedIn(Name(b), kSparseMatMulTypes)) return BadInput(NotInAllowedList("b", b, kSparseMatMulTypes));
+  const std::string ta = TfAllowedTypes("SparseMatMul", "Ta"), tb = TfAllowedTypes("SparseMatMul", "Tb");
+  if (!ListedIn(Name(a), ta)) return BadInput(NotInAllowedList("a", a, ta));
+  if (!ListedIn(Name(b), tb)) return BadInput(NotInAllowedList("b", b, tb));
   c.node.op = "SparseMatMul";
   c.node.dtype = DType::kFloat32;
   return Status::Ok();
@@ -341,62 +355,42 @@ Status InferBiasAdd(ShapeContext& c) {
   return Status::Ok();
 }
 
-// TensorFlow 2.21's allowed values of T (its OpDefs, in their order).
-constexpr std::string_view kMatMulTypes =
-    "bfloat16, float16, float32, float64, int32, int64, uint8, uint16, uint32, uint64, complex64, complex128";
-constexpr std::string_view kAddNTypes =
-    "float32, float64, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, bfloat16, qint16, quint16, "
-    "uint16, complex128, float16, uint32, uint64, variant";
-constexpr std::string_view kAddTypes =
-    "bfloat16, float16, float32, float64, uint8, int8, int16, int32, int64, complex64, complex128, string";
-constexpr std::string_view kSubTypes =
-    "bfloat16, float16, float32, float64, uint8, int8, uint16, int16, int32, int64, complex64, complex128, uint32, "
-    "uint64";
-constexpr std::string_view kMulTypes =
-    "bfloat16, float16, float32, float64, uint8, int8, uint16, int16, int32, uint32, uint64, int64, complex64, "
-    "complex128";
-constexpr std::string_view kReluTypes =
-    "float32, float64, int32, uint8, int16, int8, int64, bfloat16, uint16, float16, uint32, uint64, qint8";
-constexpr std::string_view kBiasAddTypes =
-    "float32, float64, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, bfloat16, qint16, quint16, "
-    "uint16, complex128, float16, uint32, uint64";
-
 const std::vector<OpDef>& Table() {
   using A = ArgType;
   static const std::vector<OpDef> table = {
       {"Const", 0, 0, kAllTypesAndString, {"dtype", "shape", "value", "fill", "random", "npy"}, true, InferConst,
-       {}, "", {"dtype"}},
+       {}, {"dtype"}},
       {"MatMul", 2, 2, kNumericTypes, {"transpose_a", "transpose_b"}, true, InferMatMul,
-       {{"a", A::kT}, {"b", A::kT}}, kMatMulTypes, {"T", "grad_a", "grad_b", "transpose_a", "transpose_b"},
+       {{"a", A::kT}, {"b", A::kT}}, {"T", "grad_a", "grad_b", "transpose_a", "transpose_b"},
        MatMulTypes},
       // What MatMulTypes makes a MatMul of bfloat16 and float32 into.
       {"SparseMatMul", 2, 2, DTypeSet{DType::kFloat32}, {}, false, InferMatMul, {{"a", A::kOwn}, {"b", A::kOwn}},
-       "", {"Ta", "Tb", "a_is_sparse", "b_is_sparse", "transpose_a", "transpose_b"}},
-      {"AddN", 1, -1, kNumericTypes, {}, true, InferAddN, {{"inputs", A::kTList}}, kAddNTypes, {"N", "T"}},
-      {"Identity", 1, 1, kAllTypesAndString, {}, true, InferUnchanged, {{"input", A::kT}}, "", {"T"}},
-      {"Add", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, kAddTypes, {"T"}},
-      {"Sub", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, kSubTypes, {"T"}},
-      {"Mul", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, kMulTypes, {"T"}},
-      {"Cast", 1, 1, kAllTypes, {"DstT"}, true, InferCast, {{"x", A::kOwn}}, "", {"DstT", "SrcT", "Truncate"}},
-      {"NoOp", 0, -1, kAllTypes, {}, true, InferNoOp, {}, "", {}},
+       {"Ta", "Tb", "a_is_sparse", "b_is_sparse", "transpose_a", "transpose_b"}},
+      {"AddN", 1, -1, kNumericTypes, {}, true, InferAddN, {{"inputs", A::kTList}}, {"N", "T"}},
+      {"Identity", 1, 1, kAllTypesAndString, {}, true, InferUnchanged, {{"input", A::kT}}, {"T"}},
+      {"Add", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, {"T"}},
+      {"Sub", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, {"T"}},
+      {"Mul", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, {"T"}},
+      {"Cast", 1, 1, kAllTypes, {"DstT"}, true, InferCast, {{"x", A::kOwn}}, {"DstT", "SrcT", "Truncate"}},
+      {"NoOp", 0, -1, kAllTypes, {}, true, InferNoOp, {}, {}},
       // A value fed at run time (--feed); `shape` may leave dimensions
       // unknown (null) or be left out (no known rank).
-      {"Placeholder", 0, 0, kAllTypesAndString, {"dtype", "shape"}, true, InferConst, {}, "", {"dtype", "shape"}},
+      {"Placeholder", 0, 0, kAllTypesAndString, {"dtype", "shape"}, true, InferConst, {}, {"dtype", "shape"}},
       // tf.split(value, num_split, axis) and tf.concat(values, axis): the
       // loader adds the axis Const as their Python does (split_concat.h).
       {"Split", 1, 1, kAllTypes, {"num_split", "axis"}, true, InferSplit, {{"split_dim", A::kOwn}, {"value", A::kT}},
-       "", {"T", "num_split"}},
-      {"ConcatV2", 1, -1, kAllTypes, {"axis"}, true, InferConcat, {{"values", A::kTList}, {"axis", A::kOwn}}, "",
+       {"T", "num_split"}},
+      {"ConcatV2", 1, -1, kAllTypes, {"axis"}, true, InferConcat, {{"values", A::kTList}, {"axis", A::kOwn}},
        {"N", "T", "Tidx"}},
       // tf.nn.bias_add converts the bias to the value's dtype first.
       {"BiasAdd", 2, 2, kNumericTypes, {}, true, InferBiasAdd, {{"value", A::kT}, {"bias", A::kConverted}},
-       kBiasAddTypes, {"T", "data_format"}},
-      {"Relu", 1, 1, kNumericTypes, {}, true, InferUnchanged, {{"features", A::kT}}, kReluTypes, {"T"}},
+       {"T", "data_format"}},
+      {"Relu", 1, 1, kNumericTypes, {}, true, InferUnchanged, {{"features", A::kT}}, {"T"}},
       // A graph file's Variable expands into these (loader.cc).
-      {"Variable", 0, 0, kAllTypes, {"dtype", "shape", "value", "fill", "random", "npy"}, true, InferConst, {}, "",
+      {"Variable", 0, 0, kAllTypes, {"dtype", "shape", "value", "fill", "random", "npy"}, true, InferConst, {},
        {}},
-      {"VariableV2", 0, 0, kAllTypes, {}, false, InferConst, {}, "", {"container", "dtype", "shape", "shared_name"}},
-      {"Assign", 2, 2, kAllTypes, {}, false, InferAssign, {{"ref", A::kT}, {"value", A::kT}}, "",
+      {"VariableV2", 0, 0, kAllTypes, {}, false, InferConst, {}, {"container", "dtype", "shape", "shared_name"}},
+      {"Assign", 2, 2, kAllTypes, {}, false, InferAssign, {{"ref", A::kT}, {"value", A::kT}},
        {"T", "use_locking", "validate_shape"}},
   };
   return table;

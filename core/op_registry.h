@@ -46,9 +46,6 @@ struct OpDef {
   bool in_graph_files;  // false for ops only the Variable expansion makes
   ShapeFn infer;
   std::vector<OpArg> args;  // TensorFlow's input arguments, in order
-  // TensorFlow 2.21's allowed values of T in its OpDef's order, as its type
-  // errors list them; empty where T may be any type.
-  std::string_view tf_allowed;
   // The attributes of the NodeDef tf.compat.v1 builds (node_def_summary.h).
   std::vector<std::string_view> node_def_attrs;
   TypeFn check_types = nullptr;

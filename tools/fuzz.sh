@@ -20,11 +20,17 @@ case "$target" in
   *) echo "usage: tools/fuzz.sh [SECONDS] [graph|input]" >&2; exit 2 ;;
 esac
 dir=${FUZZ_DIR:-/tmp/tfrun-fuzz}
-mkdir -p "$dir/corpus" "$dir/input_corpus" "$dir/findings" "$dir/obj"
+mkdir -p "$dir/corpus" "$dir/input_corpus" "$dir/findings" "$dir/obj" "$dir/gen/core/tables"
+# TensorFlow's tables, embedded as core/tables/BUILD embeds them.
+inc="$dir/gen/core/tables/tf_ops_tsv.inc"
+if [ ! -f "$inc" ] || [ core/tables/tf_ops.tsv -nt "$inc" ]; then
+  (printf 'R"tfrun_tables('; cat core/tables/tf_ops.tsv; printf ')tfrun_tables"\n') > "$inc"
+fi
 
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
-       -fno-sanitize-recover=undefined -I. -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
+       -fno-sanitize-recover=undefined -I. -I"$dir/gen" -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
 srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/cluster_spec.cc core/compat_profile.cc core/device_name.cc
+      core/colocation_graph.cc core/device_types.cc core/kernel_lookup.cc core/node_attrs.cc core/tables/tf_tables.cc
       core/device_set.cc core/did_you_mean.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
       core/host_memory.cc core/kernel_registry.cc core/kernel_shapes.cc core/node_def_summary.cc core/npy.cc core/op_registry.cc core/parallel.cc
       core/eager_program.cc core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc
@@ -35,7 +41,7 @@ srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/cluster_s
 [ "$target" = input ] && srcs+=(cli/report.cc)
 # An object is stale when its source or any header is newer: a changed
 # struct layout must never meet an old object.
-newest_header=$(ls -t core/*.h core/graph_file/*.h kernels/*/*.h cli/report.h | head -1)
+newest_header=$(ls -t core/*.h core/graph_file/*.h core/tables/*.h "$inc" kernels/*/*.h cli/report.h | head -1)
 # Compiled a few at a time, one per core.
 objs=()
 jobs=$(nproc)

@@ -38,7 +38,11 @@ const tfrun::DeviceSet& Devices() {
       gpus[i].physical.name = "Fuzz GPU";
       gpus[i].memory_limit_bytes = 1 << 20;
     }
-    return new tfrun::DeviceSet(tfrun::DeviceSet::WithGpus(gpus, true));
+    // Two CPU devices and the XLA devices too: every colocation and
+    // candidate rule has more than one way to go.
+    auto* set = new tfrun::DeviceSet(tfrun::DeviceSet::WithGpus(gpus, true, 2));
+    set->AddXlaDevices();
+    return set;
   }();
   return *devices;
 }
@@ -73,6 +77,14 @@ void CheckPlacement(const tfrun::Graph& graph, const tfrun::Placement& placement
     Check(tfrun::TfHasKernel(graph, node, devices[d].type), "every node is placed where it has a kernel", node.name);
     const tfrun::DeviceSpec spec = soft ? node.requested_device.SoftPlacementRelaxed() : node.requested_device;
     Check(spec.Matches(devices[d].spec), "every node is placed on a device its request matches", node.name);
+    // Without soft placement a colocation that cannot hold is an error:
+    // placed, every node is with the nodes its _class names.
+    for (const std::string& with : node.colocation) {
+      const tfrun::Node* other = graph.Find(with);
+      if (!soft && other != nullptr) {
+        Check(placement.device_of[other->id] == d, "a node is placed with the nodes it is colocated with", node.name);
+      }
+    }
   }
 }
 
