@@ -43,7 +43,7 @@ std::vector<std::string> DTypeNames(DTypeSet set) {
 // A constraint's values as Python names them: float32, "NHWC", 3, true.
 std::vector<std::string> ValueNames(const TfKernelConstraint& c) {
   std::vector<std::string> names;
-  for (const std::string& v : c.allowed) names.push_back(c.kind == "type" ? PythonDTypeName(v) : v);
+  for (const std::string& v : c.allowed()) names.push_back(c.kind == "type" ? PythonDTypeName(v) : v);
   return names;
 }
 
@@ -91,7 +91,7 @@ bool SameButLastValues(const TfKernelDef& a, const TfKernelDef& b) {
   }
   for (size_t i = 0; i < a.constraints.size(); ++i) {
     if (a.constraints[i].name != b.constraints[i].name) return false;
-    if (i + 1 < a.constraints.size() && a.constraints[i].allowed != b.constraints[i].allowed) return false;
+    if (i + 1 < a.constraints.size() && a.constraints[i].encoded != b.constraints[i].encoded) return false;
   }
   return true;
 }

@@ -83,9 +83,34 @@ int ColocationGraph::RootOf(int id) {
 }
 
 std::vector<int> ColocationGraph::MembersOf(int id) {
-  std::vector<int> members = groups_[RootOf(id)].members;
+  std::vector<int> members = {id};
+  for (int m = groups_[id].next; m != id; m = groups_[m].next) members.push_back(m);
   std::sort(members.begin(), members.end());
   return members;
+}
+
+const DeviceSpec& ColocationGraph::RequestOf(int id) {
+  const int root = RootOf(id);
+  const int spec = groups_[root].requested;
+  return spec < 0 ? graph_.nodes[root].requested_device : specs_[spec];
+}
+
+DeviceSpec ColocationGraph::ResourceOf(int root) const {
+  const int spec = groups_[root].resource;
+  if (spec >= 0) return specs_[spec];
+  return IsRefGenerator(graph_.nodes[root]) ? graph_.nodes[root].requested_device : DeviceSpec();
+}
+
+int ColocationGraph::TypeBit(std::string_view type) const {
+  for (size_t i = 0; i < types_.size(); ++i) {
+    if (types_[i] == type) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool ColocationGraph::Supports(int id, std::string_view device_type) {
+  const int bit = TypeBit(device_type);
+  return bit >= 0 && (groups_[RootOf(id)].types & (1u << bit)) != 0;
 }
 
 Status ColocationGraph::Located(int id, const std::string& message) const {
@@ -99,27 +124,29 @@ Status ColocationGraph::Colocate(int x, int y) {
   // Union by rank; a tie keeps x's root (ColocationGraph::ColocateNodes).
   int new_root = x_root, old_root = y_root;
   if (groups_[x_root].rank < groups_[y_root].rank) std::swap(new_root, old_root);
-  Group merged = groups_[new_root];
-  const Group& old = groups_[old_root];
   const std::string nodes = fmt::format("Cannot colocate nodes {{{{colocation_node {}}}}} and "
                                         "{{{{colocation_node {}}}}}",
                                         graph_.nodes[x].name, graph_.nodes[y].name);
-  Status merged_names = MergeDevNames(&merged.resource, old.resource, false);
-  if (merged_names.ok()) merged_names = MergeDevNames(&merged.requested, old.requested, soft_);
+  DeviceSpec resource = ResourceOf(new_root);
+  DeviceSpec requested = RequestOf(new_root);
+  Status merged_names = MergeDevNames(&resource, ResourceOf(old_root), false);
+  if (merged_names.ok()) merged_names = MergeDevNames(&requested, RequestOf(old_root), soft_);
   if (!merged_names.ok()) return PlacementError(nodes + ": " + merged_names.message());
-  std::vector<std::string> types;
-  for (const std::string& t : merged.types) {
-    if (std::find(old.types.begin(), old.types.end(), t) != old.types.end()) types.push_back(t);
-  }
-  if (types.empty()) {
+  Group& root = groups_[new_root];
+  Group& old = groups_[old_root];
+  const uint32_t types = root.types & old.types;
+  if (types == 0) {
     return PlacementError(nodes + " because no device type supports both of those nodes and the other nodes "
                                   "colocated with them.");
   }
-  merged.types = std::move(types);
-  merged.members.insert(merged.members.end(), old.members.begin(), old.members.end());
-  if (groups_[x_root].rank == groups_[y_root].rank) ++merged.rank;
-  groups_[new_root] = std::move(merged);
-  groups_[old_root] = Group();
+  root.types = types;
+  specs_.push_back(std::move(requested));
+  root.requested = static_cast<int>(specs_.size()) - 1;
+  specs_.push_back(std::move(resource));
+  root.resource = static_cast<int>(specs_.size()) - 1;
+  std::swap(root.next, old.next);  // splice the two rings
+  root.size += old.size;
+  if (root.rank == old.rank) ++root.rank;
   parent_[old_root] = new_root;
   return Status::Ok();
 }
@@ -129,20 +156,15 @@ Status ColocationGraph::Initialize() {
   parent_.resize(n);
   groups_.resize(n);
   // Device types in the DeviceSet's priority order, each once.
-  std::vector<std::string> present;
   for (int d : devices_.InPlacementOrder()) {
-    if (std::find(present.begin(), present.end(), devices_[d].type) == present.end()) {
-      present.push_back(devices_[d].type);
-    }
+    if (TypeBit(devices_[d].type) < 0) types_.push_back(devices_[d].type);
   }
   for (const Node& node : graph_.nodes) {
     parent_[node.id] = node.id;
     Group& g = groups_[node.id];
-    g.members = {node.id};
-    g.requested = node.requested_device;
-    if (IsRefGenerator(node)) g.resource = node.requested_device;
-    for (const std::string& type : present) {
-      if (TfHasKernel(graph_, node, type)) g.types.push_back(type);
+    g.next = node.id;
+    for (size_t t = 0; t < types_.size(); ++t) {
+      if (TfHasKernel(graph_, node, types_[t])) g.types |= 1u << t;
     }
   }
   // ColocateResourceAndRefEdges: a reference edge joins its ends; a request
@@ -151,9 +173,10 @@ Status ColocationGraph::Initialize() {
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (!IsRefInput(node, i)) continue;
       const int src = node.inputs[i];
-      DeviceSpec check = groups_[RootOf(node.id)].requested;
-      if (!MergeDevNames(&check, groups_[RootOf(src)].requested, false).ok()) {
-        groups_[RootOf(node.id)].requested = groups_[RootOf(src)].requested;
+      DeviceSpec check = RequestOf(node.id);
+      if (!MergeDevNames(&check, RequestOf(src), false).ok()) {
+        specs_.push_back(RequestOf(src));
+        groups_[RootOf(node.id)].requested = static_cast<int>(specs_.size()) - 1;
       }
       const Status s = Colocate(src, node.id);
       if (!s.ok()) {
@@ -164,31 +187,44 @@ Status ColocationGraph::Initialize() {
     }
   }
   // ColocateAllNodes: each `_class` name, then the node's own name, joins
-  // the group whose first node took that name.
-  std::map<std::string, int, std::less<>> root_of_name;
-  auto join = [&](const Node& node, const std::string& name) -> Status {
+  // the group whose first node took that name. Most nodes have no _class:
+  // their own name is new unless another node named it before them.
+  std::map<std::string_view, int, std::less<>> root_of_name;
+  auto join = [&](const Node& node, std::string_view name) -> Status {
     auto [it, first] = root_of_name.emplace(name, node.id);
     if (first) return Status::Ok();
     const Status s = Colocate(node.id, it->second);
     if (s.ok() || soft_) return Status::Ok();  // soft placement ignores the request
     return Located(node.id, s.message());
   };
+  std::vector<bool> named(n, false);  // a node some _class names
+  for (const Node& node : graph_.nodes) {
+    for (const std::string& name : node.colocation) {
+      if (const Node* target = graph_.Find(name)) named[target->id] = true;
+    }
+  }
   for (const Node& node : graph_.nodes) {
     for (const std::string& name : node.colocation) TFRUN_RETURN_IF_ERROR(join(node, name));
-    TFRUN_RETURN_IF_ERROR(join(node, node.name));
+    // A name nothing refers to starts a group of one, which it already is.
+    if (named[node.id] || root_of_name.count(node.name) > 0) TFRUN_RETURN_IF_ERROR(join(node, node.name));
   }
   // MaybeExcludeXlaDevices: a group that did not ask for an XLA device
   // does not go to one while another type can take it.
-  auto is_xla = [](const std::string& type) {
-    const DeviceTypeInfo* info = FindDeviceType(type);
-    return info != nullptr && info->is_xla;
-  };
+  uint32_t xla = 0;
+  for (size_t t = 0; t < types_.size(); ++t) {
+    const DeviceTypeInfo* info = FindDeviceType(types_[t]);
+    if (info != nullptr && info->is_xla) xla |= 1u << t;
+  }
+  if (xla == 0) return Status::Ok();
   for (const Node& node : graph_.nodes) {
     if (RootOf(node.id) != node.id) continue;
     Group& g = groups_[node.id];
-    if (g.requested.type && is_xla(*g.requested.type)) continue;
-    if (std::all_of(g.types.begin(), g.types.end(), is_xla)) continue;
-    g.types.erase(std::remove_if(g.types.begin(), g.types.end(), is_xla), g.types.end());
+    const DeviceSpec& requested = RequestOf(node.id);
+    if (requested.type) {
+      const DeviceTypeInfo* info = FindDeviceType(*requested.type);
+      if (info != nullptr && info->is_xla) continue;
+    }
+    if ((g.types & ~xla) != 0) g.types &= ~xla;
   }
   return Status::Ok();
 }

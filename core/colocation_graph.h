@@ -7,7 +7,9 @@
 // every member has a kernel for. The placer (placer.h) places whole groups.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/device_set.h"
@@ -36,30 +38,38 @@ class ColocationGraph {
   int RootOf(int id);
   // The group of `id`, in id order.
   std::vector<int> MembersOf(int id);
+  int GroupSize(int id) { return groups_[RootOf(id)].size; }
   // The group's merged request.
-  const DeviceSpec& RequestOf(int id) { return groups_[RootOf(id)].requested; }
-  // Device types every member of the group has a kernel for, in the
-  // DeviceSet's type priority order.
-  const std::vector<std::string>& TypesOf(int id) { return groups_[RootOf(id)].types; }
+  const DeviceSpec& RequestOf(int id);
+  // Whether every member of the group has a kernel for `device_type` (and
+  // the group may go there: MaybeExcludeXlaDevices).
+  bool Supports(int id, std::string_view device_type);
 
  private:
+  // Per node, small: a 100,000-node graph keeps one each. Meaningful at
+  // roots; a root that never merged reads its node's own request.
   struct Group {
-    DeviceSpec requested;
-    DeviceSpec resource;  // what a reference-producing member (VariableV2) asked for
-    std::vector<std::string> types;
-    std::vector<int> members;
     int rank = 0;
+    int size = 1;
+    int next = 0;            // the members form a ring through `next`
+    uint32_t types = 0;      // bit i: types_[i]
+    int requested = -1;      // index into specs_, or -1: the node's own request
+    int resource = -1;       // index into specs_, or -1: the node's (ref generators) or none
   };
 
   // ColocateNodes(x, y): the error without location; the groups merged.
   Status Colocate(int x, int y);
   Status Located(int id, const std::string& message) const;
+  DeviceSpec ResourceOf(int root) const;
+  int TypeBit(std::string_view type) const;
 
   const Graph& graph_;
   const DeviceSet& devices_;
   const bool soft_;
+  std::vector<std::string> types_;  // present device types, in priority order
   std::vector<int> parent_;
-  std::vector<Group> groups_;  // by node id; meaningful at roots
+  std::vector<Group> groups_;       // by node id
+  std::vector<DeviceSpec> specs_;   // merged requests and resource devices
 };
 
 }  // namespace tfrun

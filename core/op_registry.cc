@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <mutex>
+
 #include "core/node_def_summary.h"
 #include "core/tables/tf_tables.h"
 
@@ -79,19 +82,26 @@ std::string NotInAllowedList(std::string_view param, DType dtype, std::string_vi
 // The allowed values of the op's type attr `attr` as op_def_library.py
 // lists them ("float32, float64", TensorFlow's OpDef order), from
 // TensorFlow's own OpDef; empty when it allows any type.
-std::string TfAllowedTypes(std::string_view op, std::string_view attr) {
+// Memoized: every node of a 100,000-node graph asks.
+const std::string& TfAllowedTypes(std::string_view op, std::string_view attr) {
+  static std::mutex mutex;
+  static auto* memo = new std::map<std::pair<std::string, std::string>, std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, added] = memo->try_emplace({std::string(op), std::string(attr)});
+  if (!added) return it->second;
   const TfOpDef* def = FindTfOp(op);
   const TfAttrDef* a = def == nullptr ? nullptr : def->FindAttr(attr);
-  if (a == nullptr) return "";
+  if (a == nullptr) return it->second;
   std::vector<std::string> names;
   for (const std::string& t : a->allowed) names.push_back(PythonDTypeName(t));
-  return fmt::format("{}", fmt::join(names, ", "));
+  it->second = fmt::format("{}", fmt::join(names, ", "));
+  return it->second;
 }
 
 // _SatisfiesTypeConstraint: T's allowed values in TensorFlow's words; then
 // tfrun's kernels (a dtype TensorFlow allows and tfrun cannot run).
 Status SatisfiesTypeConstraint(const OpDef& def, DType dtype, std::string_view param) {
-  const std::string allowed = TfAllowedTypes(def.type, "T");
+  const std::string& allowed = TfAllowedTypes(def.type, "T");
   if (!allowed.empty() && !ListedIn(Name(dtype), allowed)) {
     return BadInput(NotInAllowedList(param, dtype, allowed));
   }
@@ -112,7 +122,8 @@ Status MatMulTypes(const OpDef& def, ShapeContext& c) {
   TFRUN_RETURN_IF_ERROR(InputsHaveOutputs(c));
   const DType a = c.in[0]->dtype, b = c.in[1]->dtype;
   if (a == b || (a != DType::kBFloat16 && b != DType::kBFloat16)) return CheckInputTypes(def, c);
-  const std::string ta = TfAllowedTypes("SparseMatMul", "Ta"), tb = TfAllowedTypes("SparseMatMul", "Tb");
+  const std::string& ta = TfAllowedTypes("SparseMatMul", "Ta");
+  const std::string& tb = TfAllowedTypes("SparseMatMul", "Tb");
   if (!ListedIn(Name(a), ta)) return BadInput(NotInAllowedList("a", a, ta));
   if (!ListedIn(Name(b), tb)) return BadInput(NotInAllowedList("b", b, tb));
   c.node.op = "SparseMatMul";

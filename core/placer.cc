@@ -91,15 +91,6 @@ class Placer {
   }
 
  private:
-  // Devices of `types` that `spec` matches, in candidate order.
-  std::vector<int> Candidates(const DeviceSpec& spec, const std::vector<std::string>& types) const {
-    std::vector<int> out;
-    for (int d : sorted_) {
-      const Device& dev = devices_[d];
-      if (spec.Matches(dev.spec) && std::find(types.begin(), types.end(), dev.type) != types.end()) out.push_back(d);
-    }
-    return out;
-  }
 
   // Where `id` alone could go under its own request.
   std::vector<int> OwnCandidates(int id) const {
@@ -116,13 +107,18 @@ class Placer {
   // Where the group of `id` can go: its merged request, its types.
   std::vector<int> GroupCandidates(int id, bool relaxed) {
     const DeviceSpec& request = colocation_.RequestOf(id);
-    return Candidates(relaxed ? request.SoftPlacementRelaxed() : request, colocation_.TypesOf(id));
+    const DeviceSpec spec = relaxed ? request.SoftPlacementRelaxed() : request;
+    std::vector<int> out;
+    for (int d : sorted_) {
+      if (spec.Matches(devices_[d].spec) && colocation_.Supports(id, devices_[d].type)) out.push_back(d);
+    }
+    return out;
   }
 
   Status PlaceNode(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();  // placed with its group
-    const std::vector<int> members = colocation_.MembersOf(id);
     std::vector<int> candidates = GroupCandidates(id, false);
+    const std::vector<int> members = colocation_.MembersOf(id);
     if (candidates.empty()) {
       if (!soft_) return ExplicitError(members);
       candidates = GroupCandidates(id, true);
@@ -146,7 +142,7 @@ class Placer {
   // one placed with its group (a colocated Const) stays there.
   Status PlaceGenerator(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();
-    if (colocation_.MembersOf(id).size() > 1) return PlaceNode(id, p);
+    if (colocation_.GroupSize(id) > 1) return PlaceNode(id, p);
     std::vector<int> candidates = GroupCandidates(id, false);
     bool moved = false;
     if (candidates.empty()) {

@@ -132,7 +132,7 @@ TfKernelDef ParseKernel(std::string_view text) {
     const size_t eq = c.find('=', colon);
     constraint.name = c.substr(0, colon);
     constraint.kind = c.substr(colon + 1, eq - colon - 1);
-    constraint.allowed = Items(c.substr(eq + 1), true);
+    constraint.encoded = c.substr(eq + 1);
     kernel.constraints.push_back(std::move(constraint));
   }
   return kernel;
@@ -197,9 +197,7 @@ Cache& TheCache() {
 
 bool AttrMatches(const TfKernelConstraint& constraint, const AttrValue& value) {
   for (const std::string& item : value.items) {
-    if (std::find(constraint.allowed.begin(), constraint.allowed.end(), item) == constraint.allowed.end()) {
-      return false;
-    }
+    if (!constraint.Allows(item)) return false;
   }
   return true;
 }
@@ -300,6 +298,22 @@ std::string SummarizeItem(std::string_view type, const std::string& item) {
 }
 
 }  // namespace
+
+std::vector<std::string> TfKernelConstraint::allowed() const { return Items(encoded, true); }
+
+bool TfKernelConstraint::Allows(std::string_view value) const {
+  // Only strings carry %-escapes; types, ints and bools compare as written.
+  const bool escaped = kind == "string" && encoded.find('%') != std::string_view::npos;
+  size_t start = 0;
+  while (start <= encoded.size()) {
+    size_t end = encoded.find(',', start);
+    if (end == std::string_view::npos) end = encoded.size();
+    const std::string_view item = encoded.substr(start, end - start);
+    if (escaped ? Unescape(item) == value : item == value) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 const TfAttrDef* TfOpDef::FindAttr(std::string_view attr) const {
   for (const TfAttrDef& a : attrs) {
@@ -419,7 +433,7 @@ std::string KernelsRegisteredForOp(const TfOpDef& op, bool xla_devices) {
                      : c.kind == "string" ? "list(string)"
                      : c.kind == "bool"   ? "list(bool)"
                                           : "list(int)";
-      allowed.items = c.allowed;
+      allowed.items = c.allowed();
       out += fmt::format("; {} in {}", c.name, SummarizeAttrValue(allowed));
     }
     out += "\n";

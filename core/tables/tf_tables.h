@@ -53,7 +53,13 @@ struct TfAttrDef {
 struct TfKernelConstraint {
   std::string_view name;
   std::string_view kind;  // "type", "string", "int" or "bool"
-  std::vector<std::string> allowed;
+  // The allowed values as the table writes them (comma-separated,
+  // %-escaped): kept unparsed, so that looking an op up costs no more than
+  // splitting its line (Const has 80 kernels of up to 23 types each).
+  std::string_view encoded;
+
+  std::vector<std::string> allowed() const;
+  bool Allows(std::string_view value) const;
 };
 
 struct TfKernelDef {
