@@ -12,16 +12,19 @@
 namespace tfrun {
 namespace {
 
+Status Incompatible(std::string_view what, const DeviceSpec& target, const DeviceSpec& other) {
+  return PlacementError(fmt::format("Cannot merge devices with incompatible {}: '{}' and '{}'", what,
+                                    target.ToString(), other.ToString()));
+}
+
+// One field of MergeDevNames: `other`'s value where `target` has none;
+// false (and `target` untouched) on a conflict.
 template <typename T>
-Status MergeField(std::optional<T>* target, const std::optional<T>& other, std::string_view what,
-                  const DeviceSpec& target_spec, const DeviceSpec& other_spec) {
-  if (!other) return Status::Ok();
-  if (*target && **target != *other) {
-    return PlacementError(fmt::format("Cannot merge devices with incompatible {}: '{}' and '{}'", what,
-                                      target_spec.ToString(), other_spec.ToString()));
-  }
+bool MergeField(std::optional<T>* target, const std::optional<T>& other) {
+  if (!other) return true;
+  if (*target && **target != *other) return false;
   *target = other;
-  return Status::Ok();
+  return true;
 }
 
 // IsRefOrResourceGeneratorNode: no inputs, one reference (or resource)
@@ -42,31 +45,19 @@ bool IsRefInput(const Node& node, size_t i) {
 
 Status MergeDevNames(DeviceSpec* target, const DeviceSpec& other, bool allow_soft_placement) {
   const DeviceSpec original = *target;
-  TFRUN_RETURN_IF_ERROR(MergeField(&target->job, other.job, "jobs", original, other));
-  TFRUN_RETURN_IF_ERROR(MergeField(&target->replica, other.replica, "replicas", original, other));
-  TFRUN_RETURN_IF_ERROR(MergeField(&target->task, other.task, "tasks", original, other));
-  if (other.type) {
-    if (target->type && *target->type != *other.type) {
-      if (!allow_soft_placement) {
-        return PlacementError(fmt::format("Cannot merge devices with incompatible types: '{}' and '{}'",
-                                          original.ToString(), other.ToString()));
-      }
-      target->type.reset();
-      target->id.reset();
-      return Status::Ok();
-    }
-    target->type = other.type;
+  if (!MergeField(&target->job, other.job)) return Incompatible("jobs", original, other);
+  if (!MergeField(&target->replica, other.replica)) return Incompatible("replicas", original, other);
+  if (!MergeField(&target->task, other.task)) return Incompatible("tasks", original, other);
+  // A type or id conflict: soft placement drops the type and id, or the id.
+  if (!MergeField(&target->type, other.type)) {
+    if (!allow_soft_placement) return Incompatible("types", original, other);
+    target->type.reset();
+    target->id.reset();
+    return Status::Ok();
   }
-  if (other.id) {
-    if (target->id && *target->id != *other.id) {
-      if (!allow_soft_placement) {
-        return PlacementError(fmt::format("Cannot merge devices with incompatible ids: '{}' and '{}'",
-                                          original.ToString(), other.ToString()));
-      }
-      target->id.reset();
-      return Status::Ok();
-    }
-    target->id = other.id;
+  if (!MergeField(&target->id, other.id)) {
+    if (!allow_soft_placement) return Incompatible("ids", original, other);
+    target->id.reset();
   }
   return Status::Ok();
 }

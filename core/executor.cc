@@ -318,14 +318,19 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
 
 // Variables are initialised before their first read (the TF1 program's
 // sess.run(init)), on every task alike.
-Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* result) {
+std::vector<NodeOutput> Executor::InitializersFor(const std::vector<bool>& needed) const {
   bool reads_variable = false;
   std::vector<NodeOutput> assigns;
   for (const Node& node : graph_.nodes) {
     reads_variable = reads_variable || (needed[node.id] && node.op == "VariableV2");
     if (node.op == "Assign") assigns.push_back({node.id, 0});
   }
-  if (!reads_variable || variables_initialized_) return Status::Ok();
+  return reads_variable ? assigns : std::vector<NodeOutput>();
+}
+
+Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* result) {
+  const std::vector<NodeOutput> assigns = InitializersFor(needed);
+  if (assigns.empty() || variables_initialized_) return Status::Ok();
   variables_initialized_ = true;
   return RunNodes(assigns, Needed(assigns, {}), {}, result, false);
 }
@@ -346,14 +351,7 @@ Status Executor::CheckKernels(const std::vector<NodeOutput>& fetch, const std::v
   std::vector<NodeOutput> outputs = fetch;
   for (int t : targets) outputs.push_back({t, 0});
   std::vector<bool> runs = Needed(outputs, feeds);
-  // The Variables' initializers run first when anything reads a Variable.
-  std::vector<NodeOutput> assigns;
-  bool reads_variable = false;
-  for (const Node& node : graph_.nodes) {
-    reads_variable = reads_variable || (runs[node.id] && node.op == "VariableV2");
-    if (node.op == "Assign") assigns.push_back({node.id, 0});
-  }
-  if (reads_variable) {
+  if (const std::vector<NodeOutput> assigns = InitializersFor(runs); !assigns.empty()) {
     const std::vector<bool> init = Needed(assigns, {});
     for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] || init[i];
   }

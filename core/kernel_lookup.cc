@@ -20,7 +20,8 @@ std::string KeyOf(const Graph& graph, const Node& node, std::string_view device_
   key += node.op;
   key += '\0';
   key += static_cast<char>(node.dtype);
-  key += static_cast<char>(node.num_outputs);
+  key += std::to_string(node.num_outputs);  // Split's num_split: any count
+  key += '\0';
   key += static_cast<char>(node.transpose_a);
   key += static_cast<char>(node.transpose_b);
   for (int input : node.inputs) key += static_cast<char>(graph.nodes[input].dtype);

@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 
 #include "core/colocation_graph.h"
 #include "core/kernel_lookup.h"
-#include "core/kernel_registry.h"
 #include "core/op_registry.h"
 
 namespace tfrun {

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Writes TensorFlow's own op and kernel tables into core/tables/.
 
-Run under TensorFlow 2.21's CUDA build (tools/setup_tensorflow_cuda.sh),
+Run under TensorFlow 2.21's CUDA build (tools/setup_tensorflow.sh cuda),
 which registers every GPU kernel without a GPU or a driver:
 
-  $(tools/setup_tensorflow_cuda.sh) tools/gen_tf_tables.py core/tables/tf_ops.tsv
+  $(tools/setup_tensorflow.sh cuda) tools/gen_tf_tables.py core/tables/tf_ops.tsv
 
 One line per op, sorted by the bytes of its name: tfrun embeds the file and
 finds an op by binary search, so a run reads only the lines of the ops its

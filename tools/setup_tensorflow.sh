@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Makes (once) the virtual environment with the reference TensorFlow that
-# the random differential run compares tfrun with, and prints its Python.
-# Cached under ~/.cache/tfrun (TFRUN_TF_VENV overrides): the first run
-# downloads tensorflow-cpu from PyPI (about 300 MB), later runs reuse it.
+# Makes (once) a virtual environment with a reference TensorFlow 2.21 and
+# prints its Python:
+#   tools/setup_tensorflow.sh        tensorflow-cpu (about 300 MB): what the
+#                                    random differential run compares with;
+#   tools/setup_tensorflow.sh cuda   the CUDA build (about 600 MB), whose
+#                                    kernel table tools/gen_tf_tables.py
+#                                    writes into core/tables (tensorflow-cpu
+#                                    lists 470 GPU kernels of its 5,017). It
+#                                    needs no GPU and no driver.
+# Cached under ~/.cache/tfrun (TFRUN_TF_VENV, TFRUN_TF_CUDA_VENV override):
+# the first run downloads from PyPI, later runs reuse it.
 set -euo pipefail
 
-venv="${TFRUN_TF_VENV:-$HOME/.cache/tfrun/tf-venv}"
-want="tensorflow-cpu==2.21.0"
+case "${1:-cpu}" in
+  cpu) venv="${TFRUN_TF_VENV:-$HOME/.cache/tfrun/tf-venv}"; want="tensorflow-cpu==2.21.0" ;;
+  cuda) venv="${TFRUN_TF_CUDA_VENV:-$HOME/.cache/tfrun/tf-cuda-venv}"; want="tensorflow==2.21.0" ;;
+  *) echo "usage: tools/setup_tensorflow.sh [cpu|cuda]" >&2; exit 2 ;;
+esac
 
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import tensorflow, yaml' >/dev/null 2>&1; then
   echo "tfrun setup: installing $want into $venv" >&2

@@ -161,10 +161,7 @@ std::string_view LineAt(size_t offset, size_t* start) {
   return kTable.substr(*start, end - *start);
 }
 
-std::string_view NameOf(std::string_view line) {
-  if (!line.empty() && line.front() == '#') return {};  // the header sorts first
-  return line.substr(0, line.find('\t'));
-}
+std::string_view NameOf(std::string_view line) { return line.substr(0, line.find('\t')); }
 
 // The op's line, found by binary search over the byte offsets of the
 // sorted table; empty if absent.
@@ -174,9 +171,9 @@ std::string_view FindLine(std::string_view op) {
     const size_t mid = lo + (hi - lo) / 2;
     size_t start = 0;
     const std::string_view line = LineAt(mid, &start);
-    const std::string_view name = NameOf(line);
-    if (name == op && !line.empty() && line.front() != '#') return line;
-    if (line.front() == '#' || name < op) {
+    const bool header = !line.empty() && line.front() == '#';  // the header lines sort first
+    if (!header && NameOf(line) == op) return line;
+    if (header || NameOf(line) < op) {
       lo = start + line.size() + 1;
     } else {
       hi = start;
@@ -187,7 +184,8 @@ std::string_view FindLine(std::string_view op) {
 
 struct Cache {
   std::mutex mutex;
-  std::unordered_map<std::string_view, std::unique_ptr<TfOpDef>> ops;  // null: not in the table
+  // Keyed by views of the table's own bytes; unknown names are not kept.
+  std::unordered_map<std::string_view, std::unique_ptr<TfOpDef>> ops;
 };
 
 Cache& TheCache() {
@@ -216,41 +214,42 @@ StatusOr<bool> KernelMatches(const TfOpDef& op, const TfKernelDef& kernel, const
   return true;
 }
 
-std::string_view const kTypeNames[][3] = {
-    // table, Python, tfrun's DType name (empty: not a tfrun dtype)
-    {"FLOAT", "float32", "float32"},
-    {"DOUBLE", "float64", "float64"},
-    {"HALF", "float16", "float16"},
-    {"BFLOAT16", "bfloat16", "bfloat16"},
-    {"INT32", "int32", "int32"},
-    {"INT64", "int64", "int64"},
-    {"BOOL", "bool", "bool"},
-    {"STRING", "string", "string"},
-    {"UINT8", "uint8", ""},
-    {"INT16", "int16", ""},
-    {"INT8", "int8", ""},
-    {"COMPLEX64", "complex64", ""},
-    {"COMPLEX128", "complex128", ""},
-    {"QINT8", "qint8", ""},
-    {"QUINT8", "quint8", ""},
-    {"QINT32", "qint32", ""},
-    {"QINT16", "qint16", ""},
-    {"QUINT16", "quint16", ""},
-    {"UINT16", "uint16", ""},
-    {"UINT32", "uint32", ""},
-    {"UINT64", "uint64", ""},
-    {"RESOURCE", "resource", ""},
-    {"VARIANT", "variant", ""},
-    {"FLOAT8_E5M2", "float8_e5m2", ""},
-    {"FLOAT8_E4M3FN", "float8_e4m3fn", ""},
-    {"FLOAT8_E4M3FNUZ", "float8_e4m3fnuz", ""},
-    {"FLOAT8_E4M3B11FNUZ", "float8_e4m3b11fnuz", ""},
-    {"FLOAT8_E5M2FNUZ", "float8_e5m2fnuz", ""},
-    {"INT4", "int4", ""},
-    {"UINT4", "uint4", ""},
-    {"INT2", "int2", ""},
-    {"UINT2", "uint2", ""},
-    {"FLOAT4_E2M1FN", "float4_e2m1fn", ""},
+// The table's type names and Python's (tf.dtypes.as_dtype(x).name), which
+// tfrun's dtypes share (dtype.h).
+std::string_view const kTypeNames[][2] = {
+    {"FLOAT", "float32"},
+    {"DOUBLE", "float64"},
+    {"HALF", "float16"},
+    {"BFLOAT16", "bfloat16"},
+    {"INT32", "int32"},
+    {"INT64", "int64"},
+    {"BOOL", "bool"},
+    {"STRING", "string"},
+    {"UINT8", "uint8"},
+    {"INT16", "int16"},
+    {"INT8", "int8"},
+    {"COMPLEX64", "complex64"},
+    {"COMPLEX128", "complex128"},
+    {"QINT8", "qint8"},
+    {"QUINT8", "quint8"},
+    {"QINT32", "qint32"},
+    {"QINT16", "qint16"},
+    {"QUINT16", "quint16"},
+    {"UINT16", "uint16"},
+    {"UINT32", "uint32"},
+    {"UINT64", "uint64"},
+    {"RESOURCE", "resource"},
+    {"VARIANT", "variant"},
+    {"FLOAT8_E5M2", "float8_e5m2"},
+    {"FLOAT8_E4M3FN", "float8_e4m3fn"},
+    {"FLOAT8_E4M3FNUZ", "float8_e4m3fnuz"},
+    {"FLOAT8_E4M3B11FNUZ", "float8_e4m3b11fnuz"},
+    {"FLOAT8_E5M2FNUZ", "float8_e5m2fnuz"},
+    {"INT4", "int4"},
+    {"UINT4", "uint4"},
+    {"INT2", "int2"},
+    {"UINT2", "uint2"},
+    {"FLOAT4_E2M1FN", "float4_e2m1fn"},
 };
 
 // absl::CEscape, as SummarizeString quotes strings.
@@ -328,10 +327,9 @@ const TfOpDef* FindTfOp(std::string_view op) {
   auto it = cache.ops.find(op);
   if (it != cache.ops.end()) return it->second.get();
   const std::string_view line = FindLine(op);
-  std::unique_ptr<TfOpDef> parsed = line.empty() ? nullptr : ParseLine(line);
-  // The key must outlive the caller's view: the table's own bytes do.
-  const std::string_view key = parsed ? parsed->name : op;
-  if (!parsed) return nullptr;  // not cached: an unknown name's view may dangle
+  if (line.empty()) return nullptr;
+  std::unique_ptr<TfOpDef> parsed = ParseLine(line);
+  const std::string_view key = parsed->name;  // outlives the caller's `op`
   return cache.ops.emplace(key, std::move(parsed)).first->second.get();
 }
 
@@ -357,16 +355,13 @@ std::string_view TfTablesVersion() {
 
 std::string_view TableTypeName(DType dtype) {
   for (const auto& row : kTypeNames) {
-    if (row[2] == Name(dtype)) return row[0];
+    if (row[1] == Name(dtype)) return row[0];
   }
   return {};
 }
 
 std::optional<DType> DTypeOfTableType(std::string_view table_type) {
-  for (const auto& row : kTypeNames) {
-    if (row[0] == table_type && !row[2].empty()) return ParseDType(row[2]);
-  }
-  return std::nullopt;
+  return ParseDType(PythonDTypeName(table_type));
 }
 
 std::string PythonDTypeName(std::string_view table_type) {
