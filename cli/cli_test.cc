@@ -724,7 +724,7 @@ TEST(CliTest, UsageErrorsExitTwo) {
   EXPECT_NE(o.err.find("did you mean 'MatMul'"), std::string::npos) << o.err;
   Outcome dir = Tfrun("graphs");
   EXPECT_EQ(dir.exit_code, 2);
-  EXPECT_NE(dir.err.find("is a directory"), std::string::npos);
+  EXPECT_NE(dir.err.find("is a directory without saved_model.pb"), std::string::npos) << dir.err;
   Outcome missing = Tfrun("no/such.yaml");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no/such.yaml: cannot read graph file"), std::string::npos);

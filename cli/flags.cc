@@ -80,7 +80,10 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   // A repeated single-value option keeps its last value, as most tools do
   // (--fetch and --feed collect every one).
   app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app->add_option("graph", options->graph_path, "graph file (YAML; - for standard input)")->type_name("GRAPH");
+  app->add_option("graph", options->graph_path,
+                  "graph file (YAML; - for standard input), or a TensorFlow GraphDef (.pb, .pbtxt), MetaGraphDef "
+                  "(.meta) or SavedModel folder")
+      ->type_name("GRAPH");
 
   app->add_flag("--log-placement,--log-device-placement", options->log_placement,
                 "print the device mapping and the placement log (log_device_placement)")
@@ -94,6 +97,15 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_flag("--place-only", options->place_only,
                 "place the whole graph and print the device mapping and placement log; run nothing (also for ops "
                 "tfrun cannot run)")
+      ->group(kGraphAndDevices);
+  app->add_option("--import", options->import_semantics,
+                  "session|python: a TensorFlow graph file's devices as a Session gets them (default), or as "
+                  "tf.compat.v1.import_graph_def rewrites them for `_class` members")
+      ->type_name("MODE")
+      ->check(CLI::IsMember({"session", "python"}).description(""))
+      ->group(kGraphAndDevices);
+  app->add_option("--tag", options->saved_model_tag, "the SavedModel MetaGraphDef with this tag (default: the first)")
+      ->type_name("TAG")
       ->group(kGraphAndDevices);
   app->add_option("--compat", options->compat, "print as an era of TensorFlow does: tf2 (default), tf1, tf0, eager")
       ->type_name("ERA")

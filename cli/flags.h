@@ -17,6 +17,11 @@ struct RunOptions {
   bool soft_placement = false;
   bool no_soft_placement = false;  // eager places softly unless told not to
   bool place_only = false;         // place and log; run nothing
+  // TensorFlow graph files (GraphDef, MetaGraphDef, SavedModel): whose
+  // import to follow ("session": as given; "python": import_graph_def's
+  // device rewrite) and which SavedModel MetaGraphDef ("": the first).
+  std::string import_semantics = "session";
+  std::string saved_model_tag;
   std::vector<std::string> fetch;
   std::vector<std::string> feeds;  // --feed NAME=@FILE.npy | NAME=VALUE (cli/feeds.h)
   std::string compat = "tf2";

@@ -16,6 +16,7 @@
 #include "cli/feeds.h"
 #include "cli/trace.h"
 #include "cli/version.h"
+#include "core/graph_def/graph_def_import.h"
 #include "cli/npy_outputs.h"
 #include "core/atomic_file.h"
 #include "cli/process_memory.h"
@@ -176,7 +177,16 @@ Status GraphRun::Load() {
   };
   LoadOptions load_options = options_.limits;
   load_options.construction_errors = profile_->construction_errors;
-  StatusOr<Graph> graph = LoadGraphFile(options_.graph_path, load_options, lister);
+  StatusOr<Graph> graph = [&]() -> StatusOr<Graph> {
+    if (!IsTfGraphFile(options_.graph_path)) return LoadGraphFile(options_.graph_path, load_options, lister);
+    GraphDefImportOptions import;
+    import.semantics = options_.import_semantics == "python" ? ImportSemantics::kPython : ImportSemantics::kSession;
+    import.saved_model_tag = options_.saved_model_tag;
+    import.max_file_bytes = load_options.max_file_bytes;
+    import.max_nodes = load_options.max_nodes;
+    import.max_tensor_bytes = load_options.max_tensor_bytes;
+    return LoadTfGraph(options_.graph_path, import);
+  }();
   if (!graph.ok()) return graph.status();
   graph_ = std::move(*graph);
   report_.graph = &graph_;

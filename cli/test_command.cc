@@ -176,9 +176,22 @@ void ReadExpected(TestCase* c) {
   }
 }
 
+// Graph files a case may run: tfrun's YAML, TensorFlow's GraphDef (text or
+// binary) and MetaGraphDef.
+constexpr const char* kGraphExtensions[] = {".yaml", ".pbtxt", ".pb", ".meta"};
+
+// NAME plus the first graph extension that exists in `dir`; "" if none.
+std::string GraphFileFor(const fs::path& dir, const std::string& name) {
+  for (const char* ext : kGraphExtensions) {
+    if (fs::exists(dir / (name + ext))) return name + ext;
+  }
+  return "";
+}
+
 // The case an expected file stands for: NAME.expected beside NAME.yaml, or
-// NAME.VARIANT.expected beside NAME.yaml. An expected file of no graph (a
-// graph renamed or deleted) is a case that fails, not one quietly skipped.
+// NAME.VARIANT.expected beside NAME.yaml (or NAME.pbtxt, NAME.pb,
+// NAME.meta). An expected file of no graph (a graph renamed or deleted) is
+// a case that fails, not one quietly skipped.
 void CaseFor(const fs::path& expected, TestCase* c) {
   const std::string file = expected.filename().string();
   const std::string stem = file.substr(0, file.size() - std::string(".expected").size());
@@ -186,16 +199,16 @@ void CaseFor(const fs::path& expected, TestCase* c) {
   c->name = (dir / stem).lexically_normal().string();
   c->dir = dir.empty() ? fs::path(".") : dir;
   c->expected_path = expected;
-  std::string graph = stem + ".yaml";
-  if (!fs::exists(dir / graph)) {
+  std::string graph = GraphFileFor(c->dir, stem);
+  if (graph.empty()) {
     const size_t dot = stem.rfind('.');
-    const std::string base = dot == std::string::npos || dot == 0 ? "" : stem.substr(0, dot) + ".yaml";
-    if (base.empty() || !fs::exists(dir / base)) {
-      c->problem = fmt::format("{}: no graph for it: {} is missing{}", expected.string(), (dir / graph).string(),
-                               base.empty() ? "" : fmt::format(", and so is {}", (dir / base).string()));
+    const std::string base = dot == std::string::npos || dot == 0 ? "" : stem.substr(0, dot);
+    graph = base.empty() ? "" : GraphFileFor(c->dir, base);
+    if (graph.empty()) {
+      c->problem = fmt::format("{}: no graph for it: {} is missing{}", expected.string(), (dir / (stem + ".yaml")).string(),
+                               base.empty() ? "" : fmt::format(", and so is {}", (dir / (base + ".yaml")).string()));
       return;
     }
-    graph = base;
   }
   c->graph = graph;
   const fs::path err = dir / (stem + ".expected-stderr");
@@ -220,7 +233,9 @@ StatusOr<std::vector<TestCase>> Discover(const std::vector<std::string>& paths) 
       if (ec) return BadInput(fmt::format("{}: {}", p, ec.message()));
     } else if (fs::is_regular_file(path, ec) && EndsWith(p, ".expected")) {
       expected_files.push_back(path);
-    } else if (fs::is_regular_file(path, ec) && EndsWith(p, ".yaml")) {
+    } else if (fs::is_regular_file(path, ec) &&
+               std::any_of(std::begin(kGraphExtensions), std::end(kGraphExtensions),
+                           [&](const char* ext) { return EndsWith(p, ext); })) {
       // A graph: its NAME.expected and NAME.VARIANT.expected files.
       const std::string stem = path.stem().string();
       const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();

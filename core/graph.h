@@ -15,6 +15,7 @@
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "core/status.h"
+#include "core/tables/tf_tables.h"
 #include "core/tensor.h"
 
 namespace tfrun {
@@ -96,6 +97,9 @@ struct Node {
   // from it); a Placeholder without a shape has no known rank at all.
   Shape shape;
   bool unknown_rank = false;
+  // Index into Graph::imported for a node read from a TensorFlow GraphDef;
+  // -1 for a graph file's node, whose NodeDef tfrun derives (node_attrs.h).
+  int32_t imported = -1;
 
   NodeOutput input(size_t i) const {
     return {inputs[i], i < input_index.size() ? input_index[i] : 0};
@@ -128,6 +132,22 @@ struct Node {
   SourceLocation location;
 };
 
+// What a NodeDef read from a TensorFlow graph file carries beyond a Node's
+// own fields: its attributes (defaults filled from the OpDef, as TensorFlow
+// fills them before placing) and the types its OpDef binds to each input
+// and output, in the tables' spelling ("FLOAT", "FLOAT_REF", "RESOURCE").
+struct ImportedNodeDef {
+  NodeAttrs attrs;
+  std::vector<std::string> input_types;
+  std::vector<std::string> output_types;
+};
+
+// Whether a type in the tables' spelling is a reference or a resource:
+// what joins the ends of an edge into one colocation group.
+inline bool IsRefOrResourceType(std::string_view type) {
+  return type == "RESOURCE" || (type.size() > 4 && type.substr(type.size() - 4) == "_REF");
+}
+
 // tf.ConfigProto fields a graph file may set (graph-format.md "config").
 struct GraphConfig {
   bool log_device_placement = false;
@@ -156,6 +176,12 @@ struct Graph {
   std::vector<int> targets;  // run before the fetches, not printed
   GraphConfig config;
   FlatStringMap<int> by_name;  // node name -> id
+  // The NodeDefs' extras of the nodes read from a TensorFlow graph file
+  // (Node::imported indexes it); empty for a graph file's graph.
+  std::vector<ImportedNodeDef> imported;
+  const ImportedNodeDef* ImportedOf(const Node& node) const {
+    return node.imported < 0 ? nullptr : &imported[node.imported];
+  }
 
   // Appends `node` (its inputs must be earlier nodes): sets its id, its
   // name's entry and its producers' consumers. Returns the id.

@@ -19,6 +19,8 @@ std::string KeyOf(const Graph& graph, const Node& node, std::string_view device_
   key += '\0';
   key += node.op;
   key += '\0';
+  // A GraphDef's node: its attrs are the whole answer.
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) return key + '\1' + SummarizeAttrs(def->attrs);
   key += static_cast<char>(node.dtype);
   key += std::to_string(node.num_outputs);  // Split's num_split: any count
   key += '\0';
@@ -39,12 +41,16 @@ Memo& TheMemo() {
 }
 
 const TfKernelDef* Lookup(const TfOpDef& op, const NodeAttrs& attrs, std::string_view device_type) {
+  // A NodeDef's `_kernel` attr picks kernels registered with that label.
+  auto label = attrs.find("_kernel");
+  const std::string_view kernel_label =
+      label != attrs.end() && label->second.items.size() == 1 ? std::string_view(label->second.items[0]) : "";
   // A lookup error (an attr a constraint names is missing) means no
   // kernel: tfrun's nodes always carry their OpDef's attrs.
   // The XLA devices' kernels are registered with the devices: there are
   // devices of an XLA type to ask about only when they are.
   const DeviceTypeInfo* type = FindDeviceType(device_type);
-  StatusOr<const TfKernelDef*> kernel = FindKernelDef(op, device_type, attrs, type != nullptr && type->is_xla);
+  StatusOr<const TfKernelDef*> kernel = FindKernelDef(op, device_type, attrs, type != nullptr && type->is_xla, kernel_label);
   return kernel.ok() ? *kernel : nullptr;
 }
 
@@ -79,7 +85,9 @@ const TfKernelDef* TfKernelFor(const Graph& graph, const Node& node, std::string
     if (it != memo.kernels.end()) return it->second;
   }
   const TfOpDef* op = FindTfOp(node.op);
-  const TfKernelDef* kernel = op == nullptr ? nullptr : Lookup(*op, NodeDefAttrs(*op, graph, node), device_type);
+  const ImportedNodeDef* def = graph.ImportedOf(node);
+  const TfKernelDef* kernel =
+      op == nullptr ? nullptr : Lookup(*op, def != nullptr ? def->attrs : NodeDefAttrs(*op, graph, node), device_type);
   std::lock_guard<std::mutex> lock(memo.mutex);
   memo.kernels.emplace(key, kernel);
   return kernel;

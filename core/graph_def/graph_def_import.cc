@@ -1,0 +1,492 @@
+#include "core/graph_def/graph_def_import.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+
+#include "core/tables/tf_tables.h"
+
+namespace tfrun {
+namespace {
+
+// Ops TensorFlow rewrites before placing (LowerFunctionalOpsPass,
+// AccumulateNV2RemovePass, ParallelConcatRemovePass, function inlining), and
+// v1 while loops, whose back edges GraphConstructor imports specially.
+bool NeedsRewrites(std::string_view op) {
+  static constexpr std::string_view kOps[] = {
+      "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
+      "StatefulPartitionedCall", "AccumulateNV2", "ParallelConcat", "NextIteration", "RefNextIteration",
+      "SymbolicGradient", "RemoteCall"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+std::string TypeName(int type) {
+  const std::string& name = tfproto::DataType_Name(static_cast<tfproto::DataType>(type));
+  if (name.empty()) return fmt::format("type {}", type);
+  return name.substr(3);  // "DT_FLOAT" -> "FLOAT", as the tables write it
+}
+
+// DataTypeString: "float", "int32_ref", "resource".
+std::string LowerTypeName(std::string_view table_type) {
+  std::string out(table_type);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string ShapeItem(const tfproto::TensorShapeProto& shape) {
+  if (shape.unknown_rank()) return "?";
+  std::vector<std::string> dims;
+  for (const auto& d : shape.dim()) dims.push_back(std::to_string(d.size() < 0 ? -1 : d.size()));
+  return fmt::format("({})", fmt::join(dims, "x"));
+}
+
+std::string TensorItem(const tfproto::TensorProto& tensor) {
+  std::vector<std::string> dims;
+  for (const auto& d : tensor.tensor_shape().dim()) dims.push_back(std::to_string(d.size()));
+  return fmt::format("<Tensor<type: {} shape: [{}]>>", LowerTypeName(TypeName(tensor.dtype())), fmt::join(dims, ","));
+}
+
+// A NodeDef's attr in the tables' form (tf_tables.h AttrValue); `def_type`
+// is the OpDef's type for it, when it has the attr.
+AttrValue ConvertAttr(const tfproto::AttrValue& value, std::string_view def_type) {
+  using V = tfproto::AttrValue;
+  switch (value.value_case()) {
+    case V::kS: return {"string", {value.s()}};
+    case V::kI: return {"int", {std::to_string(value.i())}};
+    case V::kF: return {"float", {fmt::format("{}", value.f())}};
+    case V::kB: return {"bool", {value.b() ? "true" : "false"}};
+    case V::kType: return {"type", {TypeName(value.type())}};
+    case V::kShape: return {"shape", {ShapeItem(value.shape())}};
+    case V::kTensor: return {"tensor", {TensorItem(value.tensor())}};
+    case V::kFunc: return {"func", {value.func().name()}};
+    case V::kPlaceholder: return {"placeholder", {value.placeholder()}};
+    case V::kList: {
+      const auto& list = value.list();
+      AttrValue out{"list(string)", {}};
+      if (list.s_size() > 0) {
+        out.items.assign(list.s().begin(), list.s().end());
+      } else if (list.i_size() > 0) {
+        out.type = "list(int)";
+        for (int64_t i : list.i()) out.items.push_back(std::to_string(i));
+      } else if (list.f_size() > 0) {
+        out.type = "list(float)";
+        for (float f : list.f()) out.items.push_back(fmt::format("{}", f));
+      } else if (list.b_size() > 0) {
+        out.type = "list(bool)";
+        for (bool b : list.b()) out.items.push_back(b ? "true" : "false");
+      } else if (list.type_size() > 0) {
+        out.type = "list(type)";
+        for (int t : list.type()) out.items.push_back(TypeName(t));
+      } else if (list.shape_size() > 0) {
+        out.type = "list(shape)";
+        for (const auto& s : list.shape()) out.items.push_back(ShapeItem(s));
+      } else if (list.tensor_size() > 0) {
+        out.type = "list(tensor)";
+        for (const auto& t : list.tensor()) out.items.push_back(TensorItem(t));
+      } else if (list.func_size() > 0) {
+        out.type = "list(func)";
+        for (const auto& f : list.func()) out.items.push_back(f.name());
+      } else if (def_type.substr(0, 5) == "list(") {
+        out.type = def_type;  // an empty list of the OpDef's kind
+      }
+      return out;
+    }
+    case V::VALUE_NOT_SET: break;
+  }
+  return {def_type.empty() ? std::string_view("string") : def_type, {}};
+}
+
+// One input or output argument list bound to the node's attrs: its types,
+// in the tables' spelling.
+Status BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs, std::vector<std::string>* types,
+                std::string* missing) {
+  auto attr = [&](std::string_view name) -> const AttrValue* {
+    auto it = attrs.find(name);
+    if (it == attrs.end()) {
+      *missing = std::string(name);
+      return nullptr;
+    }
+    return &it->second;
+  };
+  for (const TfArgDef& arg : args) {
+    const std::string suffix = arg.is_ref ? "_REF" : "";
+    if (!arg.type_list_attr.empty()) {
+      const AttrValue* list = attr(arg.type_list_attr);
+      if (list == nullptr) return BadInput("missing");
+      for (const std::string& t : list->items) types->push_back(t + suffix);
+      continue;
+    }
+    int64_t count = 1;
+    if (!arg.number_attr.empty()) {
+      const AttrValue* n = attr(arg.number_attr);
+      if (n == nullptr || n->items.size() != 1) return BadInput("missing");
+      count = std::strtoll(n->items[0].c_str(), nullptr, 10);
+      if (count < 0 || count > 1000000) return BadInput(fmt::format("{} = {} is out of range", arg.number_attr, count));
+    }
+    std::string type(arg.type);
+    if (type.empty()) {
+      const AttrValue* t = attr(arg.type_attr);
+      if (t == nullptr || t->items.size() != 1) return BadInput("missing");
+      type = t->items[0];
+    }
+    for (int64_t i = 0; i < count; ++i) types->push_back(type + suffix);
+  }
+  return Status::Ok();
+}
+
+// TensorProto into a host Tensor, for the dtypes tfrun stores; values
+// shorter than the shape repeat their last element (tensor_util's rule).
+template <typename T, typename Values>
+void FillFrom(const Values& values, Tensor* t) {
+  T* out = t->data<T>();
+  const int64_t n = t->num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = static_cast<T>(values.empty() ? 0 : values[std::min<int64_t>(i, values.size() - 1)]);
+  }
+}
+
+StatusOr<Tensor> TensorFromProto(const tfproto::TensorProto& proto, DType dtype, const Shape& shape) {
+  if (dtype == DType::kString) {
+    const std::optional<int64_t> n = NumElements(shape);
+    std::vector<std::string> items;
+    for (int64_t i = 0; n && i < *n; ++i) {
+      items.push_back(proto.string_val_size() == 0 ? ""
+                                                   : proto.string_val(std::min<int64_t>(i, proto.string_val_size() - 1)));
+    }
+    return Tensor::FromStrings(shape, items);
+  }
+  TFRUN_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateHost(dtype, shape));
+  if (!proto.tensor_content().empty()) {
+    if (proto.tensor_content().size() != t.num_bytes()) {
+      return BadInput(fmt::format("tensor_content has {} bytes; a {} tensor of shape {} has {}",
+                                  proto.tensor_content().size(), Name(dtype), ShapeDebugString(shape), t.num_bytes()));
+    }
+    std::memcpy(t.raw(), proto.tensor_content().data(), t.num_bytes());
+    return t;
+  }
+  auto bits16 = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = t.data<T>();
+    const auto& v = proto.half_val();
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      const uint16_t b = v.empty() ? 0 : static_cast<uint16_t>(v[std::min<int64_t>(i, v.size() - 1)]);
+      out[i] = Eigen::numext::bit_cast<T>(b);
+    }
+  };
+  switch (dtype) {
+    case DType::kFloat32: FillFrom<float>(proto.float_val(), &t); break;
+    case DType::kFloat64: FillFrom<double>(proto.double_val(), &t); break;
+    case DType::kInt32: FillFrom<int32_t>(proto.int_val(), &t); break;
+    case DType::kInt64: FillFrom<int64_t>(proto.int64_val(), &t); break;
+    case DType::kBool: FillFrom<bool>(proto.bool_val(), &t); break;
+    case DType::kFloat16: bits16(TypeTag<Eigen::half>{}); break;
+    case DType::kBFloat16: bits16(TypeTag<Eigen::bfloat16>{}); break;
+    case DType::kString: break;
+  }
+  return t;
+}
+
+Shape ShapeOf(const tfproto::TensorShapeProto& proto) {
+  Shape shape;
+  for (const auto& d : proto.dim()) shape.push_back(d.size() < 0 ? kUnknownDim : d.size());
+  return shape;
+}
+
+struct Input {
+  int source = -1;  // GraphDef index
+  int index = 0;    // output index; -1: a control input
+};
+
+class Importer {
+ public:
+  Importer(const TfGraphFile& file, const std::string& path, const GraphDefImportOptions& options)
+      : file_(file), gd_(file.graph_def), path_(path), options_(options) {
+    graph_.path = path;
+  }
+
+  StatusOr<Graph> Run() {
+    if (gd_.node_size() > options_.max_nodes) {
+      return BadInput(fmt::format("{}: the graph has {} nodes; --max-nodes allows {}", path_, gd_.node_size(),
+                                  options_.max_nodes));
+    }
+    TFRUN_RETURN_IF_ERROR(IndexNames());
+    TFRUN_RETURN_IF_ERROR(ResolveInputs());
+    TFRUN_ASSIGN_OR_RETURN(std::vector<int> order, Order());
+    new_id_.assign(gd_.node_size(), -1);
+    for (int index : order) TFRUN_RETURN_IF_ERROR(AddNode(index));
+    if (options_.semantics == ImportSemantics::kPython) ApplyPythonImport();
+    return std::move(graph_);
+  }
+
+ private:
+  std::string Where(int index) const {
+    const SourceLocation loc = index < static_cast<int>(file_.node_locations.size()) ? file_.node_locations[index]
+                                                                                     : SourceLocation();
+    return FormatLocation(path_, loc);
+  }
+  Status Fail(int index, const std::string& message) const {
+    return BadInput(fmt::format("{}: node '{}': {}", Where(index), gd_.node(index).name(), message));
+  }
+
+  Status IndexNames() {
+    if (gd_.library().function_size() > 0) {
+      return BadInput(fmt::format("{}: the graph's function library ({} functions, e.g. '{}') is not supported yet: "
+                                  "function calls need TensorFlow's pre-placement passes",
+                                  path_, gd_.library().function_size(), gd_.library().function(0).signature().name()));
+    }
+    for (int i = 0; i < gd_.node_size(); ++i) {
+      const tfproto::NodeDef& node = gd_.node(i);
+      if (node.name().empty()) return BadInput(fmt::format("{}: node {} has no name", Where(i), i));
+      if (!index_.emplace(node.name(), i).second) {
+        return BadInput(fmt::format("{}: Node '{}' is not unique", Where(i), node.name()));
+      }
+      if (NeedsRewrites(node.op())) {
+        return Fail(i, fmt::format("{} is not supported yet: TensorFlow rewrites it before placing "
+                                   "(v2 control flow, function calls, AccumulateNV2, v1 while loops)",
+                                   node.op()));
+      }
+      const TfOpDef* op = FindTfOp(node.op());
+      if (op == nullptr || !op->has_op_def) {
+        return Fail(i, fmt::format("Op type not registered '{}' in TensorFlow {}'s tables", node.op(),
+                                   TfTablesVersion()));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status ResolveInputs() {
+    inputs_.resize(gd_.node_size());
+    for (int i = 0; i < gd_.node_size(); ++i) {
+      bool control_seen = false;
+      for (const std::string& text : gd_.node(i).input()) {
+        Input in;
+        std::string_view name = text;
+        if (!name.empty() && name[0] == '^') {
+          name.remove_prefix(1);
+          in.index = -1;
+          control_seen = true;
+        } else if (control_seen) {
+          return Fail(i, fmt::format("Non-control input '{}' after control input in NodeDef", text));
+        }
+        std::string node_name(name);
+        if (in.index >= 0) {
+          const std::optional<TensorName> tensor = ParseTensorName(name);
+          if (!tensor) return Fail(i, fmt::format("malformed input '{}'", text));
+          node_name = tensor->node;
+          in.index = tensor->index;
+        }
+        auto it = index_.find(node_name);
+        if (it == index_.end()) return Fail(i, fmt::format("Unknown input node '{}'", text));
+        in.source = it->second;
+        inputs_[i].push_back(in);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // GraphConstructor::Convert: the lowest-index ready node first.
+  StatusOr<std::vector<int>> Order() const {
+    const int n = gd_.node_size();
+    std::vector<int> pending(n, 0);
+    std::vector<std::vector<int>> consumers(n);
+    for (int i = 0; i < n; ++i) {
+      pending[i] = static_cast<int>(inputs_[i].size());
+      for (const Input& in : inputs_[i]) consumers[in.source].push_back(i);
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (int i = 0; i < n; ++i) {
+      if (pending[i] == 0) ready.push(i);
+    }
+    std::vector<int> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+      const int next = ready.top();
+      ready.pop();
+      order.push_back(next);
+      for (int c : consumers[next]) {
+        if (--pending[c] == 0) ready.push(c);
+      }
+    }
+    if (static_cast<int>(order.size()) < n) {
+      for (int i = 0; i < n; ++i) {
+        if (pending[i] > 0) return Fail(i, "the graph has a cycle through this node (no while loop can be imported yet)");
+      }
+    }
+    return order;
+  }
+
+  Status AddNode(int index) {
+    const tfproto::NodeDef& def = gd_.node(index);
+    const TfOpDef& op = *FindTfOp(def.op());
+    ImportedNodeDef imported;
+    for (const auto& [name, value] : def.attr()) {
+      const TfAttrDef* attr_def = op.FindAttr(name);
+      imported.attrs.emplace(name, ConvertAttr(value, attr_def != nullptr ? attr_def->type : std::string_view()));
+    }
+    AddDefaultAttrs(op, &imported.attrs);
+    std::string missing;
+    Status bound = BindArgs(op.inputs, imported.attrs, &imported.input_types, &missing);
+    if (bound.ok()) bound = BindArgs(op.outputs, imported.attrs, &imported.output_types, &missing);
+    if (!bound.ok()) {
+      return Fail(index, missing.empty() ? bound.message()
+                                         : fmt::format("NodeDef missing attr '{}' from Op<name={}>", missing, def.op()));
+    }
+
+    Node node;
+    node.name = def.name();
+    node.op = def.op();
+    node.location = index < static_cast<int>(file_.node_locations.size()) ? file_.node_locations[index]
+                                                                           : SourceLocation();
+    int data = 0;
+    for (const Input& in : inputs_[index]) {
+      const int source = new_id_[in.source];
+      if (in.index < 0) {
+        node.control_inputs.push_back(source);
+        continue;
+      }
+      const ImportedNodeDef& producer = graph_.imported[graph_.nodes[source].imported];
+      if (in.index >= static_cast<int>(producer.output_types.size())) {
+        return Fail(index, fmt::format("Connecting to invalid output {} of source node {} which has {} outputs.",
+                                       in.index, gd_.node(in.source).name(), producer.output_types.size()));
+      }
+      if (data < static_cast<int>(imported.input_types.size())) {
+        const std::string& given = producer.output_types[in.index];
+        const std::string& expected = imported.input_types[data];
+        // A reference output may feed a value input of its type.
+        const bool ok = given == expected || given == expected + "_REF";
+        if (!ok) {
+          return Fail(index, fmt::format("Input {} of node {} was passed {} from {}:{} incompatible with expected {}.",
+                                         data, def.name(), LowerTypeName(given), gd_.node(in.source).name(), in.index,
+                                         LowerTypeName(expected)));
+        }
+      }
+      node.inputs.push_back(source);
+      node.input_index.push_back(in.index);
+      ++data;
+    }
+    if (data != static_cast<int>(imported.input_types.size())) {
+      return Fail(index, fmt::format("{} takes {} inputs; the NodeDef has {}", def.op(), imported.input_types.size(),
+                                     data));
+    }
+    if (std::all_of(node.input_index.begin(), node.input_index.end(), [](int i) { return i == 0; })) {
+      node.input_index.clear();
+    }
+    node.num_outputs = static_cast<int>(imported.output_types.size());
+    TFRUN_RETURN_IF_ERROR(SetValueFields(index, imported, &node));
+
+    if (!def.device().empty()) {
+      StatusOr<DeviceSpec> spec = DeviceSpec::Parse(def.device());
+      if (!spec.ok()) return Fail(index, fmt::format("Malformed device specification '{}'", def.device()));
+      node.requested_device = *spec;
+      node.requested_device_text = def.device();
+    }
+    if (auto it = imported.attrs.find("_class"); it != imported.attrs.end() && it->second.is_list()) {
+      for (const std::string& group : it->second.items) {
+        if (group.rfind("loc:@", 0) == 0) node.colocation.push_back(group.substr(5));
+      }
+    }
+    node.imported = static_cast<int32_t>(graph_.imported.size());
+    graph_.imported.push_back(std::move(imported));
+    new_id_[index] = graph_.Add(std::move(node));
+    return Status::Ok();
+  }
+
+  // dtype, shape and a Const's value, where tfrun's types hold them.
+  Status SetValueFields(int index, const ImportedNodeDef& imported, Node* node) {
+    if (!imported.output_types.empty()) {
+      std::string type = imported.output_types[0];
+      if (type.size() > 4 && type.substr(type.size() - 4) == "_REF") type.resize(type.size() - 4);
+      if (std::optional<DType> dtype = DTypeOfTableType(type)) node->dtype = *dtype;
+    }
+    const NodeAttrs& attrs = imported.attrs;
+    if (auto it = attrs.find("transpose_a"); it != attrs.end()) node->transpose_a = it->second.items == std::vector<std::string>{"true"};
+    if (auto it = attrs.find("transpose_b"); it != attrs.end()) node->transpose_b = it->second.items == std::vector<std::string>{"true"};
+    const tfproto::NodeDef& def = gd_.node(index);
+    auto shape_attr = def.attr().find("shape");
+    auto output_shapes = def.attr().find("_output_shapes");
+    node->unknown_rank = true;
+    if (def.op() == "Const") {
+      const tfproto::TensorProto& value = def.attr().count("value") ? def.attr().at("value").tensor()
+                                                                     : tfproto::TensorProto::default_instance();
+      node->shape = ShapeOf(value.tensor_shape());
+      node->unknown_rank = false;
+      const std::optional<int64_t> n = NumElements(node->shape);
+      if (!n || !IsFullyDefined(node->shape)) return Fail(index, "the Const's value has an invalid shape");
+      const std::optional<DType> dtype = DTypeOfTableType(TypeName(value.dtype()));
+      if (dtype && *dtype == node->dtype) {
+        if (tensor_bytes_ += *n * static_cast<int64_t>(std::max<size_t>(Info(*dtype).size, 1));
+            tensor_bytes_ > options_.max_tensor_bytes) {
+          return Fail(index, fmt::format("the constants need more than --max-tensor-bytes ({})",
+                                         options_.max_tensor_bytes));
+        }
+        StatusOr<Tensor> tensor = TensorFromProto(value, *dtype, node->shape);
+        if (!tensor.ok()) return Fail(index, tensor.status().message());
+        node->value = std::move(*tensor);
+      }
+    } else if (shape_attr != def.attr().end() && shape_attr->second.has_shape()) {
+      node->shape = ShapeOf(shape_attr->second.shape());
+      node->unknown_rank = shape_attr->second.shape().unknown_rank();
+    } else if (output_shapes != def.attr().end() && output_shapes->second.list().shape_size() > 0) {
+      node->shape = ShapeOf(output_shapes->second.list().shape(0));
+      node->unknown_rank = output_shapes->second.list().shape(0).unknown_rank();
+    }
+    return Status::Ok();
+  }
+
+  // importer.py _ProcessNewOps: a node with `_class` takes the device of the
+  // first group it names whose node has one (or none); others keep theirs.
+  // The importer also turns `_output_shapes` into the tensors' shapes and
+  // drops the attr.
+  void ApplyPythonImport() {
+    for (ImportedNodeDef& def : graph_.imported) def.attrs.erase("_output_shapes");
+    std::vector<DeviceSpec> original(graph_.nodes.size());
+    std::vector<std::string> original_text(graph_.nodes.size());
+    for (const Node& n : graph_.nodes) {
+      original[n.id] = n.requested_device;
+      original_text[n.id] = n.requested_device_text;
+    }
+    for (Node& n : graph_.nodes) {
+      if (n.colocation.empty()) continue;
+      n.requested_device = DeviceSpec();
+      n.requested_device_text.clear();
+      for (const std::string& group : n.colocation) {
+        const Node* target = graph_.Find(group);
+        if (target == nullptr || original[target->id].empty()) continue;
+        n.requested_device = original[target->id];
+        n.requested_device_text = n.requested_device.ToString();
+        break;
+      }
+    }
+  }
+
+  const TfGraphFile& file_;
+  const tfproto::GraphDef& gd_;
+  const std::string& path_;
+  const GraphDefImportOptions& options_;
+  Graph graph_;
+  std::unordered_map<std::string, int> index_;  // name -> GraphDef index
+  std::vector<std::vector<Input>> inputs_;      // per GraphDef index
+  std::vector<int> new_id_;                     // GraphDef index -> node id
+  int64_t tensor_bytes_ = 0;
+};
+
+}  // namespace
+
+StatusOr<Graph> ImportGraphDef(const TfGraphFile& file, const std::string& path, const GraphDefImportOptions& options) {
+  return Importer(file, path, options).Run();
+}
+
+}  // namespace tfrun
+
+namespace tfrun {
+
+StatusOr<Graph> LoadTfGraph(const std::string& path, const GraphDefImportOptions& options) {
+  TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ReadTfGraphFile(path, options.saved_model_tag, options.max_file_bytes));
+  return ImportGraphDef(file, path, options);
+}
+
+}  // namespace tfrun

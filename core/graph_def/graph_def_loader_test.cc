@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/graph_def/graph_def_import.h"
+#include "core/graph_def/tf_graph_file.h"
+
+namespace tfrun {
+namespace {
+
+StatusOr<Graph> Import(const std::string& text, ImportSemantics semantics = ImportSemantics::kSession,
+                       const std::string& name = "g.pbtxt") {
+  TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ParseTfGraphBytes(text, name, ""));
+  GraphDefImportOptions options;
+  options.semantics = semantics;
+  return ImportGraphDef(file, name, options);
+}
+
+std::string ErrorOf(const std::string& text) {
+  StatusOr<Graph> g = Import(text);
+  EXPECT_FALSE(g.ok());
+  return g.ok() ? "" : g.status().message();
+}
+
+constexpr const char* kConst = R"(attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1.5 } } })";
+
+std::string ConstNode(const std::string& name, const std::string& device = "") {
+  return "node { name: \"" + name + "\" op: \"Const\" " + (device.empty() ? "" : "device: \"" + device + "\" ") +
+         kConst + " }\n";
+}
+
+std::string NegNode(const std::string& name, const std::string& input, const std::string& extra = "") {
+  return "node { name: \"" + name + "\" op: \"Neg\" input: \"" + input +
+         "\" attr { key: \"T\" value { type: DT_FLOAT } } " + extra + " }\n";
+}
+
+// GraphConstructor's order: the lowest-index ready node first (notes 2.1).
+TEST(GraphDefImport, NodesInGraphConstructorsOrder) {
+  const std::string text = "node { name: \"c\" op: \"AddV2\" input: \"a\" input: \"b\" "
+                           "attr { key: \"T\" value { type: DT_FLOAT } } }\n" +
+                           NegNode("d", "a") + ConstNode("a") + ConstNode("b");
+  StatusOr<Graph> g = Import(text);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ(g->nodes.size(), 4u);
+  EXPECT_EQ(g->nodes[0].name, "a");
+  EXPECT_EQ(g->nodes[1].name, "d");
+  EXPECT_EQ(g->nodes[2].name, "b");
+  EXPECT_EQ(g->nodes[3].name, "c");
+  EXPECT_EQ(g->nodes[3].inputs, (std::vector<int>{0, 2}));
+}
+
+TEST(GraphDefImport, AttrsTypesValuesDevicesAndColocation) {
+  const std::string text = ConstNode("a", "/device:CPU:1") +
+                           NegNode("c", "a", "attr { key: \"_class\" value { list { s: \"loc:@a\" } } }") +
+                           "node { name: \"v\" op: \"VariableV2\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+                           "attr { key: \"shape\" value { shape { dim { size: 3 } } } } }\n";
+  StatusOr<Graph> g = Import(text);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Node& a = *g->Find("a");
+  EXPECT_EQ(a.requested_device.ToString(), "/device:CPU:1");
+  ASSERT_TRUE(a.value.is_valid());
+  EXPECT_EQ(a.value.num_elements(), 2);
+  EXPECT_EQ(a.value.GetAsDouble(1), 1.5);  // float_val's last value repeats
+  const Node& c = *g->Find("c");
+  EXPECT_EQ(c.colocation, (std::vector<std::string>{"a"}));
+  const ImportedNodeDef& v = *g->ImportedOf(*g->Find("v"));
+  EXPECT_EQ(v.output_types, (std::vector<std::string>{"FLOAT_REF"}));
+  // Defaults come from TensorFlow's OpDef.
+  ASSERT_EQ(v.attrs.count("container"), 1u);
+  EXPECT_EQ(SummarizeAttrs(v.attrs), "container=\"\", dtype=DT_FLOAT, shape=[3], shared_name=\"\"");
+  EXPECT_EQ(g->Find("v")->shape, (Shape{3}));
+}
+
+// importer.py: a `_class` member takes its group's device, or none.
+TEST(GraphDefImport, PythonImportRewritesColocatedDevices) {
+  const std::string text = ConstNode("a", "/device:CPU:1") +
+                           NegNode("c", "a", "device: \"/device:CPU:2\" "
+                                             "attr { key: \"_class\" value { list { s: \"loc:@a\" } } }") +
+                           NegNode("n", "a", "device: \"/device:CPU:2\"");
+  StatusOr<Graph> session = Import(text);
+  ASSERT_TRUE(session.ok());
+  EXPECT_EQ(session->Find("c")->requested_device.ToString(), "/device:CPU:2");
+  StatusOr<Graph> python = Import(text, ImportSemantics::kPython);
+  ASSERT_TRUE(python.ok());
+  EXPECT_EQ(python->Find("c")->requested_device.ToString(), "/device:CPU:1");
+  EXPECT_EQ(python->Find("n")->requested_device.ToString(), "/device:CPU:2");
+}
+
+TEST(GraphDefImport, ErrorsNameFileLineAndNode) {
+  EXPECT_EQ(ErrorOf(ConstNode("a") + NegNode("b", "x")), "g.pbtxt:3:8: node 'b': Unknown input node 'x'");
+  EXPECT_EQ(ErrorOf(ConstNode("a") + ConstNode("a")), "g.pbtxt:3:8: Node 'a' is not unique");
+  EXPECT_NE(ErrorOf("node { name: \"w\" op: \"NoSuchOp\" }").find("Op type not registered 'NoSuchOp'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("node { name: \"w\" op: \"While\" }").find("While is not supported yet"), std::string::npos);
+  EXPECT_NE(ErrorOf(NegNode("a", "b") + NegNode("b", "a")).find("cycle"), std::string::npos);
+  EXPECT_EQ(ErrorOf(ConstNode("a") + NegNode("b", "a:1")),
+            "g.pbtxt:3:8: node 'b': Connecting to invalid output 1 of source node a which has 1 outputs.");
+  EXPECT_EQ(ErrorOf(ConstNode("a") + "node { name: \"b\" op: \"Neg\" input: \"a\" "
+                                     "attr { key: \"T\" value { type: DT_INT32 } } }"),
+            "g.pbtxt:3:8: node 'b': Input 0 of node b was passed float from a:0 incompatible with expected int32.");
+  EXPECT_EQ(ErrorOf("node { name: \"b\" op: \"Neg\" }"), "g.pbtxt:1:8: node 'b': NodeDef missing attr 'T' from "
+                                                          "Op<name=Neg>");
+  EXPECT_EQ(ErrorOf("node { name: \"b\" op: \"Neg\" attr { key: \"T\" value { type: DT_FLOAT } } }"),
+            "g.pbtxt:1:8: node 'b': Neg takes 1 inputs; the NodeDef has 0");
+  // The text parser's own error, located.
+  const std::string syntax = ErrorOf("node { name: \"a\" op: }");
+  EXPECT_EQ(syntax.rfind("g.pbtxt:1:", 0), 0u) << syntax;
+}
+
+TEST(TfGraphFile, KindsByNameAndContent) {
+  EXPECT_TRUE(IsTfGraphPath("m.pbtxt", "anything"));
+  EXPECT_TRUE(IsTfGraphPath("m.pb", ""));
+  EXPECT_TRUE(IsTfGraphPath("m.meta", ""));
+  EXPECT_FALSE(IsTfGraphPath("m.yaml", "node {"));
+  EXPECT_TRUE(IsTfGraphPath("model", std::string("\n\x03\n\x01" "a", 5)));  // binary bytes
+  EXPECT_TRUE(IsTfGraphPath("model.txt", "# written by TF\nnode {\n  name: \"a\"\n}\n"));
+  EXPECT_FALSE(IsTfGraphPath("model.txt", "nodes:\n  - {name: a, op: Const}\n"));
+
+  // The same graph as text, binary GraphDef and binary MetaGraphDef.
+  StatusOr<TfGraphFile> text = ParseTfGraphBytes(ConstNode("a") + NegNode("b", "a"), "x.pbtxt", "");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->kind, "GraphDef");
+  std::string binary;
+  ASSERT_TRUE(text->graph_def.SerializeToString(&binary));
+  StatusOr<TfGraphFile> from_binary = ParseTfGraphBytes(binary, "x", "");
+  ASSERT_TRUE(from_binary.ok()) << from_binary.status().message();
+  EXPECT_EQ(from_binary->kind, "GraphDef");
+  EXPECT_EQ(from_binary->graph_def.node_size(), 2);
+  tfproto::MetaGraphDef meta;
+  meta.mutable_meta_info_def()->add_tags("serve");
+  *meta.mutable_graph_def() = text->graph_def;
+  std::string meta_bytes;
+  ASSERT_TRUE(meta.SerializeToString(&meta_bytes));
+  StatusOr<TfGraphFile> from_meta = ParseTfGraphBytes(meta_bytes, "x", "");
+  ASSERT_TRUE(from_meta.ok()) << from_meta.status().message();
+  EXPECT_EQ(from_meta->kind, "MetaGraphDef");
+  EXPECT_EQ(from_meta->graph_def.node_size(), 2);
+
+  tfproto::SavedModel saved;
+  *saved.add_meta_graphs() = meta;
+  std::string saved_bytes;
+  ASSERT_TRUE(saved.SerializeToString(&saved_bytes));
+  StatusOr<TfGraphFile> from_saved = ParseTfGraphBytes(saved_bytes, "dir/saved_model.pb", "serve");
+  ASSERT_TRUE(from_saved.ok()) << from_saved.status().message();
+  EXPECT_EQ(from_saved->graph_def.node_size(), 2);
+  StatusOr<TfGraphFile> no_tag = ParseTfGraphBytes(saved_bytes, "dir/saved_model.pb", "train");
+  ASSERT_FALSE(no_tag.ok());
+  EXPECT_EQ(no_tag.status().message(), "dir/saved_model.pb: Could not find meta graph def matching supplied tags: "
+                                       "{ train }. Available tag-sets: [{ serve }]");
+  EXPECT_FALSE(ParseTfGraphBytes(std::string("\x0a\xff\xff\xff\xff\x0f", 6), "x.pb", "").ok());
+}
+
+// The files TensorFlow wrote for graphs/tf: the text GraphDef, the binary
+// one and the MetaGraphDef hold the same nodes.
+TEST(TfGraphFile, ReadsWhatTensorFlowWrote) {
+  GraphDefImportOptions options;
+  StatusOr<Graph> text = LoadTfGraph("graphs/tf/towers.pbtxt", options);
+  StatusOr<Graph> binary = LoadTfGraph("graphs/tf/towers_binary.pb", options);
+  StatusOr<Graph> meta = LoadTfGraph("graphs/tf/towers_meta.meta", options);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  ASSERT_TRUE(binary.ok()) << binary.status().message();
+  ASSERT_TRUE(meta.ok()) << meta.status().message();
+  EXPECT_GT(text->nodes.size(), 100u);
+  EXPECT_EQ(text->NodeNames(), binary->NodeNames());
+  EXPECT_EQ(text->NodeNames(), meta->NodeNames());
+  EXPECT_GT(text->Find("w")->location.line, 0);
+  EXPECT_EQ(binary->Find("w")->location.line, 0);
+}
+
+}  // namespace
+}  // namespace tfrun

@@ -1,0 +1,281 @@
+#include "core/graph_def/tf_graph_file.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tfrun {
+namespace {
+
+namespace fs = std::filesystem;
+using google::protobuf::Message;
+using google::protobuf::TextFormat;
+
+enum class Kind { kGraphDef, kMetaGraphDef, kSavedModel };
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kGraphDef: return "GraphDef";
+    case Kind::kMetaGraphDef: return "MetaGraphDef";
+    case Kind::kSavedModel: return "SavedModel";
+  }
+  return "GraphDef";
+}
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// Text format when the first 4 KB hold no control bytes but whitespace:
+// a binary message's first bytes are tags and lengths, most below 32.
+bool LooksLikeText(std::string_view bytes) {
+  const std::string_view head = bytes.substr(0, 4096);
+  return std::none_of(head.begin(), head.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return c < 0x20 && c != '\t' && c != '\n' && c != '\r';
+  });
+}
+
+// A text file's first field name, comments and blanks skipped.
+std::string FirstTextField(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (std::isspace(static_cast<unsigned char>(text[i]))) {
+      ++i;
+    } else if (text[i] == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else {
+      break;
+    }
+  }
+  size_t end = i;
+  while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+  return std::string(text.substr(i, end - i));
+}
+
+Kind KindOfText(std::string_view text) {
+  const std::string field = FirstTextField(text);
+  if (field == "saved_model_schema_version" || field == "meta_graphs") return Kind::kSavedModel;
+  if (field == "meta_info_def" || field == "graph_def" || field == "saver_def" || field == "collection_def" ||
+      field == "signature_def" || field == "asset_file_def" || field == "object_graph_def") {
+    return Kind::kMetaGraphDef;
+  }
+  return Kind::kGraphDef;
+}
+
+// A binary message's kind from its first tag: a SavedModel starts with its
+// schema version (a varint, field 1); a GraphDef's and a MetaGraphDef's
+// field 1 are both messages, told apart by their own first field (a
+// NodeDef's is its name, field 1; a MetaInfoDef rarely has field 1).
+Kind KindOfBinary(std::string_view bytes) {
+  if (bytes.empty()) return Kind::kGraphDef;
+  const auto tag = static_cast<unsigned char>(bytes[0]);
+  if (tag == 0x08) return Kind::kSavedModel;
+  if (tag != 0x0a) return Kind::kGraphDef;
+  size_t i = 1;
+  int shift = 0;
+  while (i < bytes.size() && (static_cast<unsigned char>(bytes[i]) & 0x80) != 0 && shift < 63) {
+    ++i;
+    shift += 7;
+  }
+  ++i;  // the length's last byte
+  if (i < bytes.size() && static_cast<unsigned char>(bytes[i]) != 0x0a) return Kind::kMetaGraphDef;
+  return Kind::kGraphDef;
+}
+
+Kind KindOfName(const std::string& name, std::string_view bytes, bool text) {
+  const std::string base = fs::path(name).filename().string();
+  if (base == "saved_model.pb" || base == "saved_model.pbtxt") return Kind::kSavedModel;
+  if (EndsWith(base, ".meta")) return Kind::kMetaGraphDef;
+  return text ? KindOfText(bytes) : KindOfBinary(bytes);
+}
+
+// Collects the text parser's errors: the first one, located.
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+    if (!message_.empty()) return;
+    line_ = line + 1;
+    column_ = column + 1;
+    message_ = message;
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+  std::string Text(const std::string& name) const {
+    return fmt::format("{}:{}:{}: {}", name, line_, column_, message_.empty() ? "malformed text" : message_);
+  }
+
+ private:
+  int line_ = 0, column_ = 0;
+  std::string message_;
+};
+
+// Parses text or binary bytes into `message`; the text parser's field
+// locations go to `tree`.
+Status ParseMessage(const std::string& bytes, bool text, const std::string& name, Kind kind, Message* message,
+                    TextFormat::ParseInfoTree* tree) {
+  if (text) {
+    TextFormat::Parser parser;
+    FirstError errors;
+    parser.RecordErrorsTo(&errors);
+    parser.AllowUnknownField(true);  // fields tfrun does not read
+    parser.AllowUnknownExtension(true);
+    parser.WriteLocationsTo(tree);
+    if (!parser.ParseFromString(bytes, message)) {
+      return BadInput(fmt::format("{} (text {})", errors.Text(name), KindName(kind)));
+    }
+    return Status::Ok();
+  }
+  if (!message->ParseFromString(bytes)) {
+    return BadInput(fmt::format("{}: not a binary {} (the protobuf does not parse)", name, KindName(kind)));
+  }
+  return Status::Ok();
+}
+
+// Where each NodeDef's name is in a text file (0 where it has none).
+std::vector<SourceLocation> NodeLocations(const TextFormat::ParseInfoTree* graph_tree, const tfproto::GraphDef& graph) {
+  std::vector<SourceLocation> locations(graph.node_size());
+  if (graph_tree == nullptr) return locations;
+  const auto* descriptor = tfproto::GraphDef::descriptor();
+  const auto* node_field = descriptor->FindFieldByName("node");
+  const auto* name_field = tfproto::NodeDef::descriptor()->FindFieldByName("name");
+  for (int i = 0; i < graph.node_size(); ++i) {
+    google::protobuf::TextFormat::ParseLocationRange range = graph_tree->GetLocationRange(node_field, i);
+    const TextFormat::ParseInfoTree* node_tree = graph_tree->GetTreeForNested(node_field, i);
+    if (node_tree != nullptr) {
+      const google::protobuf::TextFormat::ParseLocationRange name = node_tree->GetLocationRange(name_field, -1);
+      if (name.start.line >= 0) range = name;
+    }
+    if (range.start.line >= 0) locations[i] = {range.start.line + 1, range.start.column + 1};
+  }
+  return locations;
+}
+
+void TakeCollections(const tfproto::MetaGraphDef& meta, TfGraphFile* file) {
+  std::vector<std::string> keys;
+  for (const auto& [key, collection] : meta.collection_def()) {
+    if (collection.has_node_list()) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& key : keys) {
+    const auto& values = meta.collection_def().at(key).node_list().value();
+    file->node_collections.emplace_back(key, std::vector<std::string>(values.begin(), values.end()));
+  }
+}
+
+std::string JoinTags(const tfproto::MetaGraphDef& meta) {
+  std::vector<std::string> tags(meta.meta_info_def().tags().begin(), meta.meta_info_def().tags().end());
+  return fmt::format("{{ {} }}", fmt::join(tags, " "));
+}
+
+}  // namespace
+
+bool IsTfGraphPath(const std::string& path, std::string_view head) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return true;
+  const std::string base = fs::path(path).filename().string();
+  for (std::string_view ext : {".pb", ".pbtxt", ".pbtext", ".meta"}) {
+    if (EndsWith(base, ext)) return true;
+  }
+  if (EndsWith(base, ".yaml") || EndsWith(base, ".yml")) return false;
+  // Unknown extension: binary bytes, or text that starts as a GraphDef or
+  // MetaGraphDef does ("node {", "meta_info_def {").
+  if (!LooksLikeText(head)) return true;
+  const std::string field = FirstTextField(head);
+  size_t brace = head.find_first_not_of(" \t\r\n", head.find(field) + field.size());
+  const bool message_field = brace != std::string_view::npos && head[brace] == '{';
+  return message_field && (field == "node" || field == "meta_info_def" || field == "graph_def" ||
+                           field == "meta_graphs" || field == "library" || field == "versions");
+}
+
+bool IsTfGraphFile(const std::string& path) {
+  if (path == "-") return false;
+  std::error_code ec;
+  // A pipe or device is read once, by its loader: judged by its name alone.
+  if (!fs::is_regular_file(path, ec)) return IsTfGraphPath(path, "nodes:");
+  std::ifstream in(path, std::ios::binary);
+  char head[4096];
+  in.read(head, sizeof(head));
+  return IsTfGraphPath(path, std::string_view(head, static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0))));
+}
+
+StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::string& name, const std::string& tag) {
+  TfGraphFile file;
+  file.text = LooksLikeText(bytes);
+  const Kind kind = KindOfName(name, bytes, file.text);
+  file.kind = KindName(kind);
+  TextFormat::ParseInfoTree tree;
+  const TextFormat::ParseInfoTree* graph_tree = file.text ? &tree : nullptr;
+  switch (kind) {
+    case Kind::kGraphDef:
+      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &file.graph_def, &tree));
+      break;
+    case Kind::kMetaGraphDef: {
+      tfproto::MetaGraphDef meta;
+      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &meta, &tree));
+      if (graph_tree != nullptr) {
+        graph_tree = tree.GetTreeForNested(tfproto::MetaGraphDef::descriptor()->FindFieldByName("graph_def"), -1);
+      }
+      TakeCollections(meta, &file);
+      file.graph_def = std::move(*meta.mutable_graph_def());
+      break;
+    }
+    case Kind::kSavedModel: {
+      tfproto::SavedModel saved;
+      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &saved, &tree));
+      int chosen = -1;
+      for (int i = 0; i < saved.meta_graphs_size() && chosen < 0; ++i) {
+        const auto& tags = saved.meta_graphs(i).meta_info_def().tags();
+        if (tag.empty() || std::find(tags.begin(), tags.end(), tag) != tags.end()) chosen = i;
+      }
+      if (chosen < 0) {
+        std::vector<std::string> sets;
+        for (const auto& meta : saved.meta_graphs()) sets.push_back(JoinTags(meta));
+        return BadInput(fmt::format(
+            "{}: Could not find meta graph def matching supplied tags: {{ {} }}. Available tag-sets: [{}]", name,
+            tag, fmt::join(sets, ", ")));
+      }
+      if (graph_tree != nullptr) {
+        const auto* metas = tfproto::SavedModel::descriptor()->FindFieldByName("meta_graphs");
+        const TextFormat::ParseInfoTree* meta_tree = tree.GetTreeForNested(metas, chosen);
+        graph_tree = meta_tree == nullptr ? nullptr
+                                          : meta_tree->GetTreeForNested(
+                                                tfproto::MetaGraphDef::descriptor()->FindFieldByName("graph_def"), -1);
+      }
+      TakeCollections(saved.meta_graphs(chosen), &file);
+      file.graph_def = std::move(*saved.mutable_meta_graphs(chosen)->mutable_graph_def());
+      break;
+    }
+  }
+  file.node_locations = NodeLocations(graph_tree, file.graph_def);
+  return file;
+}
+
+StatusOr<TfGraphFile> ReadTfGraphFile(const std::string& path, const std::string& tag, int64_t max_file_bytes) {
+  std::error_code ec;
+  std::string file = path;
+  if (fs::is_directory(path, ec)) {
+    // A SavedModel folder: its saved_model.pb, or the text form.
+    file = (fs::path(path) / "saved_model.pb").string();
+    if (!fs::exists(file, ec)) file = (fs::path(path) / "saved_model.pbtxt").string();
+    if (!fs::exists(file, ec)) {
+      return BadInput(fmt::format("{}: is a directory without saved_model.pb or saved_model.pbtxt (not a SavedModel folder)", path));
+    }
+  }
+  const auto size = fs::file_size(file, ec);
+  if (ec) return BadInput(fmt::format("{}: cannot read: {}", file, ec.message()));
+  if (static_cast<int64_t>(size) > max_file_bytes) {
+    return BadInput(fmt::format("{}: the file has {} bytes; --max-file-bytes allows {}", file, size, max_file_bytes));
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in && !in.eof()) return BadInput(fmt::format("{}: cannot read", file));
+  return ParseTfGraphBytes(bytes.str(), file, tag);
+}
+
+}  // namespace tfrun
