@@ -29,14 +29,19 @@ bool MergeField(std::optional<T>* target, const std::optional<T>& other) {
 
 // IsRefOrResourceGeneratorNode: no inputs, one reference (or resource)
 // output; its request is also the group's resource device.
-bool IsRefGenerator(const Node& node) {
+bool IsRefGenerator(const Graph& graph, const Node& node) {
   if (!node.inputs.empty() || node.num_outputs != 1) return false;
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) return IsRefOrResourceType(def->output_types[0]);
   const TfOpDef* op = FindTfOp(node.op);
   return op != nullptr && op->outputs.size() == 1 && (op->outputs[0].is_ref || op->outputs[0].type == "RESOURCE");
 }
 
-// Whether input `i` of `node` is a reference input (Assign's `ref`).
-bool IsRefInput(const Node& node, size_t i) {
+// Whether input `i` of `node` is a reference or resource input (Assign's
+// `ref`, ReadVariableOp's `resource`, an Identity of a resource).
+bool IsRefInput(const Graph& graph, const Node& node, size_t i) {
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
+    return i < def->input_types.size() && IsRefOrResourceType(def->input_types[i]);
+  }
   const TfOpDef* op = FindTfOp(node.op);
   return op != nullptr && i < op->inputs.size() && op->inputs.size() == node.inputs.size() && op->inputs[i].is_ref;
 }
@@ -89,7 +94,7 @@ const DeviceSpec& ColocationGraph::RequestOf(int id) {
 DeviceSpec ColocationGraph::ResourceOf(int root) const {
   const int spec = groups_[root].resource;
   if (spec >= 0) return specs_[spec];
-  return IsRefGenerator(graph_.nodes[root]) ? graph_.nodes[root].requested_device : DeviceSpec();
+  return IsRefGenerator(graph_, graph_.nodes[root]) ? graph_.nodes[root].requested_device : DeviceSpec();
 }
 
 int ColocationGraph::TypeBit(std::string_view type) const {
@@ -102,6 +107,15 @@ int ColocationGraph::TypeBit(std::string_view type) const {
 bool ColocationGraph::Supports(int id, std::string_view device_type) {
   const int bit = TypeBit(device_type);
   return bit >= 0 && (groups_[RootOf(id)].types & (1u << bit)) != 0;
+}
+
+std::vector<std::string> ColocationGraph::SupportedTypes(int id) {
+  std::vector<std::string> types;
+  const uint32_t bits = groups_[RootOf(id)].types;
+  for (size_t t = 0; t < types_.size(); ++t) {
+    if ((bits & (1u << t)) != 0) types.push_back(types_[t]);
+  }
+  return types;
 }
 
 Status ColocationGraph::Located(int id, const std::string& message) const {
@@ -162,7 +176,7 @@ Status ColocationGraph::Initialize() {
   // of the consumer's group that conflicts gives way to the producer's.
   for (const Node& node : graph_.nodes) {
     for (size_t i = 0; i < node.inputs.size(); ++i) {
-      if (!IsRefInput(node, i)) continue;
+      if (!IsRefInput(graph_, node, i)) continue;
       const int src = node.inputs[i];
       DeviceSpec check = RequestOf(node.id);
       if (!MergeDevNames(&check, RequestOf(src), false).ok()) {

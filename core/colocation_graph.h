@@ -44,6 +44,13 @@ class ColocationGraph {
   // Whether every member of the group has a kernel for `device_type` (and
   // the group may go there: MaybeExcludeXlaDevices).
   bool Supports(int id, std::string_view device_type);
+  // Those device types, in the DeviceSet's priority order.
+  std::vector<std::string> SupportedTypes(int id);
+  // The device the group's reference or resource generator asked for
+  // (Member::resource_device_name_); empty when it has none.
+  DeviceSpec ResourceDevice(int id) { return ResourceOf(RootOf(id)); }
+  // The device types present, in priority order (device_types_).
+  const std::vector<std::string>& device_types() const { return types_; }
 
  private:
   // Per node, small: a 100,000-node graph keeps one each. Meaningful at

@@ -492,11 +492,6 @@ const OpDef* FindOp(std::string_view type) {
   return nullptr;
 }
 
-bool IsGenerator(const Node& node) {
-  // VariableV2's output is a reference, so only Const and Placeholder qualify.
-  return node.op == "Const" || node.op == "Placeholder";
-}
-
 std::string DTypeList(DTypeSet set) {
   std::vector<std::string_view> names;
   for (DType d : kAllDTypes) {

@@ -90,10 +90,6 @@ Status CheckInputTypes(const OpDef& def, ShapeContext& c);
 const OpDef* FindOp(std::string_view type);
 const std::vector<OpDef>& AllOps();
 
-// TensorFlow's placer treats these specially (placer.cc IsGeneratorNode):
-// no inputs and one non-reference output.
-bool IsGenerator(const Node& node);
-
 // "float32, float64" for messages.
 std::string DTypeList(DTypeSet set);
 

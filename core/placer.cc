@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
+#include <unordered_map>
 
 #include "core/colocation_graph.h"
+#include "core/device_types.h"
 #include "core/kernel_lookup.h"
 #include "core/op_registry.h"
 
@@ -61,6 +64,22 @@ std::string SoftMoveNote(const std::string& node, std::string_view op, DType dty
 
 namespace {
 
+// placer.cc IsGeneratorNode: no data inputs (control inputs do not count)
+// and one output that is not a reference. Of a graph file's ops only Const
+// and Placeholder are (VariableV2's output is a reference).
+bool IsGenerator(const Graph& graph, const Node& node) {
+  if (!node.inputs.empty() || node.num_outputs != 1) return false;
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
+    const std::string& type = def->output_types[0];
+    return type.size() <= 4 || type.substr(type.size() - 4) != "_REF";
+  }
+  return node.op == "Const" || node.op == "Placeholder";
+}
+
+// Node::IsMetadata (graph.cc's node classes): ops that read only their
+// input's shape, which Heuristic B places with that input.
+bool IsMetadata(const Node& node) { return node.op == "Shape" || node.op == "Size" || node.op == "Rank"; }
+
 class Placer {
  public:
   Placer(const Graph& graph, const DeviceSet& devices, bool soft, const CompatProfile& profile)
@@ -75,7 +94,7 @@ class Placer {
     TFRUN_RETURN_IF_ERROR(colocation_.Initialize());
     std::vector<int> first, second;
     for (int id : p->import_order) {
-      (profile_.generators_last && IsGenerator(graph_.nodes[id]) ? second : first).push_back(id);
+      (profile_.generators_last && IsGenerator(graph_, graph_.nodes[id]) ? second : first).push_back(id);
     }
     for (int id : first) {
       TFRUN_RETURN_IF_ERROR(PlaceNode(id, p));
@@ -102,10 +121,9 @@ class Placer {
     return out;
   }
 
-  // Where the group of `id` can go: its merged request, its types.
-  std::vector<int> GroupCandidates(int id, bool relaxed) {
-    const DeviceSpec& request = colocation_.RequestOf(id);
-    const DeviceSpec spec = relaxed ? request.SoftPlacementRelaxed() : request;
+  // Where the group of `id` can go under `spec`: the devices that match it
+  // and that every member has a kernel for.
+  std::vector<int> Matching(int id, const DeviceSpec& spec) {
     std::vector<int> out;
     for (int d : sorted_) {
       if (spec.Matches(devices_[d].spec) && colocation_.Supports(id, devices_[d].type)) out.push_back(d);
@@ -113,14 +131,48 @@ class Placer {
     return out;
   }
 
+  // ColocationGraph::GetDevicesForNode: the candidates for the group of
+  // `id`, the node being placed. Soft placement first keeps what the
+  // group's resource asked for (GetPreferredSoftDeviceName), then only
+  // job, replica and task (GetSoftDeviceName); `relaxed` says it did.
+  Status DevicesForGroup(int id, std::vector<int>* devices, bool* relaxed) {
+    *relaxed = false;
+    const DeviceSpec& request = colocation_.RequestOf(id);
+    *devices = Matching(id, request);
+    if (!devices->empty()) return Status::Ok();
+    if (soft_ && !request.empty()) {
+      *relaxed = true;
+      const DeviceSpec resource = colocation_.ResourceDevice(id);
+      DeviceSpec preferred = request;
+      if (!resource.type) preferred.type.reset();
+      if (!resource.id) preferred.id.reset();
+      *devices = Matching(id, preferred);
+      if (devices->empty()) *devices = Matching(id, request.SoftPlacementRelaxed());
+      if (!devices->empty()) return Status::Ok();
+    }
+    // A GraphDef gets the texts TensorFlow 2.21's Session prints for it;
+    // a graph file's are its profile's era's (docs/differences.md).
+    if (profile_.error_style == PlacementErrorStyle::kTf2 && !graph_.imported.empty()) return SessionError(id);
+    return ExplicitError(colocation_.MembersOf(id));
+  }
+
   Status PlaceNode(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();  // placed with its group
-    std::vector<int> candidates = GroupCandidates(id, false);
+    std::vector<int> candidates;
+    bool relaxed = false;
+    TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &candidates, &relaxed));
     const std::vector<int> members = colocation_.MembersOf(id);
-    if (candidates.empty()) {
-      if (!soft_) return ExplicitError(members);
-      candidates = GroupCandidates(id, true);
-      if (candidates.empty()) return ExplicitError(members);
+    // Heuristic B: a metadata op goes with its input, if it can; the first
+    // member placed decides for its whole group (LimitToAssignedDevice).
+    int chosen = candidates[0];
+    const Node& node = graph_.nodes[id];
+    if (IsMetadata(node) && !node.inputs.empty()) {
+      const int input_device = p->device_of[node.inputs[0]];
+      if (input_device >= 0 && std::find(candidates.begin(), candidates.end(), input_device) != candidates.end()) {
+        chosen = input_device;
+      }
+    }
+    if (relaxed) {
       // The member that cannot run on the requested device moves the group.
       std::vector<bool> fits_alone;
       const Node* blocker = nullptr;
@@ -129,10 +181,10 @@ class Placer {
         if (blocker == nullptr && !fits_alone.back()) blocker = &graph_.nodes[m];
       }
       for (size_t i = 0; i < members.size(); ++i) {
-        NoteSoftMove(members[i], devices_[candidates[0]], p, fits_alone[i] ? blocker : nullptr);
+        NoteSoftMove(members[i], devices_[chosen], p, fits_alone[i] ? blocker : nullptr);
       }
     }
-    for (int m : members) p->device_of[m] = candidates[0];
+    for (int m : members) p->device_of[m] = chosen;
     return Status::Ok();
   }
 
@@ -141,14 +193,9 @@ class Placer {
   Status PlaceGenerator(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();
     if (colocation_.GroupSize(id) > 1) return PlaceNode(id, p);
-    std::vector<int> candidates = GroupCandidates(id, false);
+    std::vector<int> candidates;
     bool moved = false;
-    if (candidates.empty()) {
-      if (!soft_) return ExplicitError({id});
-      candidates = GroupCandidates(id, true);
-      if (candidates.empty()) return ExplicitError({id});
-      moved = true;
-    }
+    TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &candidates, &moved));
     int chosen = candidates[0];
     int consumer_device = -2;
     bool same = true;
@@ -173,6 +220,93 @@ class Placer {
 
   std::string DeviceName(const Device& d) const {
     return profile_.legacy_device_names ? d.spec.ToLegacyString() : d.name;
+  }
+
+  // The requested device as the NodeDef holds it (node->requested_device()).
+  static std::string NodeDefDevice(const Node& node) {
+    return node.imported >= 0 ? node.requested_device_text : node.requested_device.ToString();
+  }
+
+  // ColocationGraph::DebugInfo: the group's root, each op type's supported
+  // device types (in an unordered_map's order, as TensorFlow keeps them:
+  // libstdc++'s, which TensorFlow's Linux builds use), and the members.
+  std::string DebugInfo(int id) {
+    const DeviceSpec resource = colocation_.ResourceDevice(id);
+    std::string text = "\nColocation Debug Info:\nColocation group had the following types and supported devices: \n";
+    text += fmt::format(
+        "Root Member(assigned_device_name_index_=-1 requested_device_name_='{}' assigned_device_name_='' "
+        "resource_device_name_='{}' supported_device_types_=[{}] possible_devices_=[]\n",
+        colocation_.RequestOf(id).ToString(), resource.ToString(), fmt::join(colocation_.SupportedTypes(id), ", "));
+    std::unordered_map<std::string, std::string> type_to_devices;
+    const std::vector<int> members = colocation_.MembersOf(id);
+    for (int m : members) {
+      const Node& member = graph_.nodes[m];
+      std::string types;
+      for (const std::string& t : colocation_.device_types()) {
+        if (TfHasKernel(graph_, member, t)) types += t + " ";
+      }
+      type_to_devices[member.op] = std::move(types);
+    }
+    for (const auto& [op, types] : type_to_devices) text += fmt::format("{}: {}\n", op, types);
+    text += "\nColocation members, user-requested devices, and framework assigned devices, if any:";
+    for (int m : members) {
+      const Node& member = graph_.nodes[m];
+      text += fmt::format("\n  {} ({}) {}", member.name, member.op, NodeDefDevice(member));
+    }
+    return text + "\n";
+  }
+
+  // GetDevicesForNode's errors, as placer.cc reports them for `id`, the
+  // node being placed: its own request against the group's merged one.
+  Status SessionError(int id) {
+    const Node& node = graph_.nodes[id];
+    const DeviceSpec& request = colocation_.RequestOf(id);
+    const std::string requested = NodeDefDevice(node);
+    std::vector<std::string> all;  // the DeviceSet's order
+    for (const Device& d : devices_.devices()) all.push_back(d.name);
+    std::string message;
+    if (request.empty()) {
+      std::vector<std::string> inputs;
+      if (const ImportedNodeDef* def = graph_.ImportedOf(node)) {
+        for (const std::string& t : def->input_types) {
+          std::string lower = t;
+          for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          inputs.push_back(lower);
+        }
+      }
+      message = fmt::format("Node had no OpKernel registered to support this operation: Operation was {} and inputs "
+                            "were [{}].\n{}",
+                            node.op, fmt::join(inputs, ", "), DebugInfo(id));
+    } else if (node.requested_device == request) {
+      const bool any_match = std::any_of(devices_.devices().begin(), devices_.devices().end(),
+                                         [&](const Device& d) { return request.Matches(d.spec); });
+      if (!any_match) {
+        std::vector<std::string> sorted = all;
+        std::sort(sorted.begin(), sorted.end());
+        message = fmt::format("{{{{node {}}}}} was explicitly assigned to {} but available devices are [ {} ]. Make "
+                              "sure the device specification refers to a valid device.",
+                              node.name, requested, fmt::join(sorted, ", "));
+      } else if (request.type) {
+        const TfOpDef* op = FindTfOp(node.op);
+        const ImportedNodeDef* def = graph_.ImportedOf(node);
+        message = fmt::format(
+            "Could not satisfy explicit device specification '{}' because no supported kernel for {} devices is "
+            "available.{}\nOp: {}\nNode attrs: {}\nRegistered kernels:\n{}",
+            requested, *request.type, DebugInfo(id), node.op, def != nullptr ? SummarizeAttrs(def->attrs) : "",
+            op != nullptr ? KernelsRegisteredForOp(*op, XlaDevicesEnabled()) : "");
+      } else {
+        message = fmt::format("Could not satisfy explicit device specification '{}{}", requested, DebugInfo(id));
+      }
+    } else {
+      message = fmt::format(
+          "Could not satisfy explicit device specification '{}' because the node {{{{colocation_node {}}}}} was "
+          "colocated with a group of nodes that required incompatible device '{}'. All available devices [{}]. {}",
+          requested, node.name, request.ToString(), fmt::join(all, ", "), DebugInfo(id));
+    }
+    // The "\t [[{{node x}}]]" TensorFlow appends is the file location here.
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return PlacementError(fmt::format("{}: InvalidArgumentError: Cannot assign a device for operation {}: {}",
+                                      graph_.Where(node.location), node.name, message));
   }
 
   Status ExplicitError(const std::vector<int>& members) const {
