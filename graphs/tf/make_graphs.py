@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""TensorFlow programs that write the graphs in this folder, and the goldens
+beside them: what TensorFlow 2.21 itself prints when a Session places each
+graph (testdata/golden/DERIVATIONS.md, "graphs/tf").
+
+Run under TensorFlow 2.21's CUDA wheel (tools/setup_tensorflow.sh cuda):
+
+  $(tools/setup_tensorflow.sh cuda) graphs/tf/make_graphs.py
+
+Each case builds a tf.compat.v1 graph, writes it (tf.io.write_graph, text or
+binary, or export_meta_graph), places it in a Session with
+log_device_placement under the case's ConfigProto (and TF_XLA_FLAGS where it
+asks for XLA devices: each case runs in a process of its own), and writes
+NAME.VARIANT.expected with the `# args:` tfrun takes for the same setup, the
+device mapping TensorFlow logs and the placement lines it prints, and
+NAME.VARIANT.expected-stderr with TensorFlow's error text, if any (from
+"Cannot ..." on, as tfrun prints it after the file's location). Soft
+placement cases run tfrun with --quiet: the lines tfrun adds on standard
+error about what soft placement moved are tfrun's own, not TensorFlow's.
+"""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def towers(tf):
+    """Two towers of a dense layer on CPU:1 and CPU:2, reference variables
+    on CPU:0, Adam with gradients colocated with their ops: the multi-tower
+    sample's shape on three CPUs."""
+    with tf.device("/cpu:0"):
+        w = tf.compat.v1.Variable(tf.random.normal([4, 4], seed=1), name="w", use_resource=False)
+        b = tf.compat.v1.Variable(tf.zeros([4]), name="b", use_resource=False)
+    losses = []
+    for t in range(2):
+        with tf.device(f"/cpu:{t + 1}"), tf.name_scope(f"tower{t}"):
+            x = tf.constant([[1., 2., 3., 4.], [0.5, -1., 2., 0.]], name="x")
+            h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b))
+            losses.append(tf.reduce_mean(tf.square(h)))
+    loss = tf.add_n(losses, name="loss")
+    tf.compat.v1.train.AdamOptimizer(0.01).minimize(loss, colocate_gradients_with_ops=True, name="train")
+    tf.compat.v1.global_variables_initializer()
+
+
+def resource_xla(tf):
+    """A resource variable on CPU:2 and an assign_add asked for on XLA_CPU:0:
+    the resource edge keeps it with the variable (the issue's example)."""
+    with tf.device("/cpu:2"):
+        v = tf.compat.v1.Variable(tf.ones([2]), name="v", use_resource=True)
+    with tf.device("/device:XLA_CPU:0"):
+        v.assign_add(tf.ones([2]), name="add")
+    tf.compat.v1.global_variables_initializer()
+
+
+def adam_xla(tf):
+    """Adam over reference variables asked for on XLA_CPU:0, which has no
+    ApplyAdam kernel: the group's error and its Colocation Debug Info."""
+    with tf.device("/device:XLA_CPU:0"):
+        w = tf.compat.v1.Variable(tf.ones([2, 2]), name="w", use_resource=False)
+    loss = tf.reduce_sum(tf.matmul(w, w))
+    tf.compat.v1.train.AdamOptimizer(0.1).minimize(loss, name="train")
+    tf.compat.v1.global_variables_initializer()
+
+
+def colocated_conflict(tf):
+    """c colocated with a (`_class: loc:@a`) but asking for CPU:2 while a
+    asks for CPU:1: a Session refuses to merge them; Python's
+    import_graph_def first gives c a's device (notes 2.8)."""
+    with tf.device("/cpu:1"):
+        a = tf.constant([1.0, 2.0], name="a")
+    with tf.compat.v1.colocate_with(a):
+        c = tf.negative(a, name="c")
+    c.op._set_device("/device:CPU:2")
+    tf.identity(c, name="init")
+
+
+# name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args)])
+CASES = {
+    "towers": (towers, "towers.pbtxt", [
+        ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
+        ("cpu2_soft", {"device_count": {"CPU": 2}, "allow_soft_placement": True}, False, "session",
+         "--device-count CPU=2 --soft-placement --quiet"),
+        ("cpu2_hard", {"device_count": {"CPU": 2}}, False, "session", "--device-count CPU=2"),
+    ]),
+    "towers_binary": (towers, "towers_binary.pb", [
+        ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
+    ]),
+    "towers_meta": (towers, "towers_meta.meta", [
+        ("cpu3", {"device_count": {"CPU": 3}}, False, "python", "--device-count CPU=3 --import python"),
+    ]),
+    "resource_xla": (resource_xla, "resource_xla.pbtxt", [
+        ("soft", {"device_count": {"CPU": 3}, "allow_soft_placement": True}, True, "session",
+         "--device-count CPU=3 --soft-placement --quiet"),
+    ]),
+    "adam_xla": (adam_xla, "adam_xla.pbtxt", [
+        ("hard", {"device_count": {"CPU": 3}}, True, "session", "--device-count CPU=3"),
+        ("soft", {"device_count": {"CPU": 3}, "allow_soft_placement": True}, True, "session",
+         "--device-count CPU=3 --soft-placement --quiet"),
+    ]),
+    "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
+        ("session", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
+        ("python", {"device_count": {"CPU": 3}}, False, "python", "--device-count CPU=3 --import python"),
+    ]),
+}
+
+
+def run_case(name, variant):
+    """In a process of its own: build, write, place; prints the placement
+    lines and TF-ERROR: (escaped newlines) on standard output."""
+    import ctypes
+    import tensorflow as tf
+    tf.compat.v1.disable_eager_execution()
+    builder, file_name, variants = CASES[name]
+    _, config, _, semantics, _ = next(v for v in variants if v[0] == variant)
+    g = tf.Graph()
+    with g.as_default():
+        builder(tf)
+    path = os.path.join(HERE, file_name)
+    if file_name.endswith(".meta"):
+        tf.compat.v1.train.export_meta_graph(path, graph=g)
+    else:
+        tf.io.write_graph(g.as_graph_def(), HERE, file_name, as_text=file_name.endswith(".pbtxt"))
+    if semantics == "python":
+        graph_def = g.as_graph_def()
+        if file_name.endswith(".meta"):
+            meta = tf.compat.v1.MetaGraphDef()
+            with open(path, "rb") as f:
+                meta.ParseFromString(f.read())
+            graph_def = meta.graph_def
+        g = tf.Graph()
+        with g.as_default():
+            tf.compat.v1.import_graph_def(graph_def, name="")
+    init = g.get_operation_by_name("init")
+    with tf.compat.v1.Session(graph=g, config=tf.compat.v1.ConfigProto(log_device_placement=True, **config)) as s:
+        try:
+            s.run(init)
+        except tf.errors.OpError as e:
+            sys.stdout.flush()
+            ctypes.CDLL(None).fflush(None)
+            print("TF-ERROR: " + e.message.replace("\n", "\\n"), flush=True)
+
+
+def node_location(file_name, node):
+    """Where tfrun locates a node of a text GraphDef: its `name` field's
+    line and column; a binary file has no lines."""
+    if not file_name.endswith(".pbtxt"):
+        return file_name
+    with open(os.path.join(HERE, file_name)) as f:
+        for number, line in enumerate(f, 1):
+            if line.rstrip("\n") == f'  name: "{node}"':
+                return f"{file_name}:{number}:3"
+    sys.exit(f"{file_name}: no node {node}")
+
+
+def tfrun_error(line, file_name):
+    """TensorFlow's status text as tfrun prints it: after the file's
+    location of the node TensorFlow names in its trailing [[{{node x}}]],
+    from "Cannot ..." on, the "Node attrs:" sorted (TensorFlow prints them
+    in its protobuf map's order, which changes from run to run)."""
+    text = line.split(": ", 1)[1]
+    # Python may shorten the trailing [[{{node x}}]] to [[x]].
+    node = re.search(r"\[\[(?:\{\{node )?([^}\]]*)(?:\}\})?\]\]", text).group(1)
+    text = text[text.find("Cannot "):].split("\\n\t [[")[0]
+    lines = text.split("\\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for i, l in enumerate(lines):
+        if l.startswith("Node attrs: "):
+            items = re.split(r", (?=[A-Za-z_][\w]*=)", l[len("Node attrs: "):])
+            lines[i] = "Node attrs: " + ", ".join(sorted(items))
+    return f"tfrun: error: {node_location(file_name, node)}: InvalidArgumentError: " + "\n".join(lines) + "\n"
+
+
+def main():
+    if len(sys.argv) == 3:
+        run_case(sys.argv[1], sys.argv[2])
+        return
+    for name, (_, file_name, variants) in CASES.items():
+        for variant, _, xla, _, args in variants:
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="0", TF_ENABLE_ONEDNN_OPTS="0")
+            if xla:
+                env["TF_XLA_FLAGS"] = "--tf_xla_enable_xla_devices"
+            p = subprocess.run([sys.executable, __file__, name, variant], capture_output=True, text=True, env=env)
+            placement = [l for l in p.stdout.splitlines() if re.match(r"^\S+: \(\w+\): /job:", l)]
+            errors = [l for l in p.stdout.splitlines() if l.startswith("TF-ERROR: ")]
+            # The mapping DirectSession logs (standard error, LOG(INFO)).
+            mapping = []
+            lines = p.stderr.splitlines()
+            for i, l in enumerate(lines):
+                m = re.search(r"direct_session\.cc:\d+\] (Device mapping:.*)$", l)
+                if m:
+                    mapping = [m.group(1)]
+                    mapping += [x for x in lines[i + 1:] if x.startswith("/job:")]
+                    break
+            if not mapping:
+                sys.exit(f"{name}.{variant}: no device mapping in TensorFlow's log:\n{p.stderr[-2000:]}")
+            tfrun_args = ("TF_XLA_FLAGS=--tf_xla_enable_xla_devices " if xla else "") + \
+                "--place-only --log-placement " + args
+            stem = os.path.join(HERE, f"{name}.{variant}")
+            with open(stem + ".expected", "w") as f:
+                f.write(f"# args: {tfrun_args}\n" + ("# exit: 3\n" if errors else "") +
+                        "".join(x + "\n" for x in mapping + placement))
+            with open(stem + ".expected-stderr", "w") as f:
+                if errors:
+                    f.write(tfrun_error(errors[0], file_name))
+            print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
+
+
+if __name__ == "__main__":
+    main()
