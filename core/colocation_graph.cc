@@ -49,19 +49,20 @@ bool IsRefInput(const Graph& graph, const Node& node, size_t i) {
 }  // namespace
 
 Status MergeDevNames(DeviceSpec* target, const DeviceSpec& other, bool allow_soft_placement) {
-  const DeviceSpec original = *target;
-  if (!MergeField(&target->job, other.job)) return Incompatible("jobs", original, other);
-  if (!MergeField(&target->replica, other.replica)) return Incompatible("replicas", original, other);
-  if (!MergeField(&target->task, other.task)) return Incompatible("tasks", original, other);
+  // Field by field, as DeviceNameUtils does: an error quotes the target
+  // with the fields merged before the conflict.
+  if (!MergeField(&target->job, other.job)) return Incompatible("jobs", *target, other);
+  if (!MergeField(&target->replica, other.replica)) return Incompatible("replicas", *target, other);
+  if (!MergeField(&target->task, other.task)) return Incompatible("tasks", *target, other);
   // A type or id conflict: soft placement drops the type and id, or the id.
   if (!MergeField(&target->type, other.type)) {
-    if (!allow_soft_placement) return Incompatible("types", original, other);
+    if (!allow_soft_placement) return Incompatible("types", *target, other);
     target->type.reset();
     target->id.reset();
     return Status::Ok();
   }
   if (!MergeField(&target->id, other.id)) {
-    if (!allow_soft_placement) return Incompatible("ids", original, other);
+    if (!allow_soft_placement) return Incompatible("ids", *target, other);
     target->id.reset();
   }
   return Status::Ok();
@@ -137,6 +138,14 @@ Status ColocationGraph::Colocate(int x, int y) {
   Status merged_names = MergeDevNames(&resource, ResourceOf(old_root), false);
   if (merged_names.ok()) merged_names = MergeDevNames(&requested, RequestOf(old_root), soft_);
   if (!merged_names.ok()) return PlacementError(nodes + ": " + merged_names.message());
+  // Member::MergeDeviceNames keeps the request a specialization of the
+  // resource device (EnsureSpecification): what soft placement cleared
+  // comes back from the resource's name.
+  if (resource.job) requested.job = resource.job;
+  if (resource.replica) requested.replica = resource.replica;
+  if (resource.task) requested.task = resource.task;
+  if (resource.type) requested.type = resource.type;
+  if (resource.id) requested.id = resource.id;
   Group& root = groups_[new_root];
   Group& old = groups_[old_root];
   const uint32_t types = root.types & old.types;

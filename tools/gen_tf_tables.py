@@ -28,6 +28,10 @@ KERNEL  one field per KernelDef of any device type (TPU and XLA_*_JIT
           DEVICE_TYPE|PRIORITY|LABEL|HOST_MEMORY_ARGS|CONSTRAINTS
         then, each prefixed '+', the kernels TensorFlow registers only once
         the XLA devices exist (TF_XLA_FLAGS=--tf_xla_enable_xla_devices).
+        Last, for an op whose kernels TensorFlow lists in another order
+        once those exist (its registry is a hash map, rehashed as they
+        register), a field @I,J,K...: the kernel fields' indices (from 0)
+        in that order.
         HOST_MEMORY_ARGS comma-separated; CONSTRAINTS ';'-separated
         NAME:KIND=VALUES, KIND one of type, string, int, bool.
 
@@ -160,6 +164,18 @@ def main():
     for (device_type, text, op), n in sorted(lazy.items(), key=lambda kv: everything.index(kv[0])):
         counts["+" + device_type] += n
         kernels_of.setdefault(op, []).extend(["+" + text] * n)
+    # The order of each op's kernels in the listing with XLA devices.
+    listed = {}
+    for device_type, text, op in everything:
+        listed.setdefault(op, []).append(text)
+    for op, fields in kernels_of.items():
+        remaining = list(enumerate(f.lstrip("+") for f in fields))
+        order = []
+        for text in listed.get(op, []):
+            i = next(k for k, (_, t) in enumerate(remaining) if t == text)
+            order.append(remaining.pop(i)[0])
+        if order != list(range(len(fields))):
+            fields.append("@" + ",".join(map(str, order)))
 
     lines = {}
     for op in op_list.op:

@@ -149,7 +149,15 @@ std::unique_ptr<TfOpDef> ParseLine(std::string_view line) {
   for (std::string_view a : Split(fields[2], ';')) op->inputs.push_back(ParseArg(a));
   for (std::string_view a : Split(fields[3], ';')) op->outputs.push_back(ParseArg(a));
   for (std::string_view a : Split(fields[4], ';')) op->attrs.push_back(ParseAttr(a));
-  for (size_t i = 5; i < fields.size(); ++i) op->kernels.push_back(ParseKernel(fields[i]));
+  for (size_t i = 5; i < fields.size(); ++i) {
+    if (!fields[i].empty() && fields[i].front() == '@') {
+      for (std::string_view index : Split(fields[i].substr(1), ',')) {
+        op->xla_listing_order.push_back(std::stoi(std::string(index)));
+      }
+      continue;
+    }
+    op->kernels.push_back(ParseKernel(fields[i]));
+  }
   return op;
 }
 
@@ -417,8 +425,15 @@ StatusOr<std::vector<std::pair<std::string_view, int>>> SupportedDeviceTypes(
 }
 
 std::string KernelsRegisteredForOp(const TfOpDef& op, bool xla_devices) {
+  std::vector<int> order;
+  if (xla_devices && !op.xla_listing_order.empty()) {
+    order = op.xla_listing_order;
+  } else {
+    for (size_t i = 0; i < op.kernels.size(); ++i) order.push_back(static_cast<int>(i));
+  }
   std::string out;
-  for (const TfKernelDef& k : op.kernels) {
+  for (int i : order) {
+    const TfKernelDef& k = op.kernels[i];
     if (k.needs_xla_devices && !xla_devices) continue;
     out += fmt::format("  device='{}'", k.device_type);
     if (!k.label.empty()) out += fmt::format("; label='{}'", k.label);

@@ -82,6 +82,9 @@ struct TfOpDef {
   std::vector<TfArgDef> outputs;
   std::vector<TfAttrDef> attrs;
   std::vector<TfKernelDef> kernels;  // in TensorFlow's listing order
+  // Indices into `kernels` in the order TensorFlow lists them once XLA
+  // devices exist; empty when it is the same.
+  std::vector<int> xla_listing_order;
 
   const TfAttrDef* FindAttr(std::string_view attr) const;
 };
