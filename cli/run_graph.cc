@@ -131,8 +131,14 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   if (!options_.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputNames(options_.out_dir, graph_, fetch_));
   const bool log = options_.log_placement || graph_.config.log_device_placement;
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
-  if (fetch_.empty() && graph_.targets.empty() && profile_->execution == ExecutionModel::kSession &&
-      !options_.place_only) {
+  // A TensorFlow graph file with nothing to fetch or run: the user asks
+  // where its nodes go, which the Session's first run would decide.
+  place_only_ = options_.place_only || (!graph_.imported.empty() && fetch_.empty() && graph_.targets.empty());
+  if (place_only_ && !options_.place_only && !log) {
+    spdlog::info("{}: nothing to fetch: placed the whole graph (--log-placement prints where each node went)",
+                 graph_.path);
+  }
+  if (fetch_.empty() && graph_.targets.empty() && profile_->execution == ExecutionModel::kSession && !place_only_) {
     // A TF1 program with nothing to fetch makes its session (which prints
     // the device mapping) and runs no step: nothing is placed or logged.
     if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices_.set, *profile_);
@@ -140,7 +146,7 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     return Status::Ok();
   }
   TFRUN_RETURN_IF_ERROR(OpenSession(log, stdout_text));
-  if (options_.place_only) {
+  if (place_only_) {
     // The placement TensorFlow's first run makes, of the whole graph.
     TFRUN_RETURN_IF_ERROR(Place(log, stdout_text));
     if (log && profile_->execution == ExecutionModel::kEager) *stdout_text += ExecutedOpLines(eager_.executed, devices_.set);
@@ -188,6 +194,11 @@ Status GraphRun::Load() {
     return LoadTfGraph(options_.graph_path, import);
   }();
   if (!graph.ok()) return graph.status();
+  if (!graph->imported.empty() && profile_->execution == ExecutionModel::kEager) {
+    return BadInput(fmt::format("--compat {}: {} is a TensorFlow graph, which a Session places; eager execution "
+                                "does not apply to it",
+                                options_.compat, options_.graph_path));
+  }
   graph_ = std::move(*graph);
   report_.graph = &graph_;
   report_.timings.load_ms = MsSince(t0);
@@ -311,7 +322,7 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
     TFRUN_RETURN_IF_ERROR(WriteOutput(dot, PlacementDot(graph_, devices, placement_)));
   }
   const auto& device_of = placement_.device_of;
-  if (prints_output() && !options_.place_only &&
+  if (prints_output() && !place_only_ &&
       std::any_of(device_of.begin(), device_of.end(), [&](int d) { return devices[d].simulated; })) {
     spdlog::info("kernels placed on the simulated GPUs of {} run on the host", options_.device_flags.topology_path);
   }

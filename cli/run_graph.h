@@ -78,6 +78,9 @@ class GraphRun {
   Graph graph_;
   Devices devices_;
   bool devices_built_ = false;
+  // --place-only, or a TensorFlow graph file with nothing to fetch: place
+  // and log the whole graph, run nothing (set by RunSteps).
+  bool place_only_ = false;
   Placement placement_;
   EagerPlan eager_;  // --compat eager: what TF2 eager executes
   RunResult result_;
