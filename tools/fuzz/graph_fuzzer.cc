@@ -1,5 +1,7 @@
 // libFuzzer target: load + validate + place (every profile, soft and hard,
-// on simulated GPUs) + run on the CPU + print, for arbitrary graph text.
+// on simulated GPUs) + run on the CPU + print, for arbitrary graph text;
+// and for bytes that are not YAML, TensorFlow's graph files (GraphDef,
+// MetaGraphDef, SavedModel, text or binary): parse, import both ways, place.
 // Any crash, hang, sanitizer report or leak is a finding, and so is a
 // broken invariant (Check below): a node placed on a device that does not
 // exist, cannot run it or was not asked for; soft placement failing where
@@ -21,6 +23,8 @@
 #include "core/kernel_registry.h"
 #include "core/compat_profile.h"
 #include "core/executor.h"
+#include "core/graph_def/graph_def_import.h"
+#include "core/graph_def/tf_graph_file.h"
 #include "core/graph_file/loader.h"
 #include "core/graph_file/yaml_document.h"
 #include "core/placement_log.h"
@@ -138,6 +142,33 @@ void CheckPrintedValue(const tfrun::Tensor& t, const std::string& text) {
   });
 }
 
+// A TensorFlow graph file: read (as the name "fuzz" leaves it to the
+// content, and as a SavedModel), imported as a Session and as Python's
+// importer would, placed soft and hard with the same invariants.
+void FuzzTfGraphFile(const std::string& bytes) {
+  for (const char* name : {"fuzz", "saved_model.pb"}) {
+    tfrun::StatusOr<tfrun::TfGraphFile> file = tfrun::ParseTfGraphBytes(bytes, name, "");
+    if (!file.ok()) continue;
+    for (tfrun::ImportSemantics semantics : {tfrun::ImportSemantics::kSession, tfrun::ImportSemantics::kPython}) {
+      tfrun::GraphDefImportOptions options;
+      options.semantics = semantics;
+      options.max_nodes = 500;
+      options.max_tensor_bytes = 1 << 20;
+      tfrun::StatusOr<tfrun::Graph> graph = tfrun::ImportGraphDef(*file, name, options);
+      if (!graph.ok()) continue;
+      const tfrun::CompatProfile& profile = *tfrun::FindProfile("tf2");
+      for (bool soft : {false, true}) {
+        tfrun::Placement placement;
+        tfrun::Status placed = tfrun::PlaceGraph(*graph, Devices(), soft, profile, &placement);
+        (void)tfrun::PlacementLines(*graph, Devices(), placement, profile);
+        if (!placed.ok()) continue;
+        CheckPlacement(*graph, placement, soft);
+        (void)tfrun::PlacementDot(*graph, Devices(), placement);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -146,6 +177,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_tensor_bytes = 1 << 20;
   limits.max_nodes = 500;
   const std::string text(reinterpret_cast<const char*>(data), size);
+  if (tfrun::IsTfGraphPath("fuzz", text)) {
+    FuzzTfGraphFile(text);
+    return 0;
+  }
   // A parse in pieces (forced on small inputs) reads what one parse reads.
   {
     tfrun::StatusOr<tfrun::YamlDocument> whole = tfrun::ParseYaml(text, "fuzz.yaml", {1, size + 1});
