@@ -1,10 +1,18 @@
 #include "core/graph.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "core/did_you_mean.h"
 
 namespace tfrun {
+
+std::string DataTypeString(std::string_view table_type) {
+  std::string out(table_type);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 int Graph::Add(Node node) {
   node.id = static_cast<int>(nodes.size());

@@ -142,11 +142,17 @@ struct ImportedNodeDef {
   std::vector<std::string> output_types;
 };
 
-// Whether a type in the tables' spelling is a reference or a resource:
-// what joins the ends of an edge into one colocation group.
-inline bool IsRefOrResourceType(std::string_view type) {
-  return type == "RESOURCE" || (type.size() > 4 && type.substr(type.size() - 4) == "_REF");
+// Whether a type in the tables' spelling is a reference ("FLOAT_REF").
+inline bool IsRefType(std::string_view type) {
+  return type.size() > 4 && type.substr(type.size() - 4) == "_REF";
 }
+
+// A reference or a resource: what joins the ends of an edge into one
+// colocation group.
+inline bool IsRefOrResourceType(std::string_view type) { return type == "RESOURCE" || IsRefType(type); }
+
+// DataTypeString of a type in the tables' spelling: "float", "int32_ref".
+std::string DataTypeString(std::string_view table_type);
 
 // tf.ConfigProto fields a graph file may set (graph-format.md "config").
 struct GraphConfig {

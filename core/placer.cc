@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <unordered_map>
 
@@ -70,8 +69,7 @@ namespace {
 bool IsGenerator(const Graph& graph, const Node& node) {
   if (!node.inputs.empty() || node.num_outputs != 1) return false;
   if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
-    const std::string& type = def->output_types[0];
-    return type.size() <= 4 || type.substr(type.size() - 4) != "_REF";
+    return !IsRefType(def->output_types[0]);
   }
   return node.op == "Const" || node.op == "Placeholder";
 }
@@ -268,11 +266,7 @@ class Placer {
     if (request.empty()) {
       std::vector<std::string> inputs;
       if (const ImportedNodeDef* def = graph_.ImportedOf(node)) {
-        for (const std::string& t : def->input_types) {
-          std::string lower = t;
-          for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-          inputs.push_back(lower);
-        }
+        for (const std::string& t : def->input_types) inputs.push_back(DataTypeString(t));
       }
       message = fmt::format("Node had no OpKernel registered to support this operation: Operation was {} and inputs "
                             "were [{}].\n{}",

@@ -30,13 +30,6 @@ std::string TypeName(int type) {
   return name.substr(3);  // "DT_FLOAT" -> "FLOAT", as the tables write it
 }
 
-// DataTypeString: "float", "int32_ref", "resource".
-std::string LowerTypeName(std::string_view table_type) {
-  std::string out(table_type);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string ShapeItem(const tfproto::TensorShapeProto& shape) {
   if (shape.unknown_rank()) return "?";
   std::vector<std::string> dims;
@@ -47,7 +40,7 @@ std::string ShapeItem(const tfproto::TensorShapeProto& shape) {
 std::string TensorItem(const tfproto::TensorProto& tensor) {
   std::vector<std::string> dims;
   for (const auto& d : tensor.tensor_shape().dim()) dims.push_back(std::to_string(d.size()));
-  return fmt::format("<Tensor<type: {} shape: [{}]>>", LowerTypeName(TypeName(tensor.dtype())), fmt::join(dims, ","));
+  return fmt::format("<Tensor<type: {} shape: [{}]>>", DataTypeString(TypeName(tensor.dtype())), fmt::join(dims, ","));
 }
 
 // A NodeDef's attr in the tables' form (tf_tables.h AttrValue); `def_type`
@@ -360,8 +353,8 @@ class Importer {
         const bool ok = given == expected || given == expected + "_REF";
         if (!ok) {
           return Fail(index, fmt::format("Input {} of node {} was passed {} from {}:{} incompatible with expected {}.",
-                                         data, def.name(), LowerTypeName(given), gd_.node(in.source).name(), in.index,
-                                         LowerTypeName(expected)));
+                                         data, def.name(), DataTypeString(given), gd_.node(in.source).name(), in.index,
+                                         DataTypeString(expected)));
         }
       }
       node.inputs.push_back(source);
@@ -399,7 +392,7 @@ class Importer {
   Status SetValueFields(int index, const ImportedNodeDef& imported, Node* node) {
     if (!imported.output_types.empty()) {
       std::string type = imported.output_types[0];
-      if (type.size() > 4 && type.substr(type.size() - 4) == "_REF") type.resize(type.size() - 4);
+      if (IsRefType(type)) type.resize(type.size() - 4);
       if (std::optional<DType> dtype = DTypeOfTableType(type)) node->dtype = *dtype;
     }
     const NodeAttrs& attrs = imported.attrs;

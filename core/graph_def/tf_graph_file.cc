@@ -193,7 +193,7 @@ bool IsTfGraphPath(const std::string& path, std::string_view head) {
 }
 
 bool IsTfGraphFile(const std::string& path) {
-  if (path == "-") return false;
+  if (path == "-" || EndsWith(path, ".yaml") || EndsWith(path, ".yml")) return false;  // no read for YAML
   std::error_code ec;
   // A pipe or device is read once, by its loader: judged by its name alone.
   if (!fs::is_regular_file(path, ec)) return IsTfGraphPath(path, "nodes:");

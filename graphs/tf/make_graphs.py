@@ -24,6 +24,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+from random_tf1_conformance import normalized  # noqa: E402  (trailing blanks, sorted Node attrs)
 
 
 def towers(tf):
@@ -163,13 +165,7 @@ def tfrun_error(line, file_name):
     # Python may shorten the trailing [[{{node x}}]] to [[x]].
     node = re.search(r"\[\[(?:\{\{node )?([^}\]]*)(?:\}\})?\]\]", text).group(1)
     text = text[text.find("Cannot "):].split("\\n\t [[")[0]
-    lines = text.split("\\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    for i, l in enumerate(lines):
-        if l.startswith("Node attrs: "):
-            items = re.split(r", (?=[A-Za-z_][\w]*=)", l[len("Node attrs: "):])
-            lines[i] = "Node attrs: " + ", ".join(sorted(items))
+    lines = normalized(text.split("\\n"))
     return f"tfrun: error: {node_location(file_name, node)}: InvalidArgumentError: " + "\n".join(lines) + "\n"
 
 
