@@ -383,7 +383,10 @@ TEST(CliTest, EveryJsonReportFollowsTheSchema) {
       "cli/tfrun $g --json " + dir + "/s$i.json --soft-placement --devices testdata/topologies/k20m_x4.yaml "
       "--benchmark 1 --warmup 0 >/dev/null 2>&1; done; cli/tfrun graphs/split_towers.yaml --feed "
       "x=@graphs/data/towers_batch.npy --devices testdata/topologies/k20m_x4.yaml --json " + dir + "/f.json "
-      "--fetch split:1 --fetch concat >/dev/null 2>&1; cli/tfrun devices --json > " + dir + "/d0.json && "
+      "--fetch split:1 --fetch concat >/dev/null 2>&1; cli/tfrun graphs/variable_int32_gpu.yaml --explain v "
+      "--explain Identity --devices testdata/topologies/k20m_x4.yaml --json " + dir + "/e0.json >/dev/null 2>&1; "
+      "TF_XLA_FLAGS=--tf_xla_enable_xla_devices cli/tfrun graphs/tf/adam_xla.pbtxt --device-count CPU=3 --explain w "
+      "--json " + dir + "/e1.json >/dev/null 2>&1; cli/tfrun devices --json > " + dir + "/d0.json && "
       "cli/tfrun devices --json --devices testdata/topologies/k20m_x4.yaml > " + dir + "/d1.json");
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const Outcome valid =
@@ -617,6 +620,50 @@ TEST(CliTest, PlaceOnlyPlacesTheWholeGraphAndRunsNothing) {
 
 // --device-count CPU=N, as ConfigProto.device_count: more CPU devices in
 // `tfrun devices` and for placement; GPU=N keeps the first N GPUs.
+// --explain: the text after the placement log, the same in --json, also
+// when placement fails; an unknown node or eager's op-by-op placement is
+// a usage error.
+TEST(CliTest, ExplainSaysWhyANodeWentWhereItWent) {
+  const Outcome o = Tfrun("graphs/variable_int32_gpu.yaml --devices testdata/topologies/k40c_x1.yaml --quiet "
+                          "--log-placement --explain v/read --json -");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"explain\":[{\"node\":\"v/read\",\"op\":\"Identity\",\"group\":[{\"node\":\"v\","
+                       "\"op\":\"VariableV2\",\"requested\":\"/device:GPU:0\",\"kernels\":[\"CPU\"]}"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("{\"node\":\"v/Assign\",\"with\":\"v\",\"why\":\"ref_edge\",\"input\":0}"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("\"stage\":\"soft_relaxed\""), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"rule\":\"first_candidate\",\"decided_by\":\"v\""), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"device\":\"/job:localhost/replica:0/task:0/device:CPU:0\",\"error\":null}]"),
+            std::string::npos)
+      << o.out;
+
+  const Outcome text = Tfrun("graphs/variable_int32_gpu.yaml --devices testdata/topologies/k40c_x1.yaml --quiet "
+                             "--log-placement --explain v/read");
+  const size_t log_end = text.out.find("v/initial_value: (Const)");
+  const size_t explain = text.out.find("Explain 'v/read' (Identity):\n  Colocation group: 3 nodes\n");
+  ASSERT_NE(explain, std::string::npos) << text.out;
+  EXPECT_LT(log_end, explain);  // after the placement log, before the result
+  EXPECT_EQ(text.out.substr(text.out.size() - 2), "5\n");
+
+  const Outcome failed = Tfrun("graphs/matmul_gpu2.yaml --no-soft-placement --explain MatMul");
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_NE(failed.out.find("  No device fits: the group cannot be placed\n"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.out.find("  Placement fails here: "), std::string::npos) << failed.out;
+
+  const Outcome unknown = Tfrun("graphs/matmul.yaml --explain MatMull");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err,
+            "tfrun: error: --explain MatMull: graphs/matmul.yaml has no node named 'MatMull' (did you mean "
+            "'MatMul'?)\n");
+  EXPECT_EQ(unknown.out, "");
+  const Outcome eager = Tfrun("graphs/matmul.yaml --compat eager --explain MatMul");
+  EXPECT_EQ(eager.exit_code, 2);
+  EXPECT_NE(eager.err.find("--explain explains a graph's placement"), std::string::npos) << eager.err;
+}
+
 TEST(CliTest, DeviceCountMakesCpuDevicesAndLimitsGpus) {
   const Outcome listed = Tfrun("devices -q --device-count CPU=3,GPU=1 --devices testdata/topologies/k20m_x4.yaml");
   EXPECT_EQ(listed.exit_code, 0) << listed.err;

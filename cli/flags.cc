@@ -98,6 +98,13 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
                 "place the whole graph and print the device mapping and placement log; run nothing (also for ops "
                 "tfrun cannot run)")
       ->group(kGraphAndDevices);
+  app->add_option("--explain", options->explain,
+                  "say why NODE went where it went: its colocation group and why each member is in it, the "
+                  "requests, the candidate devices in TensorFlow's order and the rule that chose (repeatable; "
+                  "also in --json)")
+      ->type_name("NODE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(kGraphAndDevices);
   app->add_option("--import", options->import_semantics,
                   "session|python: a TensorFlow graph file's devices as a Session gets them (default), or as "
                   "tf.compat.v1.import_graph_def rewrites them for `_class` members")

@@ -17,6 +17,7 @@ struct RunOptions {
   bool soft_placement = false;
   bool no_soft_placement = false;  // eager places softly unless told not to
   bool place_only = false;         // place and log; run nothing
+  std::vector<std::string> explain;  // --explain NODE: why it went where it went
   // TensorFlow graph files (GraphDef, MetaGraphDef, SavedModel): whose
   // import to follow ("session": as given; "python": import_graph_def's
   // device rewrite) and which SavedModel MetaGraphDef ("": the first).

@@ -172,6 +172,65 @@ void AppendDevice(std::string& out, const Device& d) {
   out += '}';
 }
 
+std::string OptionalName(const Graph& graph, int id) { return id >= 0 ? Quote(graph.nodes[id].name) : "null"; }
+
+std::string QuotedList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const std::string& item : items) out += (out.size() > 1 ? "," : "") + Quote(item);
+  return out + "]";
+}
+
+// docs/json-report.md, "explain".
+void AppendExplanation(std::string& out, const NodeExplanation& e, const Graph& graph, const DeviceSet& devices) {
+  auto to = std::back_inserter(out);
+  const Node& node = graph.nodes[e.node];
+  fmt::format_to(to, "{{\"node\":{},\"op\":{},\"group\":[", Quote(node.name), Quote(node.op));
+  for (size_t i = 0; i < e.members.size(); ++i) {
+    const ExplainedMember& m = e.members[i];
+    fmt::format_to(to, "{}{{\"node\":{},\"op\":{},\"requested\":{},\"kernels\":{}}}", i ? "," : "",
+                   Quote(graph.nodes[m.node].name), Quote(graph.nodes[m.node].op), Quote(m.requested),
+                   QuotedList(m.types));
+  }
+  out += "],\"joins\":[";
+  for (size_t i = 0; i < e.joins.size(); ++i) {
+    const ColocationJoin& j = e.joins[i];
+    fmt::format_to(to, "{}{{\"node\":{},\"with\":{},\"why\":\"{}\"", i ? "," : "", Quote(graph.nodes[j.node].name),
+                   Quote(graph.nodes[j.with].name), JoinName(j.why));
+    if (j.input >= 0) fmt::format_to(to, ",\"input\":{}", j.input);
+    if (j.why == ColocationJoin::Why::kIgnored) {
+      fmt::format_to(to, ",\"message\":{}", Quote(j.name));
+    } else if (!j.name.empty()) {
+      fmt::format_to(to, ",\"class\":{}", Quote("loc:@" + j.name));
+    }
+    out += '}';
+  }
+  out += ']';
+  if (e.devices.empty()) {  // the colocation graph failed
+    fmt::format_to(to, ",\"error\":{}}}", Quote(e.error));
+    return;
+  }
+  fmt::format_to(to, ",\"merged_request\":{},\"resource_device\":{},\"supported_types\":{},\"stage\":\"{}\","
+                 "\"matched\":{},\"devices\":[",
+                 Quote(e.merged_request.ToString()), Quote(e.resource_device.ToString()), QuotedList(e.group_types),
+                 StageName(e.stage), Quote(e.matched.ToString()));
+  int rank = 0;
+  for (size_t i = 0; i < e.devices.size(); ++i) {
+    const Device& d = devices[e.devices[i]];
+    fmt::format_to(to, "{}{{\"device\":{},\"type\":{},\"priority\":{},", i ? "," : "", Quote(d.name),
+                   Quote(d.type), d.priority());
+    if (e.excluded[i].empty()) {
+      fmt::format_to(to, "\"candidate\":{}}}", ++rank);
+    } else {
+      fmt::format_to(to, "\"candidate\":null,\"excluded\":{}}}", Quote(e.excluded[i]));
+    }
+  }
+  fmt::format_to(to, "],\"rule\":\"{}\",\"decided_by\":{},\"rule_node\":{},\"note\":{},\"device\":{},"
+                 "\"error\":{}}}",
+                 RuleName(e.rule), OptionalName(graph, e.decided_by), OptionalName(graph, e.rule_node),
+                 e.rule_note.empty() ? "null" : Quote(e.rule_note),
+                 e.device >= 0 ? Quote(devices[e.device].name) : "null", e.error.empty() ? "null" : Quote(e.error));
+}
+
 }  // namespace
 
 std::string ErrorJson(const Status& status) {
@@ -198,6 +257,11 @@ std::string ReportToJson(const Report& r) {
       fmt::format_to(std::back_inserter(out), "{{\"name\":{},\"op\":{},\"device\":{},\"requested\":{}}}",
                      Quote(n.name), Quote(n.op), Quote((*r.devices)[r.placement->device_of[id]].name),
                      Quote(n.requested_device.ToString()));
+    });
+  }
+  if (r.graph && r.devices && r.explanations) {
+    json.Array("explain", *r.explanations, [&](std::string& out, const NodeExplanation& e) {
+      AppendExplanation(out, e, *r.graph, *r.devices);
     });
   }
   if (r.graph && r.devices && r.executed) {

@@ -38,6 +38,8 @@ struct Report {
   const Graph* graph = nullptr;          // null when loading failed
   const DeviceSet* devices = nullptr;
   const Placement* placement = nullptr;  // null when placement failed
+  // --explain's, also when placement failed (null without --explain).
+  const std::vector<NodeExplanation>* explanations = nullptr;
   const RunResult* result = nullptr;     // null when the run failed
   // --compat eager: the ops TF2 eager executes, in order (up to a failure).
   const std::vector<EagerOp>* executed = nullptr;

@@ -128,6 +128,7 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(Load());
   TFRUN_RETURN_IF_ERROR(StartCluster());
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
+  TFRUN_RETURN_IF_ERROR(ResolveExplain());
   if (!options_.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputNames(options_.out_dir, graph_, fetch_));
   const bool log = options_.log_placement || graph_.config.log_device_placement;
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
@@ -142,6 +143,7 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     // A TF1 program with nothing to fetch makes its session (which prints
     // the device mapping) and runs no step: nothing is placed or logged.
     if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices_.set, *profile_);
+    ExplainUnplaced(stdout_text);
     report_.timings.total_ms = MsSince(t0);
     return Status::Ok();
   }
@@ -154,6 +156,7 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     return Status::Ok();
   }
   if (profile_->execution == ExecutionModel::kSession && graph_.targets.empty() && AnswerFromFeeds()) {
+    ExplainUnplaced(stdout_text);
     PrintResults(log, stdout_text);
   } else {
     TFRUN_RETURN_IF_ERROR(Place(log, stdout_text));
@@ -233,6 +236,25 @@ Status GraphRun::ResolveFetch() {
   return Status::Ok();
 }
 
+Status GraphRun::ResolveExplain() {
+  if (options_.explain.empty()) return Status::Ok();
+  if (profile_->execution == ExecutionModel::kEager) {
+    return BadInput(fmt::format("--explain: --compat {} places op by op as eager executes; --explain explains a "
+                                "graph's placement (--compat tf2, tf1 or tf0)",
+                                options_.compat));
+  }
+  for (const std::string& name : options_.explain) {
+    const Node* node = graph_.Find(name);
+    if (node == nullptr) {
+      return BadInput(fmt::format("--explain {}: {} has no node named '{}'{}", ClipForMessage(name), graph_.path,
+                                  ClipForMessage(name), DidYouMean(name, graph_.NodeNames())));
+    }
+    explain_.push_back(node->id);
+  }
+  report_.explanations = &placement_.explanations;
+  return Status::Ok();
+}
+
 Status GraphRun::BuildRunDevices(bool log) {
   const auto t0 = Clock::now();
   const GraphConfig& config = graph_.config;
@@ -291,14 +313,35 @@ bool GraphRun::AnswerFromFeeds() {
   return true;
 }
 
+bool GraphRun::SoftPlacement() const {
+  return !options_.no_soft_placement &&
+         (options_.soft_placement || graph_.config.allow_soft_placement || profile_->soft_placement_default);
+}
+
+void GraphRun::AppendExplanations(std::string* stdout_text) const {
+  if (!prints_output()) return;
+  for (const NodeExplanation& e : placement_.explanations) {
+    *stdout_text += ExplanationText(e, graph_, devices_.set, *profile_);
+  }
+}
+
+// A run that places nothing (every fetch fed, or nothing to run) still
+// answers --explain: where the first run that needs them would put them.
+void GraphRun::ExplainUnplaced(std::string* stdout_text) {
+  if (explain_.empty()) return;
+  Placement placement;
+  (void)PlaceGraph(graph_, devices_.set, SoftPlacement(), *profile_, &placement, explain_);
+  placement_.explanations = std::move(placement.explanations);
+  AppendExplanations(stdout_text);
+}
+
 // Each node's line as the placer assigns it: a placement error comes after
 // the lines.
 Status GraphRun::Place(bool log, std::string* stdout_text) {
   const DeviceSet& devices = devices_.set;
   const auto t0 = Clock::now();
   place_started_ = t0;
-  const bool soft = !options_.no_soft_placement && (options_.soft_placement || graph_.config.allow_soft_placement ||
-                                                    profile_->soft_placement_default);
+  const bool soft = SoftPlacement();
   Status placed;
   if (profile_->execution == ExecutionModel::kEager) {
     // Eager logs each op as it executes: on failure, what ran before it.
@@ -306,8 +349,9 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
     report_.executed = &eager_.executed;
     if (!placed.ok() && log) *stdout_text += ExecutedOpLines(eager_.executed, devices);
   } else {
-    placed = PlaceGraph(graph_, devices, soft, *profile_, &placement_);
+    placed = PlaceGraph(graph_, devices, soft, *profile_, &placement_, explain_);
     if (log) *stdout_text += PlacementLines(graph_, devices, placement_, *profile_);
+    AppendExplanations(stdout_text);
   }
   if (prints_output()) {
     for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);

@@ -57,6 +57,7 @@ class GraphRun {
   Status Load();
   Status StartCluster();
   Status ResolveFetch();
+  Status ResolveExplain();
   Status BuildRunDevices(bool log);
   // Builds the devices once: for a for_each_device scope while loading, or
   // after it. `lists_devices`: the run shows them (log, --json, --dot) or
@@ -65,6 +66,11 @@ class GraphRun {
   Status OpenSession(bool log, std::string* stdout_text);
   bool AnswerFromFeeds();
   Status Place(bool log, std::string* stdout_text);
+  bool SoftPlacement() const;
+  // --explain's text after the placement log; ExplainUnplaced places only
+  // to explain, for a run that places nothing.
+  void AppendExplanations(std::string* stdout_text) const;
+  void ExplainUnplaced(std::string* stdout_text);
   Status Execute(std::string* stdout_text, bool log);
   // What print() shows for fetch `i` in the profile's era; eager's log
   // gets the ops printing executes (a Variable's read).
@@ -82,6 +88,7 @@ class GraphRun {
   // and log the whole graph, run nothing (set by RunSteps).
   bool place_only_ = false;
   Placement placement_;
+  std::vector<int> explain_;  // --explain's node ids
   EagerPlan eager_;  // --compat eager: what TF2 eager executes
   RunResult result_;
   std::vector<NodeOutput> fetch_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/device_types.h"
 #include "core/kernel_lookup.h"
@@ -36,14 +37,21 @@ bool IsRefGenerator(const Graph& graph, const Node& node) {
   return op != nullptr && op->outputs.size() == 1 && (op->outputs[0].is_ref || op->outputs[0].type == "RESOURCE");
 }
 
-// Whether input `i` of `node` is a reference or resource input (Assign's
-// `ref`, ReadVariableOp's `resource`, an Identity of a resource).
-bool IsRefInput(const Graph& graph, const Node& node, size_t i) {
+// Whether input `i` of `node` is a reference input (Assign's `ref`) or a
+// resource input (ReadVariableOp's `resource`, an Identity of a resource):
+// kRefEdge or kResourceEdge; nullopt for a plain input.
+std::optional<ColocationJoin::Why> RefInputKind(const Graph& graph, const Node& node, size_t i) {
   if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
-    return i < def->input_types.size() && IsRefOrResourceType(def->input_types[i]);
+    if (i >= def->input_types.size()) return std::nullopt;
+    if (def->input_types[i] == "RESOURCE") return ColocationJoin::Why::kResourceEdge;
+    if (IsRefType(def->input_types[i])) return ColocationJoin::Why::kRefEdge;
+    return std::nullopt;
   }
   const TfOpDef* op = FindTfOp(node.op);
-  return op != nullptr && i < op->inputs.size() && op->inputs.size() == node.inputs.size() && op->inputs[i].is_ref;
+  if (op != nullptr && i < op->inputs.size() && op->inputs.size() == node.inputs.size() && op->inputs[i].is_ref) {
+    return ColocationJoin::Why::kRefEdge;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -185,13 +193,16 @@ Status ColocationGraph::Initialize() {
   // of the consumer's group that conflicts gives way to the producer's.
   for (const Node& node : graph_.nodes) {
     for (size_t i = 0; i < node.inputs.size(); ++i) {
-      if (!IsRefInput(graph_, node, i)) continue;
+      const std::optional<ColocationJoin::Why> kind = RefInputKind(graph_, node, i);
+      if (!kind) continue;
       const int src = node.inputs[i];
       DeviceSpec check = RequestOf(node.id);
-      if (!MergeDevNames(&check, RequestOf(src), false).ok()) {
+      const bool gives_way = !MergeDevNames(&check, RequestOf(src), false).ok();
+      if (gives_way) {
         specs_.push_back(RequestOf(src));
         groups_[RootOf(node.id)].requested = static_cast<int>(specs_.size()) - 1;
       }
+      if (record_joins_) joins_.push_back({*kind, node.id, src, static_cast<int>(i), "", gives_way});
       const Status s = Colocate(src, node.id);
       if (!s.ok()) {
         return Located(node.id, "Nodes were connected by a reference or resource connection (requiring them to be "
@@ -208,6 +219,13 @@ Status ColocationGraph::Initialize() {
     auto [it, first] = root_of_name.emplace(name, node.id);
     if (first) return Status::Ok();
     const Status s = Colocate(node.id, it->second);
+    if (record_joins_ && it->second != node.id) {
+      const bool own = name == node.name;
+      const auto why = !s.ok() ? ColocationJoin::Why::kIgnored
+                       : own   ? ColocationJoin::Why::kNamedBy
+                               : ColocationJoin::Why::kClass;
+      joins_.push_back({why, node.id, it->second, -1, s.ok() ? std::string(name) : s.message()});
+    }
     if (s.ok() || soft_) return Status::Ok();  // soft placement ignores the request
     return Located(node.id, s.message());
   };

@@ -14,6 +14,7 @@
 
 #include "core/device_set.h"
 #include "core/graph.h"
+#include "core/placement_explanation.h"
 #include "core/status.h"
 
 namespace tfrun {
@@ -52,6 +53,11 @@ class ColocationGraph {
   // The device types present, in priority order (device_types_).
   const std::vector<std::string>& device_types() const { return types_; }
 
+  // Keep every join Initialize makes, with its reason (for --explain);
+  // call before Initialize. Off by default: a large graph keeps nothing.
+  void RecordJoins() { record_joins_ = true; }
+  const std::vector<ColocationJoin>& joins() const { return joins_; }
+
  private:
   // Per node, small: a 100,000-node graph keeps one each. Meaningful at
   // roots; a root that never merged reads its node's own request.
@@ -77,6 +83,8 @@ class ColocationGraph {
   std::vector<int> parent_;
   std::vector<Group> groups_;       // by node id
   std::vector<DeviceSpec> specs_;   // merged requests and resource devices
+  bool record_joins_ = false;
+  std::vector<ColocationJoin> joins_;  // in the order Initialize made them
 };
 
 }  // namespace tfrun

@@ -80,32 +80,67 @@ bool IsMetadata(const Node& node) { return node.op == "Shape" || node.op == "Siz
 
 class Placer {
  public:
-  Placer(const Graph& graph, const DeviceSet& devices, bool soft, const CompatProfile& profile)
-      : graph_(graph), devices_(devices), soft_(soft), profile_(profile), colocation_(graph, devices, soft) {
+  Placer(const Graph& graph, const DeviceSet& devices, bool soft, const CompatProfile& profile,
+         const std::vector<int>& explain)
+      : graph_(graph), devices_(devices), soft_(soft), profile_(profile), colocation_(graph, devices, soft),
+        explain_(explain) {
     sorted_ = devices.InPlacementOrder();
+    if (!explain_.empty()) colocation_.RecordJoins();
   }
 
   Status Run(Placement* p) {
     *p = Placement();
+    const Status placed = PlaceAll(p);
+    if (!explain_.empty()) {
+      for (int id : explain_) p->explanations.push_back(Explain(id, *p, placed));
+    }
+    return placed;
+  }
+
+ private:
+  // The candidates of a group and how they were found.
+  struct Candidates {
+    std::vector<int> devices;  // in TensorFlow's order
+    CandidateStage stage = CandidateStage::kNone;
+    DeviceSpec matched;        // the request they match
+  };
+
+  // What the placer decided for a group (--explain), by its root.
+  struct Decision {
+    Candidates candidates;
+    PlacementRule rule = PlacementRule::kFirstCandidate;
+    int decided_by = -1;
+    int rule_node = -1;
+    std::string rule_note;
+  };
+
+  Status PlaceAll(Placement* p) {
     p->device_of.assign(graph_.nodes.size(), -1);
     p->import_order = ImportOrder(graph_, profile_.import_order);
-    TFRUN_RETURN_IF_ERROR(colocation_.Initialize());
+    initialized_ = colocation_.Initialize();
+    TFRUN_RETURN_IF_ERROR(initialized_);
     std::vector<int> first, second;
     for (int id : p->import_order) {
       (profile_.generators_last && IsGenerator(graph_, graph_.nodes[id]) ? second : first).push_back(id);
     }
     for (int id : first) {
-      TFRUN_RETURN_IF_ERROR(PlaceNode(id, p));
+      TFRUN_RETURN_IF_ERROR(Failed(id, PlaceNode(id, p)));
       p->log_order.push_back(id);
     }
     for (int id : second) {
-      TFRUN_RETURN_IF_ERROR(PlaceGenerator(id, p));
+      TFRUN_RETURN_IF_ERROR(Failed(id, PlaceGenerator(id, p)));
       p->log_order.push_back(id);
     }
     return Status::Ok();
   }
 
- private:
+  // Remembers which group failed, for --explain.
+  Status Failed(int id, Status s) {
+    if (!s.ok()) failed_root_ = colocation_.RootOf(id);
+    return s;
+  }
+
+  bool explaining() const { return !explain_.empty(); }
 
   // Where `id` alone could go under its own request.
   std::vector<int> OwnCandidates(int id) const {
@@ -129,47 +164,82 @@ class Placer {
     return out;
   }
 
-  // ColocationGraph::GetDevicesForNode: the candidates for the group of
-  // `id`, the node being placed. Soft placement first keeps what the
-  // group's resource asked for (GetPreferredSoftDeviceName), then only
-  // job, replica and task (GetSoftDeviceName); `relaxed` says it did.
-  Status DevicesForGroup(int id, std::vector<int>* devices, bool* relaxed) {
-    *relaxed = false;
+  // ColocationGraph::GetDevicesForNode's search: the group's merged
+  // request; under soft placement, first keeping what the group's
+  // resource asked for (GetPreferredSoftDeviceName), then only job,
+  // replica and task (GetSoftDeviceName).
+  Candidates FindCandidates(int id) {
+    Candidates c;
     const DeviceSpec& request = colocation_.RequestOf(id);
-    *devices = Matching(id, request);
-    if (!devices->empty()) return Status::Ok();
+    c.matched = request;
+    c.devices = Matching(id, request);
+    if (!c.devices.empty()) {
+      c.stage = CandidateStage::kRequest;
+      return c;
+    }
     if (soft_ && !request.empty()) {
-      *relaxed = true;
       const DeviceSpec resource = colocation_.ResourceDevice(id);
       DeviceSpec preferred = request;
       if (!resource.type) preferred.type.reset();
       if (!resource.id) preferred.id.reset();
-      *devices = Matching(id, preferred);
-      if (devices->empty()) *devices = Matching(id, request.SoftPlacementRelaxed());
-      if (!devices->empty()) return Status::Ok();
+      c.devices = Matching(id, preferred);
+      if (!c.devices.empty()) {
+        c.stage = CandidateStage::kPreferredSoft;
+        c.matched = preferred;
+        return c;
+      }
+      c.matched = request.SoftPlacementRelaxed();
+      c.devices = Matching(id, c.matched);
+      if (!c.devices.empty()) {
+        c.stage = CandidateStage::kSoftRelaxed;
+        return c;
+      }
+      c.matched = request;
     }
+    return c;
+  }
+
+  // The candidates for the group of `id`, the node being placed, or the
+  // placement error.
+  Status DevicesForGroup(int id, Candidates* c) {
+    *c = FindCandidates(id);
+    if (!c->devices.empty()) return Status::Ok();
     // A GraphDef gets the texts TensorFlow 2.21's Session prints for it;
     // a graph file's are its profile's era's (docs/differences.md).
     if (profile_.error_style == PlacementErrorStyle::kTf2 && !graph_.imported.empty()) return SessionError(id);
     return ExplicitError(colocation_.MembersOf(id));
   }
 
+  void Decide(int id, Candidates candidates, PlacementRule rule, int rule_node, std::string note) {
+    if (!explaining()) return;
+    decisions_[colocation_.RootOf(id)] = {std::move(candidates), rule, id, rule_node, std::move(note)};
+  }
+
   Status PlaceNode(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();  // placed with its group
-    std::vector<int> candidates;
-    bool relaxed = false;
-    TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &candidates, &relaxed));
+    Candidates found;
+    TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &found));
+    const std::vector<int>& candidates = found.devices;
+    const bool relaxed = found.stage != CandidateStage::kRequest;
     const std::vector<int> members = colocation_.MembersOf(id);
     // Heuristic B: a metadata op goes with its input, if it can; the first
     // member placed decides for its whole group (LimitToAssignedDevice).
     int chosen = candidates[0];
+    PlacementRule rule = PlacementRule::kFirstCandidate;
+    std::string note;
     const Node& node = graph_.nodes[id];
     if (IsMetadata(node) && !node.inputs.empty()) {
       const int input_device = p->device_of[node.inputs[0]];
       if (input_device >= 0 && std::find(candidates.begin(), candidates.end(), input_device) != candidates.end()) {
         chosen = input_device;
+        rule = PlacementRule::kHeuristicB;
+      } else if (explaining()) {
+        note = input_device < 0 ? "Heuristic B did not apply: its input was not placed yet"
+                                : fmt::format("Heuristic B did not apply: its input is on {}, not a candidate",
+                                              devices_[input_device].name);
       }
     }
+    Decide(id, std::move(found), rule, rule == PlacementRule::kHeuristicB ? node.inputs[0] : -1, std::move(note));
     if (relaxed) {
       // The member that cannot run on the requested device moves the group.
       std::vector<bool> fits_alone;
@@ -191,19 +261,33 @@ class Placer {
   Status PlaceGenerator(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();
     if (colocation_.GroupSize(id) > 1) return PlaceNode(id, p);
-    std::vector<int> candidates;
-    bool moved = false;
-    TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &candidates, &moved));
+    Candidates found;
+    TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &found));
+    const std::vector<int>& candidates = found.devices;
+    const bool moved = found.stage != CandidateStage::kRequest;
     int chosen = candidates[0];
     int consumer_device = -2;
     bool same = true;
-    for (int consumer : graph_.nodes[id].consumers) {
+    const std::vector<int>& consumers = graph_.nodes[id].consumers;
+    for (int consumer : consumers) {
       if (consumer_device == -2) consumer_device = p->device_of[consumer];
       same = same && p->device_of[consumer] == consumer_device;
     }
-    if (consumer_device >= 0 && same &&
-        std::find(candidates.begin(), candidates.end(), consumer_device) != candidates.end()) {
-      chosen = consumer_device;
+    const bool applies = consumer_device >= 0 && same &&
+                         std::find(candidates.begin(), candidates.end(), consumer_device) != candidates.end();
+    if (applies) chosen = consumer_device;
+    if (explaining()) {
+      std::string note;
+      if (consumers.empty()) {
+        note = "Heuristic A did not apply: it has no consumers";
+      } else if (!same) {
+        note = "Heuristic A did not apply: its consumers are on different devices";
+      } else if (!applies) {
+        note = fmt::format("Heuristic A did not apply: its consumers are on {}, not a candidate",
+                           devices_[consumer_device].name);
+      }
+      Decide(id, found, applies ? PlacementRule::kHeuristicA : PlacementRule::kFirstCandidate,
+             applies ? consumers[0] : -1, std::move(note));
     }
     if (moved) NoteSoftMove(id, devices_[chosen], p);
     p->device_of[id] = chosen;
@@ -359,19 +443,96 @@ class Placer {
     return PlacementError(fmt::format("{}: InvalidArgumentError: {}", graph_.Where(node.location), message));
   }
 
+  // --explain: the group of `id` as the placement left it.
+  NodeExplanation Explain(int id, const Placement& p, const Status& placed) {
+    NodeExplanation e;
+    e.node = id;
+    const std::vector<std::string>& types = colocation_.device_types();
+    if (!initialized_.ok()) {
+      // The colocation graph failed: its error is the whole answer.
+      e.members.push_back({id, NodeDefDevice(graph_.nodes[id]), {}});
+      e.joins = colocation_.joins();
+      e.error = placed.message();
+      return e;
+    }
+    const int root = colocation_.RootOf(id);
+    const std::vector<int> members = colocation_.MembersOf(id);
+    for (int m : members) {
+      ExplainedMember member{m, NodeDefDevice(graph_.nodes[m]), {}};
+      for (const std::string& t : types) {
+        if (TfHasKernel(graph_, graph_.nodes[m], t)) member.types.push_back(t);
+      }
+      e.members.push_back(std::move(member));
+    }
+    for (const ColocationJoin& j : colocation_.joins()) {
+      if (colocation_.RootOf(j.node) == root || colocation_.RootOf(j.with) == root) e.joins.push_back(j);
+    }
+    e.merged_request = colocation_.RequestOf(id);
+    e.resource_device = colocation_.ResourceDevice(id);
+    e.group_types = colocation_.SupportedTypes(id);
+    const auto decision = decisions_.find(root);
+    Candidates candidates = decision != decisions_.end() ? decision->second.candidates : FindCandidates(id);
+    if (decision != decisions_.end()) {
+      e.rule = decision->second.rule;
+      e.decided_by = decision->second.decided_by;
+      e.rule_node = decision->second.rule_node;
+      e.rule_note = decision->second.rule_note;
+      e.device = p.device_of[id];
+    } else if (failed_root_ == root) {
+      e.error = placed.message();
+    }
+    e.stage = candidates.stage;
+    e.matched = candidates.matched;
+    for (int d : sorted_) {
+      e.devices.push_back(d);
+      e.excluded.push_back(WhyNotCandidate(d, members, candidates));
+    }
+    return e;
+  }
+
+  // "" for a candidate; else why the device is not one.
+  std::string WhyNotCandidate(int d, const std::vector<int>& members, const Candidates& c) const {
+    if (std::find(c.devices.begin(), c.devices.end(), d) != c.devices.end()) return "";
+    const Device& device = devices_[d];
+    if (!c.matched.Matches(device.spec)) return fmt::format("does not match '{}'", c.matched.ToString());
+    // The members without a kernel there, by op, in member order.
+    std::vector<std::pair<std::string_view, std::vector<std::string_view>>> lacking;
+    for (int m : members) {
+      const Node& member = graph_.nodes[m];
+      if (TfHasKernel(graph_, member, device.type)) continue;
+      auto op = std::find_if(lacking.begin(), lacking.end(), [&](const auto& l) { return l.first == member.op; });
+      if (op == lacking.end()) op = lacking.insert(lacking.end(), {member.op, {}});
+      op->second.push_back(member.name);
+    }
+    if (lacking.empty()) return "an XLA device: the group goes to one only when it asks for one";
+    if (members.size() == 1) return fmt::format("no {} kernel for {}", device.type, lacking[0].first);
+    std::vector<std::string> parts;
+    for (const auto& [op, names] : lacking) {
+      parts.push_back(names.size() == 1 ? fmt::format("{} ('{}')", op, names[0])
+                                        : fmt::format("{} ('{}' and {} more)", op, names[0], names.size() - 1));
+    }
+    return fmt::format("no {} kernel for {}", device.type, fmt::join(parts, ", "));
+  }
+
   const Graph& graph_;
   const DeviceSet& devices_;
   bool soft_;
   const CompatProfile& profile_;
   std::vector<int> sorted_;
   ColocationGraph colocation_;
+  const std::vector<int>& explain_;
+  // --explain only: each placed group's decision, by root; the group that
+  // failed; whether the colocation graph was built.
+  std::unordered_map<int, Decision> decisions_;
+  int failed_root_ = -1;
+  Status initialized_;
 };
 
 }  // namespace
 
 Status PlaceGraph(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement,
-                  const CompatProfile& profile, Placement* placement) {
-  return Placer(graph, devices, allow_soft_placement, profile).Run(placement);
+                  const CompatProfile& profile, Placement* placement, const std::vector<int>& explain) {
+  return Placer(graph, devices, allow_soft_placement, profile, explain).Run(placement);
 }
 
 }  // namespace tfrun

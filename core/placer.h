@@ -12,6 +12,7 @@
 #include "core/compat_profile.h"
 #include "core/device_set.h"
 #include "core/graph.h"
+#include "core/placement_explanation.h"
 #include "core/status.h"
 
 namespace tfrun {
@@ -22,6 +23,9 @@ struct Placement {
   std::vector<int> log_order;     // node ids in the order they were placed
   // One line per node that soft placement moved, for standard error.
   std::vector<std::string> soft_moves;
+  // --explain: one per node asked about, in the order asked, also when
+  // placement failed.
+  std::vector<NodeExplanation> explanations;
 };
 
 // The line standard error gets when soft placement moved `op` of node
@@ -37,8 +41,10 @@ std::vector<int> ImportOrder(const Graph& graph, ImportOrder order);
 // Fails with TensorFlow's InvalidArgumentError text (exit 3). On failure
 // `placement->log_order` still lists the nodes placed before it, which
 // TensorFlow has already logged by then.
+// `explain`: node ids to explain (--explain), into
+// `placement->explanations`.
 Status PlaceGraph(const Graph& graph, const DeviceSet& devices,
                   bool allow_soft_placement, const CompatProfile& profile,
-                  Placement* placement);
+                  Placement* placement, const std::vector<int>& explain = {});
 
 }  // namespace tfrun

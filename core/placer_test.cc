@@ -20,16 +20,24 @@ struct Placed {
   }
 };
 
-Placed Place(const std::string& yaml, int gpus, bool soft, const char* profile = "tf2") {
+Placed Place(const std::string& yaml, int gpus, bool soft, const char* profile = "tf2",
+             const std::vector<std::string>& explain = {}) {
   Placed p;
   StatusOr<Graph> g = LoadGraphText(yaml, "p.yaml");
   EXPECT_TRUE(g.ok()) << g.status().message();
   p.graph = std::move(*g);
   static DeviceSet sets[] = {SimulatedGpus(0), SimulatedGpus(1), SimulatedGpus(2), SimulatedGpus(4)};
   const DeviceSet& devices = sets[gpus == 4 ? 3 : gpus];
-  p.status = PlaceGraph(p.graph, devices, soft, *FindProfile(profile), &p.placement);
+  std::vector<int> ids;
+  for (const std::string& name : explain) ids.push_back(p.graph.Find(name)->id);
+  p.status = PlaceGraph(p.graph, devices, soft, *FindProfile(profile), &p.placement, ids);
   return p;
 }
+
+// The explanation of `node` by its name's position in --explain.
+const NodeExplanation& Explained(const Placed& p, size_t i) { return p.placement.explanations.at(i); }
+
+std::string NameOf(const Placed& p, int id) { return id >= 0 ? p.graph.nodes[id].name : "-"; }
 
 // Device indices: 0 is CPU:0, 1 + i is GPU:i.
 TEST(PlacerTest, GpuBeforeCpuAndGeneratorsFollowConsumers) {
@@ -183,6 +191,98 @@ TEST(PlacerTest, DotDrawsDevicesAndCrossDeviceEdges) {
   EXPECT_NE(dot.find("label=\"/job:localhost/replica:0/task:0/device:GPU:0\""), std::string::npos);
   EXPECT_NE(dot.find("\"a\" -> \"b\" [style=bold"), std::string::npos) << dot;
   EXPECT_NE(dot.find("label=\"b\\n(Identity)\""), std::string::npos) << dot;
+}
+
+}  // namespace
+}  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+TEST(PlacerExplainTest, GroupJoinsSoftStageAndWhyEachDeviceIsOut) {
+  // An int32 Variable on the GPU: VariableV2 and Assign have no int32 GPU
+  // kernel, so soft placement moves the whole group (ref edge and _class).
+  Placed p = Place(R"(nodes:
+  - {name: v, op: Variable, dtype: int32, value: 5, device: /gpu:0}
+  - {name: x, op: Identity, inputs: [v]})", 1, true, "tf2", {"v/read"});
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  const NodeExplanation& e = Explained(p, 0);
+  ASSERT_EQ(e.members.size(), 3u);
+  EXPECT_EQ(NameOf(p, e.members[0].node), "v");
+  EXPECT_EQ(e.members[0].types, (std::vector<std::string>{"CPU"}));
+  bool ref_edge = false, class_join = false;
+  for (const ColocationJoin& j : e.joins) {
+    if (j.why == ColocationJoin::Why::kRefEdge && NameOf(p, j.node) == "v/Assign" && NameOf(p, j.with) == "v") {
+      ref_edge = j.input == 0;
+    }
+    if (j.why == ColocationJoin::Why::kClass && NameOf(p, j.node) == "v/read" && j.name == "v") class_join = true;
+  }
+  EXPECT_TRUE(ref_edge);
+  EXPECT_TRUE(class_join);
+  EXPECT_EQ(e.merged_request.ToString(), "/device:GPU:0");
+  EXPECT_EQ(e.stage, CandidateStage::kSoftRelaxed);
+  EXPECT_EQ(e.group_types, (std::vector<std::string>{"CPU"}));
+  ASSERT_EQ(e.devices.size(), 2u);  // GPU:0 first (priority 210), then CPU:0
+  EXPECT_EQ(e.devices[0], 1);
+  EXPECT_EQ(e.excluded[0], "no GPU kernel for VariableV2 ('v'), Assign ('v/Assign')");
+  EXPECT_EQ(e.excluded[1], "");
+  EXPECT_EQ(e.rule, PlacementRule::kFirstCandidate);
+  EXPECT_EQ(NameOf(p, e.decided_by), "v");  // the group's first node placed
+  EXPECT_EQ(e.device, 0);
+  EXPECT_EQ(p.placement.device_of[e.node], e.device);
+}
+
+TEST(PlacerExplainTest, HeuristicAAndWhyItDidNotApply) {
+  Placed p = Place(R"(nodes:
+  - {name: a, op: Const, value: 1.0}
+  - {name: b, op: Const, value: 2.0}
+  - {name: c, op: Identity, inputs: [a], device: /cpu:0}
+  - {name: d, op: Identity, inputs: [b], device: /cpu:0}
+  - {name: e, op: Identity, inputs: [b], device: /gpu:1})", 2, false, "tf2", {"a", "b"});
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  EXPECT_EQ(Explained(p, 0).rule, PlacementRule::kHeuristicA);
+  EXPECT_EQ(NameOf(p, Explained(p, 0).rule_node), "c");
+  EXPECT_EQ(Explained(p, 0).device, 0);  // with c on CPU:0, not the first candidate GPU:0
+  EXPECT_EQ(Explained(p, 1).rule, PlacementRule::kFirstCandidate);
+  EXPECT_EQ(Explained(p, 1).rule_note, "Heuristic A did not apply: its consumers are on different devices");
+  EXPECT_EQ(Explained(p, 1).device, 1);
+}
+
+TEST(PlacerExplainTest, FailingGroupAndGroupsNeverPlaced) {
+  // c asks for a GPU that is not there: its group fails; d, later in
+  // import order, is never placed.
+  Placed p = Place(R"(nodes:
+  - {name: a, op: Const, value: 1.0}
+  - {name: c, op: Identity, inputs: [a], device: /gpu:3}
+  - {name: d, op: Identity, inputs: [c]})", 2, false, "tf2", {"c", "d"});
+  ASSERT_FALSE(p.status.ok());
+  const NodeExplanation& c = Explained(p, 0);
+  EXPECT_EQ(c.rule, PlacementRule::kNotPlaced);
+  EXPECT_EQ(c.stage, CandidateStage::kNone);
+  EXPECT_EQ(c.error, p.status.message());
+  ASSERT_EQ(c.excluded.size(), 3u);
+  for (const std::string& why : c.excluded) EXPECT_EQ(why, "does not match '/device:GPU:3'");
+  const NodeExplanation& d = Explained(p, 1);
+  EXPECT_EQ(d.rule, PlacementRule::kNotPlaced);
+  EXPECT_EQ(d.error, "");
+  EXPECT_EQ(d.device, -1);
+  EXPECT_EQ(d.stage, CandidateStage::kRequest);  // where it would have gone
+}
+
+TEST(PlacerExplainTest, TextNamesTheRuleAndTheChosenDevice) {
+  Placed p = Place(R"(nodes:
+  - {name: a, op: Const, value: 1.0}
+  - {name: c, op: Identity, inputs: [a], device: /cpu:0})", 1, false, "tf2", {"a"});
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  static const DeviceSet devices = SimulatedGpus(1);
+  const std::string text = ExplanationText(Explained(p, 0), p.graph, devices, *FindProfile("tf2"));
+  EXPECT_NE(text.find("Explain 'a' (Const):\n  Colocation group: 1 node\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    1. /job:localhost/replica:0/task:0/device:GPU:0 (GPU, priority 210)\n"
+                      "    2. /job:localhost/replica:0/task:0/device:CPU:0 (CPU, priority 70)  <- chosen\n"
+                      "  Rule: Heuristic A: a generator goes where all its consumers went (as 'c')\n"
+                      "  Placed on /job:localhost/replica:0/task:0/device:CPU:0\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -78,6 +78,19 @@ def colocated_conflict(tf):
     tf.identity(c, name="init")
 
 
+def shape_of(tf):
+    """Heuristic B: a Shape without a device goes with its input y on CPU:1
+    rather than to the first candidate, CPU:0; Size likewise with z on
+    CPU:2. (placeholder_with_default keeps the shapes unknown, so that
+    tf.shape and tf.size are ops, not folded to constants.)"""
+    x = tf.compat.v1.placeholder_with_default(tf.constant([1.0, -2.0]), shape=None, name="x")
+    with tf.device("/cpu:1"):
+        y = tf.negative(x, name="y")
+    with tf.device("/cpu:2"):
+        z = tf.abs(x, name="z")
+    tf.group(tf.shape(y, name="s"), tf.size(z, name="n"), name="init")
+
+
 # name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args)])
 CASES = {
     "towers": (towers, "towers.pbtxt", [
@@ -100,6 +113,9 @@ CASES = {
         ("hard", {"device_count": {"CPU": 3}}, True, "session", "--device-count CPU=3"),
         ("soft", {"device_count": {"CPU": 3}, "allow_soft_placement": True}, True, "session",
          "--device-count CPU=3 --soft-placement --quiet"),
+    ]),
+    "shape_of": (shape_of, "shape_of.pbtxt", [
+        ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
     ]),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
         ("session", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
