@@ -21,7 +21,7 @@ case "$target" in
   *) echo "usage: tools/fuzz.sh [SECONDS] [graph|input]" >&2; exit 2 ;;
 esac
 dir=${FUZZ_DIR:-/tmp/tfrun-fuzz}
-mkdir -p "$dir/corpus" "$dir/input_corpus" "$dir/findings" "$dir/obj" "$dir/gen/core/tables" "$dir/gen/core/graph_def"
+mkdir -p "$dir/corpus" "$dir/input_corpus" "$dir/findings" "$dir/gen/core/tables" "$dir/gen/core/graph_def"
 # TensorFlow's tables, embedded as core/tables/BUILD embeds them.
 inc="$dir/gen/core/tables/tf_ops_tsv.inc"
 if [ ! -f "$inc" ] || [ core/tables/tf_ops.tsv -nt "$inc" ]; then
@@ -39,36 +39,47 @@ srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/cluster_s
       core/colocation_graph.cc core/device_types.cc core/kernel_lookup.cc core/node_attrs.cc core/tables/tf_tables.cc
       core/device_set.cc core/did_you_mean.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
       core/host_memory.cc core/kernel_registry.cc core/kernel_shapes.cc core/node_def_summary.cc core/npy.cc core/op_registry.cc core/parallel.cc
-      core/eager_program.cc core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc
+      core/eager_program.cc core/placement_explanation.cc core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc
       core/visibility.cc
       $(ls core/graph_file/*.cc | grep -v _test.cc)
       core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
       tools/fuzz/${target}_fuzzer.cc)
 [ "$target" = input ] && srcs+=(cli/report.cc)
-# An object is stale when its source or any header is newer: a changed
-# struct layout must never meet an old object.
-newest_header=$(ls -t core/*.h core/graph_file/*.h core/graph_def/*.h "$dir/gen/core/graph_def/tf_graph.pb.h" \
-  core/tables/*.h "$inc" kernels/*/*.h cli/report.h | head -1)
-# Compiled a few at a time, one per core.
+# Objects are kept by content, not by time: a fresh clone has new mtimes
+# but the same files, and CI clones afresh. An object's key hashes the
+# compiler, the flags, every header the sources can include and the
+# source itself, so a changed struct layout never meets an old object.
+cache=${FUZZ_OBJ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tfrun/fuzz-obj}
+mkdir -p "$cache"
+find "$cache" -name '*.o' -mtime +14 -delete 2>/dev/null || true
+# (The folder of this run's generated files is not part of any key.)
+headers_key=$({ clang++ --version; echo "${flags[*]//$dir/FUZZ_DIR}";
+  cat $(ls core/*.h core/graph_file/*.h core/graph_def/*.h core/tables/*.h kernels/*/*.h cli/report.h | sort) \
+    "$dir/gen/core/graph_def/tf_graph.pb.h" "$inc"; } | sha256sum | cut -c1-16)
 objs=()
 jobs=$(nproc)
-for src in "${srcs[@]}"; do
-  obj="$dir/obj/$(echo "$src" | tr / _).o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_header" -nt "$obj" ]; then
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-    clang++ "${flags[@]}" -c "$src" -o "$obj" &
-  fi
+# compile SRC [EXTRA FLAGS...]: the object's path appended to objs; built
+# in the background (one job per core) unless the cache has it.
+compile() {
+  local src=$1 obj key
+  shift
+  key=$({ echo "$headers_key $*"; cat "$src"; } | sha256sum | cut -c1-16)
+  obj="$cache/$(echo "${src#"$dir"/}" | tr / _)-$key.o"
   objs+=("$obj")
-done
-while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n; done
+  if [ -f "$obj" ]; then touch "$obj"; return; fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  # Written under a temporary name: a concurrent run never links half an object.
+  (clang++ "${flags[@]}" "$@" -c "$src" -o "$obj.tmp.$$" && mv "$obj.tmp.$$" "$obj") &
+}
+for src in "${srcs[@]}"; do compile "$src"; done
 # random.cc keeps its exact arithmetic: no FMA contraction; the AVX2 MatMul
 # is built as in kernels/BUILD.
-clang++ "${flags[@]}" -ffp-contract=off -c core/random.cc -o "$dir/obj/random.o"
-clang++ "${flags[@]}" -mavx2 -mfma -c kernels/cpu/matmul_avx2.cc -o "$dir/obj/matmul_avx2.o"
-clang++ "${flags[@]}" -mavx2 -mfma -c kernels/cpu/sgemm_avx2.cc -o "$dir/obj/sgemm_avx2.o"
-clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" "$dir/obj/random.o" "$dir/obj/matmul_avx2.o" \
-  "$dir/obj/sgemm_avx2.o" \
+compile core/random.cc -ffp-contract=off
+compile kernels/cpu/matmul_avx2.cc -mavx2 -mfma
+compile kernels/cpu/sgemm_avx2.cc -mavx2 -mfma
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || exit 1; done
+clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" \
   -l:libyaml-cpp.a -l:libprotobuf.a -lz -lpthread \
   -o "$dir/${target}_fuzzer"
 

@@ -92,6 +92,29 @@ void CheckPlacement(const tfrun::Graph& graph, const tfrun::Placement& placement
   }
 }
 
+// --explain of the first and last nodes agrees with the placement: a
+// placed node's explanation ends on its device, which is a candidate, and
+// every member of its group is on it; the text renders.
+void PlaceAndExplain(const tfrun::Graph& graph, bool soft, const tfrun::CompatProfile& profile) {
+  if (graph.nodes.empty()) return;
+  const std::vector<int> explain = {0, static_cast<int>(graph.nodes.size()) - 1};
+  tfrun::Placement placement;
+  const tfrun::Status placed = tfrun::PlaceGraph(graph, Devices(), soft, profile, &placement, explain);
+  Check(placement.explanations.size() == explain.size(), "one explanation per node asked about");
+  for (const tfrun::NodeExplanation& e : placement.explanations) {
+    (void)tfrun::ExplanationText(e, graph, Devices(), profile);
+    if (!placed.ok()) continue;
+    const int d = placement.device_of[e.node];
+    Check(e.device == d, "an explanation ends on the node's device", graph.nodes[e.node].name);
+    bool candidate = false;
+    for (size_t i = 0; i < e.devices.size(); ++i) candidate = candidate || (e.devices[i] == d && e.excluded[i].empty());
+    Check(candidate, "the device chosen is one of the candidates", graph.nodes[e.node].name);
+    for (const tfrun::ExplainedMember& m : e.members) {
+      Check(placement.device_of[m.node] == d, "a group's members share its device", graph.nodes[m.node].name);
+    }
+  }
+}
+
 // Soft placement only fails for a node no device could take: one without
 // a CPU kernel, or one asking for a job, replica or task that is not here.
 bool SoftPlacementMustSucceed(const tfrun::Graph& graph) {
@@ -161,6 +184,7 @@ void FuzzTfGraphFile(const std::string& bytes) {
         tfrun::Placement placement;
         tfrun::Status placed = tfrun::PlaceGraph(*graph, Devices(), soft, profile, &placement);
         (void)tfrun::PlacementLines(*graph, Devices(), placement, profile);
+        PlaceAndExplain(*graph, soft, profile);
         if (!placed.ok()) continue;
         CheckPlacement(*graph, placement, soft);
         (void)tfrun::PlacementDot(*graph, Devices(), placement);
@@ -213,6 +237,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (soft && SoftPlacementMustSucceed(*graph)) {
         Check(placed.ok(), "soft placement never fails where every node has a CPU kernel", placed.message());
       }
+      PlaceAndExplain(*graph, soft, profile);
       if (!placed.ok()) continue;
       CheckPlacement(*graph, placement, soft);
       (void)tfrun::DeviceMappingBlock(Devices(), profile);
