@@ -98,7 +98,7 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   if (inventory == GpuInventory::kNone) {
     Devices devices;
     devices.set = DeviceSet::CpuOnly(options.cpu_devices);
-    if (XlaDevicesEnabled()) devices.set.AddXlaDevices();
+    if (XlaDevicesEnabled(options.xla_devices_by_default)) devices.set.AddXlaDevices();
     return devices;
   }
   std::unique_ptr<GpuPlatform> platform;
@@ -119,7 +119,7 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
     RegisterCudaCopier();
     devices.set = DeviceSet::WithGpus(devices.logical, &MakeCudaBackend, options.cpu_devices);
   }
-  if (XlaDevicesEnabled()) devices.set.AddXlaDevices();
+  if (XlaDevicesEnabled(options.xla_devices_by_default)) devices.set.AddXlaDevices();
   return devices;
 }
 

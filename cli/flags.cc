@@ -114,7 +114,7 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_option("--tag", options->saved_model_tag, "the SavedModel MetaGraphDef with this tag (default: the first)")
       ->type_name("TAG")
       ->group(kGraphAndDevices);
-  app->add_option("--compat", options->compat, "print as an era of TensorFlow does: tf2 (default), tf1, tf0, eager")
+  app->add_option("--compat", options->compat, "print as an era of TensorFlow does: tf2 (default), tf1.15 (1.14 to 2.3), tf1, tf0, eager")
       ->type_name("ERA")
       ->check(CLI::IsMember(ProfileNames()).description(""))
       ->group(kGraphAndDevices);

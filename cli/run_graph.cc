@@ -274,6 +274,7 @@ Status GraphRun::BuildRunDevices(bool log) {
 Status GraphRun::MakeDevices(const GraphConfig& config, bool lists_devices) {
   if (devices_built_) return Status::Ok();
   TFRUN_ASSIGN_OR_RETURN(GpuOptions gpu_options, ResolveGpuOptions(options_.device_flags, &config));
+  gpu_options.xla_devices_by_default = profile_->xla_devices_by_default;
   // While loading, graph_ is still empty; a lister always wants the GPUs.
   const GpuInventory inventory = InventoryForRun(graph_, options_.device_flags, gpu_options, lists_devices);
   std::optional<std::pair<std::string, int>> task;  // a cluster task's own topology entry

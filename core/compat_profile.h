@@ -59,6 +59,10 @@ struct CompatProfile {
   bool feed_errors_quoted;
   // How graph-construction (shape and type) errors name their node.
   ConstructionErrors construction_errors;
+  // TF 1.14 to 2.3 registered XLA_CPU:0 and one XLA_GPU per GPU unless
+  // TF_XLA_FLAGS turned them off (TF 2.4's RELEASE.md: "no longer
+  // registered by default"); later, only TF_XLA_FLAGS turns them on.
+  bool xla_devices_by_default;
 };
 
 // nullptr for an unknown name.

@@ -25,11 +25,24 @@ void DeviceSet::AddXlaDevices() {
   const std::vector<Device> existing = devices_;
   Device cpu = Device::Local("XLA_CPU", 0, CpuAllocator());
   Add(cpu);
+  // One XLA_GPU per physical GPU in use, named by its CUDA ordinal, in
+  // ordinal order, on its first logical device's memory
+  // (xla_gpu_device.cc: XLA_GPU:i for each i of visible_device_list, or
+  // of all the GPUs CUDA shows; not one per virtual device).
+  std::vector<const Device*> gpus;
   for (const Device& gpu : existing) {
     if (gpu.type != "GPU") continue;
-    Device xla = gpu;
+    const bool seen = std::any_of(gpus.begin(), gpus.end(),
+                                  [&](const Device* g) { return g->cuda_ordinal == gpu.cuda_ordinal; });
+    if (!seen) gpus.push_back(&gpu);
+  }
+  std::stable_sort(gpus.begin(), gpus.end(),
+                   [](const Device* a, const Device* b) { return a->cuda_ordinal < b->cuda_ordinal; });
+  for (const Device* gpu : gpus) {
+    Device xla = *gpu;
     xla.type = "XLA_GPU";
     xla.spec.type = "XLA_GPU";
+    xla.spec.id = gpu->cuda_ordinal;
     xla.name = xla.spec.ToString();
     Add(xla);
   }

@@ -71,7 +71,9 @@ class DeviceSet {
 
   void Add(Device device, std::unique_ptr<Allocator> allocator = nullptr);
   // TF_XLA_FLAGS=--tf_xla_enable_xla_devices: XLA_CPU:0 on the host's
-  // memory and XLA_GPU:N on GPU:N's (its allocator, context and queue).
+  // memory and XLA_GPU:P for each CUDA ordinal P in use, on its GPU's
+  // (allocator, context and queue). (TensorFlow also makes XLA_GPUs for
+  // GPUs that ConfigProto.device_count leaves out; tfrun does not.)
   void AddXlaDevices();
   // Names every device as task `index` of `job` (rank `rank`) instead of
   // /job:localhost/replica:0/task:0.

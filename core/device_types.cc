@@ -23,12 +23,12 @@ const DeviceTypeInfo* FindDeviceType(std::string_view type) {
   return nullptr;
 }
 
-bool XlaDevicesEnabled() {
+bool XlaDevicesEnabled(bool by_default) {
   const char* flags = std::getenv("TF_XLA_FLAGS");
-  if (flags == nullptr) return false;
+  if (flags == nullptr) return by_default;
   // Flags are whitespace-separated; a boolean flag is on alone or =true/=1.
   std::istringstream words(flags);
-  bool enabled = false;
+  bool enabled = by_default;
   for (std::string word; words >> word;) {
     if (word == "--tf_xla_enable_xla_devices" || word == "--tf_xla_enable_xla_devices=true" ||
         word == "--tf_xla_enable_xla_devices=1") {

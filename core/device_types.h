@@ -24,8 +24,10 @@ struct DeviceTypeInfo {
 // nullptr for a type tfrun does not know.
 const DeviceTypeInfo* FindDeviceType(std::string_view type);
 
-// Whether TF_XLA_FLAGS holds --tf_xla_enable_xla_devices (TensorFlow's own
-// switch for XLA_CPU:0 and one XLA_GPU per GPU).
-bool XlaDevicesEnabled();
+// Whether there are XLA devices (XLA_CPU:0 and one XLA_GPU per GPU):
+// TF_XLA_FLAGS's --tf_xla_enable_xla_devices (=true, =false; TensorFlow's
+// own switch) where it says, else `by_default` (the era's default,
+// CompatProfile::xla_devices_by_default).
+bool XlaDevicesEnabled(bool by_default = false);
 
 }  // namespace tfrun

@@ -300,6 +300,14 @@ class Placer {
         SoftMoveNote(node.name, node.op, node.dtype, node.requested_device, to, devices_, colocated_with));
   }
 
+  // TensorFlow lists the XLA devices' kernels only where it made them.
+  bool HasXlaDevices() const {
+    return std::any_of(devices_.devices().begin(), devices_.devices().end(), [](const Device& d) {
+      const DeviceTypeInfo* info = FindDeviceType(d.type);
+      return info != nullptr && info->is_xla;
+    });
+  }
+
   std::string DeviceName(const Device& d) const {
     return profile_.legacy_device_names ? d.spec.ToLegacyString() : d.name;
   }
@@ -371,7 +379,7 @@ class Placer {
             "Could not satisfy explicit device specification '{}' because no supported kernel for {} devices is "
             "available.{}\nOp: {}\nNode attrs: {}\nRegistered kernels:\n{}",
             requested, *request.type, DebugInfo(id), node.op, def != nullptr ? SummarizeAttrs(def->attrs) : "",
-            op != nullptr ? KernelsRegisteredForOp(*op, XlaDevicesEnabled()) : "");
+            op != nullptr ? KernelsRegisteredForOp(*op, HasXlaDevices()) : "");
       } else {
         message = fmt::format("Could not satisfy explicit device specification '{}{}", requested, DebugInfo(id));
       }

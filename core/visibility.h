@@ -30,6 +30,8 @@ struct GpuOptions {
   // (-1: every visible one).
   int cpu_devices = 1;
   int max_gpus = -1;
+  // The --compat era's default for the XLA devices (device_types.h).
+  bool xla_devices_by_default = false;
 };
 
 struct LogicalGpu {
