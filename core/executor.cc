@@ -12,6 +12,7 @@
 #include "core/device_types.h"
 #include "core/kernel_lookup.h"
 #include "core/node_def_summary.h"
+#include "core/op_registry.h"
 
 namespace tfrun {
 
@@ -25,7 +26,7 @@ std::string Executor::NodeLine(const Node& node) const {
   if (error_style_.line == NodeErrorLine::kName) return fmt::format("\t [[{{{{node {}}}}}]]", node.name);
   const Device& device = devices_[placement_.device_of[node.id]];
   const std::string device_name = error_style_.legacy_device_names ? device.spec.ToLegacyString() : device.name;
-  return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, device_name, NodeDefEra::kTf1));
+  return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, OpAttrs(node.op), device_name, NodeDefEra::kTf1));
 }
 
 std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const {

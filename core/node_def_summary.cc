@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/op_registry.h"
 
 namespace tfrun {
 namespace {
@@ -39,16 +38,15 @@ std::string DataTypeEnum(DType dtype) {
   return "DT_" + name;
 }
 
-std::string NodeDefSummary(const Graph& graph, const Node& node, std::string_view device, NodeDefEra era) {
+std::string NodeDefSummary(const Graph& graph, const Node& node, const std::vector<std::string_view>& op_attrs,
+                           std::string_view device, NodeDefEra era) {
   std::vector<std::string> attrs;
-  if (const OpDef* def = FindOp(node.op)) {
-    std::vector<std::string_view> names;
-    for (std::string_view a : def->node_def_attrs) {
-      if (era == NodeDefEra::kTf2 || !NewInTf2(a)) names.push_back(a);
-    }
-    std::sort(names.begin(), names.end());  // SummarizeAttrsHelper sorts them
-    for (std::string_view a : names) attrs.push_back(fmt::format("{}={}", a, AttrValueText(graph, node, a)));
+  std::vector<std::string_view> names;
+  for (std::string_view a : op_attrs) {
+    if (era == NodeDefEra::kTf2 || !NewInTf2(a)) names.push_back(a);
   }
+  std::sort(names.begin(), names.end());  // SummarizeAttrsHelper sorts them
+  for (std::string_view a : names) attrs.push_back(fmt::format("{}={}", a, AttrValueText(graph, node, a)));
   if (!device.empty()) attrs.push_back(fmt::format("_device=\"{}\"", device));
   std::vector<std::string> inputs;
   for (size_t i = 0; i < node.inputs.size(); ++i) inputs.push_back(graph.OutputName(node.input(i)));

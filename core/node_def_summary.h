@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/graph.h"
 
@@ -16,8 +17,13 @@ namespace tfrun {
 enum class NodeDefEra { kTf1, kTf2 };
 
 // `node` reads its inputs' names and dtypes from `graph` (it need not be
-// in it yet). A non-empty `device` is listed last as `_device="..."`.
-std::string NodeDefSummary(const Graph& graph, const Node& node, std::string_view device, NodeDefEra era);
+// in it yet); `op_attrs` are the attributes its op's NodeDef carries
+// (OpDef::node_def_attrs; the caller looks the op up, so that this file
+// and the op registry, which quotes summaries in its errors, do not
+// depend on each other). A non-empty `device` is listed last as
+// `_device="..."`.
+std::string NodeDefSummary(const Graph& graph, const Node& node, const std::vector<std::string_view>& op_attrs,
+                           std::string_view device, NodeDefEra era);
 
 // "DT_FLOAT", as NodeDefs print a type attribute.
 std::string DataTypeEnum(DType dtype);

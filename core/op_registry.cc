@@ -422,7 +422,7 @@ std::string ShapeContext::NodeText() const {
   if (style_ == ConstructionErrors::kTf1) return fmt::format("'{}' (op: '{}')", node.name, node.op);
   // Python sets the device after the C API has built (and shape-checked)
   // the node, so TF 2's text never shows one.
-  return fmt::format("'{}'", NodeDefSummary(graph_, node, "", NodeDefEra::kTf2));
+  return fmt::format("'{}'", NodeDefSummary(graph_, node, OpAttrs(node.op), "", NodeDefEra::kTf2));
 }
 
 std::string ShapeContext::InputShapes() const {
@@ -490,6 +490,12 @@ const OpDef* FindOp(std::string_view type) {
     if (def.type == type) return &def;
   }
   return nullptr;
+}
+
+const std::vector<std::string_view>& OpAttrs(std::string_view op) {
+  static const std::vector<std::string_view> kNone;
+  const OpDef* def = FindOp(op);
+  return def != nullptr ? def->node_def_attrs : kNone;
 }
 
 std::string DTypeList(DTypeSet set) {

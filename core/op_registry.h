@@ -51,6 +51,10 @@ struct OpDef {
   TypeFn check_types = nullptr;
 };
 
+// The attributes `op`'s NodeDef carries (OpDef::node_def_attrs); none for
+// an op tfrun does not define.
+const std::vector<std::string_view>& OpAttrs(std::string_view op);
+
 // How a graph-construction error names its node: TF 1.x "for 'x' (op:
 // 'MatMul')", TF 2.x "for '{{node x}} = MatMul[T=DT_FLOAT, ...](a, b)'".
 enum class ConstructionErrors { kTf1, kTf2 };
