@@ -86,9 +86,9 @@ GpuInventory InventoryForRun(const Graph& graph, const DeviceFlags& flags, const
   const bool gpu_options_set = !options.visible_device_list.empty() || !options.virtual_devices.empty() ||
                                options.per_process_gpu_memory_fraction > 0;
   if (lists_devices || gpu_options_set || !flags.topology_path.empty()) return GpuInventory::kDevices;
-  const DeviceSpec cpu0 = DeviceSpec::Local("CPU", 0);
+  const DeviceSpec cpu0 = DeviceSpec::Local(std::string(kCpu), 0);
   for (const Node& node : graph.nodes) {
-    if (node.requested_device.type != "CPU" || !node.requested_device.Matches(cpu0)) return GpuInventory::kDevices;
+    if (node.requested_device.type != kCpu || !node.requested_device.Matches(cpu0)) return GpuInventory::kDevices;
   }
   return GpuInventory::kNone;
 }
@@ -135,7 +135,7 @@ std::string DevicesListing(const Devices& devices) {
   }
   out += "Logical devices:\n";
   for (const Device& d : devices.set.devices()) {  // CPU:0, and more under device_count
-    if (d.type == "CPU") out += fmt::format("  LogicalDevice(name='/device:CPU:{}', device_type='CPU')\n", d.id);
+    if (d.type == kCpu) out += fmt::format("  LogicalDevice(name='/device:CPU:{}', device_type='CPU')\n", d.id);
   }
   for (const LogicalGpu& l : devices.logical) {
     out += fmt::format("  LogicalDevice(name='/device:GPU:{}', device_type='GPU')  # -> device: {}, memory limit: {}{}\n",
@@ -157,7 +157,7 @@ std::string DevicesJson(const Devices& devices, const std::string& version) {
   }
   std::vector<std::string> logical;
   for (const Device& d : devices.set.devices()) {
-    if (d.type == "CPU") logical.push_back(fmt::format("{{\"name\":\"/device:CPU:{}\",\"device_type\":\"CPU\"}}", d.id));
+    if (d.type == kCpu) logical.push_back(fmt::format("{{\"name\":\"/device:CPU:{}\",\"device_type\":\"CPU\"}}", d.id));
   }
   for (const LogicalGpu& l : devices.logical) {
     logical.push_back(fmt::format("{{\"name\":\"/device:GPU:{}\",\"device_type\":\"GPU\",\"cuda_ordinal\":{},"

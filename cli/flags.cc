@@ -1,4 +1,5 @@
 #include "cli/flags.h"
+#include "core/device_types.h"
 
 #include <charconv>
 #include <limits>
@@ -56,11 +57,11 @@ void AddDeviceFlags(CLI::App* app, DeviceFlags* flags) {
                const auto [ptr, ec] = std::from_chars(entry.data() + eq + 1, end, value);
                if (ec == std::errc() && ptr == end && eq + 1 < entry.size()) n = value;
              }
-             if (!n || *n < 0 || *n > 4096 || (type != "CPU" && type != "GPU")) {
+             if (!n || *n < 0 || *n > 4096 || (type != kCpu && type != kGpu)) {
                throw CLI::ValidationError("--device-count", "expected TYPE=N,... with TYPE CPU or GPU and N from 0 to "
                                                             "4096, e.g. CPU=3,GPU=2; got '" + entry + "'");
              }
-             (type == "CPU" ? flags->cpu_device_count : flags->gpu_device_count) = static_cast<int>(*n);
+             (type == kCpu ? flags->cpu_device_count : flags->gpu_device_count) = static_cast<int>(*n);
            }
          },
          "ConfigProto.device_count: CPU devices to make (CPU:0, CPU:1, ...) and at most N GPUs, e.g. CPU=3,GPU=2")

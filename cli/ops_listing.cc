@@ -1,4 +1,5 @@
 #include "cli/ops_listing.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 
@@ -16,7 +17,7 @@ namespace tfrun {
 namespace {
 
 // The device types `tfrun ops` lists: those tfrun can place on.
-constexpr std::string_view kListedTypes[] = {"CPU", "GPU", "DEFAULT", "XLA_CPU", "XLA_GPU"};
+constexpr std::string_view kListedTypes[] = {kCpu, kGpu, "DEFAULT", kXlaCpu, kXlaGpu};
 
 bool Listed(const TfKernelDef& k) {
   return std::find(std::begin(kListedTypes), std::end(kListedTypes), k.device_type) != std::end(kListedTypes);

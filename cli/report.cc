@@ -1,4 +1,5 @@
 #include "cli/report.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 
@@ -150,7 +151,7 @@ class JsonObject {
 void AppendDevice(std::string& out, const Device& d) {
   auto to = std::back_inserter(out);
   fmt::format_to(to, "{{\"name\":{},\"type\":{}", Quote(d.name), Quote(d.type));
-  if (d.type == "GPU") {
+  if (d.type == kGpu) {
     fmt::format_to(to,
                    ",\"cuda_ordinal\":{},\"gpu_name\":{},\"pci_bus_id\":{},\"compute_capability\":{},"
                    "\"simulated\":{}",

@@ -1,4 +1,5 @@
 #include "core/device_name.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 
@@ -48,7 +49,7 @@ std::string Upper(std::string_view s) {
 // Python's DeviceSpec upper-cases CPU and GPU in any case.
 std::string CanonicalType(std::string_view type) {
   std::string u = Upper(type);
-  return (u == "CPU" || u == "GPU") ? u : std::string(type);
+  return (u == kCpu || u == kGpu) ? u : std::string(type);
 }
 
 }  // namespace
@@ -79,7 +80,7 @@ StatusOr<DeviceSpec> DeviceSpec::Parse(std::string_view text) {
     } else if (f.size() == 2 && f[0] == "task") {
       TFRUN_RETURN_IF_ERROR(set_index(f[1], spec.task, "task"));
     } else if ((f.size() == 1 || f.size() == 2) &&
-               (Upper(f[0]) == "CPU" || Upper(f[0]) == "GPU")) {
+               (Upper(f[0]) == kCpu || Upper(f[0]) == kGpu)) {
       if (has_type) return bad("more than one device type");
       has_type = true;
       spec.type = Upper(f[0]);

@@ -23,7 +23,7 @@ int Device::priority() const {
 
 void DeviceSet::AddXlaDevices() {
   const std::vector<Device> existing = devices_;
-  Device cpu = Device::Local("XLA_CPU", 0, CpuAllocator());
+  Device cpu = Device::Local(std::string(kXlaCpu), 0, CpuAllocator());
   Add(cpu);
   // One XLA_GPU per physical GPU in use, named by its CUDA ordinal, in
   // ordinal order, on its first logical device's memory
@@ -31,7 +31,7 @@ void DeviceSet::AddXlaDevices() {
   // of all the GPUs CUDA shows; not one per virtual device).
   std::vector<const Device*> gpus;
   for (const Device& gpu : existing) {
-    if (gpu.type != "GPU") continue;
+    if (gpu.type != kGpu) continue;
     const bool seen = std::any_of(gpus.begin(), gpus.end(),
                                   [&](const Device* g) { return g->cuda_ordinal == gpu.cuda_ordinal; });
     if (!seen) gpus.push_back(&gpu);
@@ -40,8 +40,8 @@ void DeviceSet::AddXlaDevices() {
                    [](const Device* a, const Device* b) { return a->cuda_ordinal < b->cuda_ordinal; });
   for (const Device* gpu : gpus) {
     Device xla = *gpu;
-    xla.type = "XLA_GPU";
-    xla.spec.type = "XLA_GPU";
+    xla.type = kXlaGpu;
+    xla.spec.type = std::string(kXlaGpu);
     xla.spec.id = gpu->cuda_ordinal;
     xla.name = xla.spec.ToString();
     Add(xla);
@@ -57,14 +57,14 @@ void Device::MoveToTask(const std::string& job, int index, int rank) {
 
 DeviceSet DeviceSet::CpuOnly(int cpus) {
   DeviceSet set;
-  for (int i = 0; i < std::max(cpus, 1); ++i) set.Add(Device::Local("CPU", i, CpuAllocator()));
+  for (int i = 0; i < std::max(cpus, 1); ++i) set.Add(Device::Local(std::string(kCpu), i, CpuAllocator()));
   return set;
 }
 
 namespace {
 
 Device GpuDevice(const LogicalGpu& gpu, bool simulated) {
-  Device d = Device::Local("GPU", gpu.tf_id, nullptr);
+  Device d = Device::Local(std::string(kGpu), gpu.tf_id, nullptr);
   d.cuda_ordinal = gpu.cuda_ordinal;
   d.gpu_name = gpu.physical.name;
   d.pci_bus_id = gpu.physical.pci_bus_id;
@@ -130,7 +130,7 @@ std::vector<int> DeviceSet::InPlacementOrder() const {
 
 bool DeviceSet::HasGpu() const {
   for (const Device& d : devices_) {
-    if (d.type == "GPU") return true;
+    if (d.type == kGpu) return true;
   }
   return false;
 }

@@ -16,7 +16,7 @@ namespace tfrun {
 struct Device {
   std::string name;  // "/job:localhost/replica:0/task:0/device:GPU:0"
   DeviceSpec spec;
-  std::string type;  // "CPU" or "GPU"
+  std::string type;  // a registered type (device_types.h): kCpu, kGpu, kXlaCpu, kXlaGpu
   int id = 0;
   Allocator* allocator = nullptr;
 

@@ -8,10 +8,10 @@ namespace tfrun {
 namespace {
 
 constexpr DeviceTypeInfo kDeviceTypes[] = {
-    {/*.name=*/"GPU", /*.priority=*/210, /*.is_xla=*/false, /*.runs_kernels_of=*/"GPU"},
-    {/*.name=*/"CPU", /*.priority=*/70, /*.is_xla=*/false, /*.runs_kernels_of=*/"CPU"},
-    {/*.name=*/"XLA_CPU", /*.priority=*/50, /*.is_xla=*/true, /*.runs_kernels_of=*/"CPU"},
-    {/*.name=*/"XLA_GPU", /*.priority=*/50, /*.is_xla=*/true, /*.runs_kernels_of=*/"GPU"},
+    {/*.name=*/kGpu, /*.priority=*/210, /*.is_xla=*/false, /*.runs_kernels_of=*/kGpu},
+    {/*.name=*/kCpu, /*.priority=*/70, /*.is_xla=*/false, /*.runs_kernels_of=*/kCpu},
+    {/*.name=*/kXlaCpu, /*.priority=*/50, /*.is_xla=*/true, /*.runs_kernels_of=*/kCpu},
+    {/*.name=*/kXlaGpu, /*.priority=*/50, /*.is_xla=*/true, /*.runs_kernels_of=*/kGpu},
 };
 
 }  // namespace

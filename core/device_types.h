@@ -8,6 +8,13 @@
 
 namespace tfrun {
 
+// The names of the types tfrun has backends for, as device names spell
+// them; the table in device_types.cc says what each one is.
+inline constexpr std::string_view kCpu = "CPU";
+inline constexpr std::string_view kGpu = "GPU";
+inline constexpr std::string_view kXlaCpu = "XLA_CPU";
+inline constexpr std::string_view kXlaGpu = "XLA_GPU";
+
 struct DeviceTypeInfo {
   std::string_view name;  // "GPU", as device names spell it
   // DeviceFactory::Register priority: GPU 210, CPU 70, the XLA devices 50.

@@ -1,4 +1,5 @@
 #include "core/eager_program.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 
@@ -34,7 +35,7 @@ class EagerPlanner {
       : graph_(graph), devices_(devices), soft_(soft), placement_(*placement), plan_(*plan),
         sorted_(devices.InPlacementOrder()) {
     for (int i = 0; i < devices.size(); ++i) {
-      if (devices[i].type == "CPU" && devices[i].id == 0) cpu0_ = i;
+      if (devices[i].type == kCpu && devices[i].id == 0) cpu0_ = i;
     }
   }
 
@@ -60,9 +61,9 @@ class EagerPlanner {
   // /job:localhost/replica:0/task:0/device:GPU:1 and `/job:localhost` CPU:0.
   static std::optional<DeviceSpec> ScopeOf(const Node& node) {
     if (node.requested_device.empty()) return std::nullopt;
-    return node.requested_device.MergedOver(DeviceSpec::Local("CPU", 0));
+    return node.requested_device.MergedOver(DeviceSpec::Local(std::string(kCpu), 0));
   }
-  static std::optional<DeviceSpec> Cpu0Scope() { return DeviceSpec::Local("CPU", 0); }
+  static std::optional<DeviceSpec> Cpu0Scope() { return DeviceSpec::Local(std::string(kCpu), 0); }
 
   Status Visit(const Node& node) {
     const int id = node.id;
@@ -205,7 +206,7 @@ class EagerPlanner {
       TFRUN_ASSIGN_OR_RETURN(t.device, Execute("Cast", dtype, true, {Handle{cpu0_, DType::kFloat32, elements}},
                                                Cpu0Scope(), node, false));
     }
-    if (scope && scope->type == "CPU" && scope->id == 0) return t;
+    if (scope && scope->type == kCpu && scope->id == 0) return t;
     TFRUN_ASSIGN_OR_RETURN(t.device, Execute("_EagerConst", dtype, true, {t}, scope, node, false));
     return t;
   }

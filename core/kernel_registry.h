@@ -12,14 +12,12 @@
 #include <vector>
 
 #include "core/allocator.h"
+#include "core/device_types.h"
 #include "core/graph.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
 namespace tfrun {
-
-inline constexpr std::string_view kCpu = "CPU";
-inline constexpr std::string_view kGpu = "GPU";
 
 // False for kernels that only pass tensor handles (Identity forwards its
 // input's buffer, VariableV2 its variable's, NoOp nothing): they queue no

@@ -1,4 +1,5 @@
 #include "core/placement_log.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 
@@ -16,12 +17,12 @@ std::string DeviceMappingBlock(const DeviceSet& devices, const CompatProfile& pr
   std::string lines;
   // TensorFlow lists the XLA devices first ("XLA_CPU device"), then the GPUs.
   for (const Device& d : devices.devices()) {
-    if (d.type == "XLA_CPU" || d.type == "XLA_GPU") {
+    if (d.type == kXlaCpu || d.type == kXlaGpu) {
       lines += fmt::format("{} -> device: {} device\n", PrintedName(d, profile), d.type);
     }
   }
   for (const Device& d : devices.devices()) {
-    if (d.type != "GPU") continue;
+    if (d.type != kGpu) continue;
     lines += fmt::format("{} -> device: {}, name: {}, pci bus id: {}", PrintedName(d, profile),
                          d.cuda_ordinal, d.gpu_name, d.pci_bus_id);
     if (profile.mapping_compute_capability) {

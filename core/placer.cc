@@ -416,7 +416,7 @@ class Placer {
     std::string message;
     if (any_match) {
       // The device exists but has no kernel for this op and dtype.
-      std::string type = node.requested_device.type.value_or("CPU");
+      std::string type = node.requested_device.type.value_or(std::string(kCpu));
       message = profile_.error_style == PlacementErrorStyle::kTf0
                     ? fmt::format("Cannot assign a device to node '{}': Could not satisfy explicit device "
                                   "specification '{}' because no supported kernel for {} devices is available.",

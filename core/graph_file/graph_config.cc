@@ -1,4 +1,5 @@
 #include "core/graph_file/graph_config.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 
@@ -101,9 +102,9 @@ Status ReadDeviceCount(const FieldReader& fields, const YamlNode& v, GraphConfig
     const std::string_view type = pair.key.Scalar();
     int64_t n = 0;
     TFRUN_RETURN_IF_ERROR(fields.ReadInt(pair.value, "a device count", 0, kMaxDeviceCount, &n));
-    if (type == "CPU") {
+    if (type == kCpu) {
       cfg->cpu_device_count = static_cast<int>(n);
-    } else if (type == "GPU") {
+    } else if (type == kGpu) {
       cfg->gpu_device_count = static_cast<int>(n);
     } else {
       // TensorFlow ignores counts of types it has no factory for.

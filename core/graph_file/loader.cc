@@ -1,4 +1,5 @@
 #include "core/graph_file/loader.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 #include <fcntl.h>
@@ -186,7 +187,7 @@ class GraphFileLoader {
     if (!nested) return fields_.ErrorAt(entry, "a for_each_device scope needs 'nodes'");
     std::string type = each.IsScalar() ? each.ScalarString() : "";
     std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
-    if (type != "GPU" && type != "CPU") {
+    if (type != kGpu && type != kCpu) {
       return fields_.ErrorAt(each, fmt::format("for_each_device must be GPU or CPU (got '{}')",
                                                each.IsScalar() ? each.Scalar() : "a collection"));
     }
@@ -226,7 +227,7 @@ class GraphFileLoader {
   // The logical devices of `type` the run will have (CPU:0 alone without a lister).
   StatusOr<std::vector<int>> DeviceIds(const std::string& type) {
     if (devices_) return devices_(graph_.config, type);
-    if (type == "GPU") return std::vector<int>{};
+    if (type == kGpu) return std::vector<int>{};
     return std::vector<int>{0};
   }
 

@@ -1,4 +1,5 @@
 #include "core/graph_file/split_concat.h"
+#include "core/device_types.h"
 
 #include <fmt/format.h>
 
@@ -29,7 +30,7 @@ StatusOr<int> SplitConcatExpander::ReadNumSplit(const YamlNode& entry, const Nod
   int64_t count = 0;
   std::string word = n.IsScalar() ? n.ScalarString() : "";
   std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::toupper(c); });
-  if (word == "GPU" || word == "CPU") {
+  if (word == kGpu || word == kCpu) {
     TFRUN_ASSIGN_OR_RETURN(const int devices, count_devices_(word));
     if (devices == 0) {
       return fields.NodeError(n, node.name,
