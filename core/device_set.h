@@ -49,6 +49,16 @@ struct Device {
   int priority() const;
 };
 
+class DeviceSet;
+
+// The one candidate filter, for the graph placer and eager's SelectDevice
+// alike: of the devices in `order` (InPlacementOrder), those that match
+// `spec` and whose type `supports(type)` (a kernel for the node, or for
+// every member of its colocation group), in that order.
+template <typename Supports>
+std::vector<int> CandidateDevices(const DeviceSet& devices, const std::vector<int>& order, const DeviceSpec& spec,
+                                  Supports supports);
+
 class DeviceSet {
  public:
   // CPU:0 ... CPU:cpus-1 (ConfigProto.device_count), sharing host memory.
@@ -98,5 +108,15 @@ class DeviceSet {
   std::vector<std::unique_ptr<Allocator>> owned_;
   int master_task_ = 0;
 };
+
+template <typename Supports>
+std::vector<int> CandidateDevices(const DeviceSet& devices, const std::vector<int>& order, const DeviceSpec& spec,
+                                  Supports supports) {
+  std::vector<int> out;
+  for (int d : order) {
+    if (spec.Matches(devices[d].spec) && supports(devices[d].type)) out.push_back(d);
+  }
+  return out;
+}
 
 }  // namespace tfrun

@@ -277,10 +277,9 @@ class EagerPlanner {
   }
 
   int FirstCandidate(const std::string& op, DType dtype, bool has_output, const DeviceSpec& spec) const {
-    for (int d : sorted_) {
-      if (spec.Matches(devices_[d].spec) && TfHasKernelFor(op, dtype, devices_[d].type)) return d;
-    }
-    return -1;
+    const std::vector<int> candidates = CandidateDevices(
+        devices_, sorted_, spec, [&](std::string_view type) { return TfHasKernelFor(op, dtype, type); });
+    return candidates.empty() ? -1 : candidates[0];
   }
 
   const Graph& graph_;

@@ -145,23 +145,15 @@ class Placer {
   // Where `id` alone could go under its own request.
   std::vector<int> OwnCandidates(int id) const {
     const Node& node = graph_.nodes[id];
-    std::vector<int> out;
-    for (int d : sorted_) {
-      if (node.requested_device.Matches(devices_[d].spec) && TfHasKernel(graph_, node, devices_[d].type)) {
-        out.push_back(d);
-      }
-    }
-    return out;
+    return CandidateDevices(devices_, sorted_, node.requested_device,
+                            [&](std::string_view type) { return TfHasKernel(graph_, node, type); });
   }
 
   // Where the group of `id` can go under `spec`: the devices that match it
   // and that every member has a kernel for.
   std::vector<int> Matching(int id, const DeviceSpec& spec) {
-    std::vector<int> out;
-    for (int d : sorted_) {
-      if (spec.Matches(devices_[d].spec) && colocation_.Supports(id, devices_[d].type)) out.push_back(d);
-    }
-    return out;
+    return CandidateDevices(devices_, sorted_, spec,
+                            [&](std::string_view type) { return colocation_.Supports(id, type); });
   }
 
   // ColocationGraph::GetDevicesForNode's search: the group's merged
