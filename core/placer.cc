@@ -213,7 +213,6 @@ class Placer {
     TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &found));
     const std::vector<int>& candidates = found.devices;
     const bool relaxed = found.stage != CandidateStage::kRequest;
-    const std::vector<int> members = colocation_.MembersOf(id);
     // Heuristic B: a metadata op goes with its input, if it can; the first
     // member placed decides for its whole group (LimitToAssignedDevice).
     int chosen = candidates[0];
@@ -232,6 +231,14 @@ class Placer {
       }
     }
     Decide(id, std::move(found), rule, rule == PlacementRule::kHeuristicB ? node.inputs[0] : -1, std::move(note));
+    AssignGroup(id, chosen, relaxed, p);
+    return Status::Ok();
+  }
+
+  // The whole group of `id` goes to `chosen` (AssignAndLog, then
+  // LimitToAssignedDevice: its other members have no other candidate).
+  void AssignGroup(int id, int chosen, bool relaxed, Placement* p) {
+    const std::vector<int> members = colocation_.MembersOf(id);
     if (relaxed) {
       // The member that cannot run on the requested device moves the group.
       std::vector<bool> fits_alone;
@@ -245,14 +252,14 @@ class Placer {
       }
     }
     for (int m : members) p->device_of[m] = chosen;
-    return Status::Ok();
   }
 
-  // Heuristic A: a generator goes where all its consumers went, if it can;
-  // one placed with its group (a colocated Const) stays there.
+  // Heuristic A: a generator goes where all its consumers went, if it can.
+  // One whose group a first-pass member placed stays there; the first
+  // generator of a group of generators (Consts colocated with each other)
+  // places the group.
   Status PlaceGenerator(int id, Placement* p) {
     if (p->device_of[id] >= 0) return Status::Ok();
-    if (colocation_.GroupSize(id) > 1) return PlaceNode(id, p);
     Candidates found;
     TFRUN_RETURN_IF_ERROR(DevicesForGroup(id, &found));
     const std::vector<int>& candidates = found.devices;
@@ -281,8 +288,7 @@ class Placer {
       Decide(id, found, applies ? PlacementRule::kHeuristicA : PlacementRule::kFirstCandidate,
              applies ? consumers[0] : -1, std::move(note));
     }
-    if (moved) NoteSoftMove(id, devices_[chosen], p);
-    p->device_of[id] = chosen;
+    AssignGroup(id, chosen, moved, p);
     return Status::Ok();
   }
 

@@ -91,6 +91,18 @@ def shape_of(tf):
     tf.group(tf.shape(y, name="s"), tf.size(z, name="n"), name="init")
 
 
+def const_group(tf):
+    """Heuristic A for a group of generators: b colocated with a, both
+    Consts without a device, consumed by c on CPU:1. The first of them
+    placed follows its consumer, and takes the group along."""
+    a = tf.constant([1.0, 2.0], name="a")
+    with tf.compat.v1.colocate_with(a):
+        b = tf.constant([3.0, 4.0], name="b")
+    with tf.device("/cpu:1"):
+        c = tf.add(a, b, name="c")
+    tf.identity(c, name="init")
+
+
 # name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args)])
 CASES = {
     "towers": (towers, "towers.pbtxt", [
@@ -115,6 +127,9 @@ CASES = {
          "--device-count CPU=3 --soft-placement --quiet"),
     ]),
     "shape_of": (shape_of, "shape_of.pbtxt", [
+        ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
+    ]),
+    "const_group": (const_group, "const_group.pbtxt", [
         ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
     ]),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
