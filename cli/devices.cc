@@ -123,9 +123,23 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   return devices;
 }
 
+// The XLA devices of the set, of `type`, as list_*_devices names them:
+// TensorFlow 2.21 lists XLA_CPU:0 right after CPU:0, physical and logical
+// alike; XLA_GPUs come after the GPUs here (not checked: no GPU here).
+std::vector<const Device*> XlaDevicesOf(const Devices& devices, std::string_view type) {
+  std::vector<const Device*> out;
+  for (const Device& d : devices.set.devices()) {
+    if (d.type == type) out.push_back(&d);
+  }
+  return out;
+}
+
 std::string DevicesListing(const Devices& devices) {
   std::string out = "Physical devices:\n";
   out += "  PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')\n";
+  for (const Device* d : XlaDevicesOf(devices, kXlaCpu)) {
+    out += fmt::format("  PhysicalDevice(name='/physical_device:XLA_CPU:{}', device_type='XLA_CPU')\n", d->spec.id.value_or(0));
+  }
   for (size_t i = 0; i < devices.physical.size(); ++i) {
     const PhysicalGpu& g = devices.physical[i];
     out += fmt::format(
@@ -133,13 +147,22 @@ std::string DevicesListing(const Devices& devices) {
         "compute capability: {}, {}{}\n",
         i, g.name, g.pci_bus_id, g.ComputeCapability(), MegaBytes(g.total_bytes), devices.simulated ? ", simulated" : "");
   }
+  for (const Device* d : XlaDevicesOf(devices, kXlaGpu)) {
+    out += fmt::format("  PhysicalDevice(name='/physical_device:XLA_GPU:{}', device_type='XLA_GPU')\n", d->spec.id.value_or(0));
+  }
   out += "Logical devices:\n";
   for (const Device& d : devices.set.devices()) {  // CPU:0, and more under device_count
     if (d.type == kCpu) out += fmt::format("  LogicalDevice(name='/device:CPU:{}', device_type='CPU')\n", d.id);
   }
+  for (const Device* d : XlaDevicesOf(devices, kXlaCpu)) {
+    out += fmt::format("  LogicalDevice(name='/device:XLA_CPU:{}', device_type='XLA_CPU')\n", d->spec.id.value_or(0));
+  }
   for (const LogicalGpu& l : devices.logical) {
     out += fmt::format("  LogicalDevice(name='/device:GPU:{}', device_type='GPU')  # -> device: {}, memory limit: {}{}\n",
                        l.tf_id, l.cuda_ordinal, MegaBytes(l.memory_limit_bytes), l.allow_growth ? ", allow_growth" : "");
+  }
+  for (const Device* d : XlaDevicesOf(devices, kXlaGpu)) {
+    out += fmt::format("  LogicalDevice(name='/device:XLA_GPU:{}', device_type='XLA_GPU')\n", d->spec.id.value_or(0));
   }
   // The TF GPU guide's print(len(gpus), "Physical GPUs,", len(logical_gpus), "Logical GPUs").
   out += fmt::format("{} Physical GPUs, {} Logical GPUs\n", devices.physical.size(), devices.logical.size());
@@ -148,6 +171,13 @@ std::string DevicesListing(const Devices& devices) {
 
 std::string DevicesJson(const Devices& devices, const std::string& version) {
   std::vector<std::string> physical = {"{\"name\":\"/physical_device:CPU:0\",\"device_type\":\"CPU\"}"};
+  auto xla = [&](std::vector<std::string>* out, std::string_view prefix, std::string_view type) {
+    for (const Device* d : XlaDevicesOf(devices, type)) {
+      out->push_back(fmt::format("{{\"name\":\"{}{}:{}\",\"device_type\":\"{}\"}}", prefix, type,
+                                 d->spec.id.value_or(0), type));
+    }
+  };
+  xla(&physical, "/physical_device:", kXlaCpu);
   for (size_t i = 0; i < devices.physical.size(); ++i) {
     const PhysicalGpu& g = devices.physical[i];
     physical.push_back(fmt::format(
@@ -155,16 +185,19 @@ std::string DevicesJson(const Devices& devices, const std::string& version) {
         "\"compute_capability\":\"{}\",\"memory_bytes\":{},\"simulated\":{}}}",
         i, Quote(g.name), Quote(g.pci_bus_id), g.ComputeCapability(), g.total_bytes, devices.simulated ? "true" : "false"));
   }
+  xla(&physical, "/physical_device:", kXlaGpu);
   std::vector<std::string> logical;
   for (const Device& d : devices.set.devices()) {
     if (d.type == kCpu) logical.push_back(fmt::format("{{\"name\":\"/device:CPU:{}\",\"device_type\":\"CPU\"}}", d.id));
   }
+  xla(&logical, "/device:", kXlaCpu);
   for (const LogicalGpu& l : devices.logical) {
     logical.push_back(fmt::format("{{\"name\":\"/device:GPU:{}\",\"device_type\":\"GPU\",\"cuda_ordinal\":{},"
                                   "\"memory_limit_bytes\":{},\"allow_growth\":{}}}",
                                   l.tf_id, l.cuda_ordinal, l.memory_limit_bytes >= 0 ? std::to_string(l.memory_limit_bytes) : "null",
                                   l.allow_growth ? "true" : "false"));
   }
+  xla(&logical, "/device:", kXlaGpu);
   return fmt::format("{{\"schema\":{},\"version\":{},\"physical_devices\":[{}],\"logical_devices\":[{}]}}\n",
                      kReportSchema, Quote(version), fmt::join(physical, ","), fmt::join(logical, ","));
 }
