@@ -653,6 +653,18 @@ TEST(CliTest, ExplainSaysWhyANodeWentWhereItWent) {
   EXPECT_NE(failed.out.find("  No device fits: the group cannot be placed\n"), std::string::npos) << failed.out;
   EXPECT_NE(failed.out.find("  Placement fails here: "), std::string::npos) << failed.out;
 
+  // A generator whose consumer is a generator placed after it (b takes a
+  // control input from c): Heuristic A cannot look at b's device yet.
+  const std::string chain = TmpDir() + "/control_chain.pbtxt";
+  std::ofstream(chain) << "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
+                          "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }\n"
+                          "node { name: 'b' op: 'Const' input: '^c' attr { key: 'dtype' value { type: DT_FLOAT } } "
+                          "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }\n";
+  const Outcome unplaced = Tfrun(chain + " -q --explain c");
+  EXPECT_EQ(unplaced.exit_code, 0) << unplaced.err;
+  EXPECT_NE(unplaced.out.find("    (Heuristic A did not apply: its consumers were not placed yet)\n"), std::string::npos)
+      << unplaced.out;
+
   const Outcome unknown = Tfrun("graphs/matmul.yaml --explain MatMull");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err,

@@ -123,23 +123,28 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   return devices;
 }
 
-// The XLA devices of the set, of `type`, as list_*_devices names them:
-// TensorFlow 2.21 lists XLA_CPU:0 right after CPU:0, physical and logical
-// alike; XLA_GPUs come after the GPUs here (not checked: no GPU here).
-std::vector<const Device*> XlaDevicesOf(const Devices& devices, std::string_view type) {
-  std::vector<const Device*> out;
+// The set's devices of XLA type `type`, as list_*_devices names them
+// (`prefix` "/physical_device:" or "/device:"), each written by
+// `write(name, type)`. TensorFlow 2.21 lists XLA_CPU:0 right after CPU:0,
+// physical and logical alike; XLA_GPUs come after the GPUs here (not
+// checked: no GPU here).
+template <typename Write>
+void ForXlaDevices(const Devices& devices, std::string_view prefix, std::string_view type, Write write) {
   for (const Device& d : devices.set.devices()) {
-    if (d.type == type) out.push_back(&d);
+    if (d.type == type) write(fmt::format("{}{}:{}", prefix, type, d.spec.id.value_or(0)), type);
   }
-  return out;
 }
 
 std::string DevicesListing(const Devices& devices) {
   std::string out = "Physical devices:\n";
+  auto physical = [&](const std::string& name, std::string_view type) {
+    out += fmt::format("  PhysicalDevice(name='{}', device_type='{}')\n", name, type);
+  };
+  auto logical = [&](const std::string& name, std::string_view type) {
+    out += fmt::format("  LogicalDevice(name='{}', device_type='{}')\n", name, type);
+  };
   out += "  PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')\n";
-  for (const Device* d : XlaDevicesOf(devices, kXlaCpu)) {
-    out += fmt::format("  PhysicalDevice(name='/physical_device:XLA_CPU:{}', device_type='XLA_CPU')\n", d->spec.id.value_or(0));
-  }
+  ForXlaDevices(devices, "/physical_device:", kXlaCpu, physical);
   for (size_t i = 0; i < devices.physical.size(); ++i) {
     const PhysicalGpu& g = devices.physical[i];
     out += fmt::format(
@@ -147,23 +152,17 @@ std::string DevicesListing(const Devices& devices) {
         "compute capability: {}, {}{}\n",
         i, g.name, g.pci_bus_id, g.ComputeCapability(), MegaBytes(g.total_bytes), devices.simulated ? ", simulated" : "");
   }
-  for (const Device* d : XlaDevicesOf(devices, kXlaGpu)) {
-    out += fmt::format("  PhysicalDevice(name='/physical_device:XLA_GPU:{}', device_type='XLA_GPU')\n", d->spec.id.value_or(0));
-  }
+  ForXlaDevices(devices, "/physical_device:", kXlaGpu, physical);
   out += "Logical devices:\n";
   for (const Device& d : devices.set.devices()) {  // CPU:0, and more under device_count
     if (d.type == kCpu) out += fmt::format("  LogicalDevice(name='/device:CPU:{}', device_type='CPU')\n", d.id);
   }
-  for (const Device* d : XlaDevicesOf(devices, kXlaCpu)) {
-    out += fmt::format("  LogicalDevice(name='/device:XLA_CPU:{}', device_type='XLA_CPU')\n", d->spec.id.value_or(0));
-  }
+  ForXlaDevices(devices, "/device:", kXlaCpu, logical);
   for (const LogicalGpu& l : devices.logical) {
     out += fmt::format("  LogicalDevice(name='/device:GPU:{}', device_type='GPU')  # -> device: {}, memory limit: {}{}\n",
                        l.tf_id, l.cuda_ordinal, MegaBytes(l.memory_limit_bytes), l.allow_growth ? ", allow_growth" : "");
   }
-  for (const Device* d : XlaDevicesOf(devices, kXlaGpu)) {
-    out += fmt::format("  LogicalDevice(name='/device:XLA_GPU:{}', device_type='XLA_GPU')\n", d->spec.id.value_or(0));
-  }
+  ForXlaDevices(devices, "/device:", kXlaGpu, logical);
   // The TF GPU guide's print(len(gpus), "Physical GPUs,", len(logical_gpus), "Logical GPUs").
   out += fmt::format("{} Physical GPUs, {} Logical GPUs\n", devices.physical.size(), devices.logical.size());
   return out;
@@ -171,13 +170,13 @@ std::string DevicesListing(const Devices& devices) {
 
 std::string DevicesJson(const Devices& devices, const std::string& version) {
   std::vector<std::string> physical = {"{\"name\":\"/physical_device:CPU:0\",\"device_type\":\"CPU\"}"};
-  auto xla = [&](std::vector<std::string>* out, std::string_view prefix, std::string_view type) {
-    for (const Device* d : XlaDevicesOf(devices, type)) {
-      out->push_back(fmt::format("{{\"name\":\"{}{}:{}\",\"device_type\":\"{}\"}}", prefix, type,
-                                 d->spec.id.value_or(0), type));
-    }
+  // A bare entry: an XLA device has no more to say.
+  auto entry_in = [](std::vector<std::string>* list) {
+    return [list](const std::string& name, std::string_view type) {
+      list->push_back(fmt::format("{{\"name\":\"{}\",\"device_type\":\"{}\"}}", name, type));
+    };
   };
-  xla(&physical, "/physical_device:", kXlaCpu);
+  ForXlaDevices(devices, "/physical_device:", kXlaCpu, entry_in(&physical));
   for (size_t i = 0; i < devices.physical.size(); ++i) {
     const PhysicalGpu& g = devices.physical[i];
     physical.push_back(fmt::format(
@@ -185,19 +184,19 @@ std::string DevicesJson(const Devices& devices, const std::string& version) {
         "\"compute_capability\":\"{}\",\"memory_bytes\":{},\"simulated\":{}}}",
         i, Quote(g.name), Quote(g.pci_bus_id), g.ComputeCapability(), g.total_bytes, devices.simulated ? "true" : "false"));
   }
-  xla(&physical, "/physical_device:", kXlaGpu);
+  ForXlaDevices(devices, "/physical_device:", kXlaGpu, entry_in(&physical));
   std::vector<std::string> logical;
   for (const Device& d : devices.set.devices()) {
     if (d.type == kCpu) logical.push_back(fmt::format("{{\"name\":\"/device:CPU:{}\",\"device_type\":\"CPU\"}}", d.id));
   }
-  xla(&logical, "/device:", kXlaCpu);
+  ForXlaDevices(devices, "/device:", kXlaCpu, entry_in(&logical));
   for (const LogicalGpu& l : devices.logical) {
     logical.push_back(fmt::format("{{\"name\":\"/device:GPU:{}\",\"device_type\":\"GPU\",\"cuda_ordinal\":{},"
                                   "\"memory_limit_bytes\":{},\"allow_growth\":{}}}",
                                   l.tf_id, l.cuda_ordinal, l.memory_limit_bytes >= 0 ? std::to_string(l.memory_limit_bytes) : "null",
                                   l.allow_growth ? "true" : "false"));
   }
-  xla(&logical, "/device:", kXlaGpu);
+  ForXlaDevices(devices, "/device:", kXlaGpu, entry_in(&logical));
   return fmt::format("{{\"schema\":{},\"version\":{},\"physical_devices\":[{}],\"logical_devices\":[{}]}}\n",
                      kReportSchema, Quote(version), fmt::join(physical, ","), fmt::join(logical, ","));
 }

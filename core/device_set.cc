@@ -128,6 +128,13 @@ std::vector<int> DeviceSet::InPlacementOrder() const {
   return order;
 }
 
+bool DeviceSet::HasXlaDevices() const {
+  return std::any_of(devices_.begin(), devices_.end(), [](const Device& d) {
+    const DeviceTypeInfo* info = FindDeviceType(d.type);
+    return info != nullptr && info->is_xla;
+  });
+}
+
 bool DeviceSet::HasGpu() const {
   for (const Device& d : devices_) {
     if (d.type == kGpu) return true;

@@ -94,6 +94,8 @@ class DeviceSet {
   int size() const { return static_cast<int>(devices_.size()); }
   const Device& operator[](int i) const { return devices_[i]; }
   bool HasGpu() const;
+  // Whether XLA_CPU or XLA_GPU devices are in the set (device_types.h).
+  bool HasXlaDevices() const;
   // Device indices in TensorFlow's candidate order: type priority, then
   // the master task's devices before other tasks' (DeviceSet's sort puts
   // local devices first), then the name as a string (so "GPU:10" before

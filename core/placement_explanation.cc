@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/placement_log.h"
+
 namespace tfrun {
 namespace {
 
@@ -77,9 +79,7 @@ const char* RuleName(PlacementRule rule) {
 
 std::string ExplanationText(const NodeExplanation& e, const Graph& graph, const DeviceSet& devices,
                             const CompatProfile& profile) {
-  auto device_name = [&](int d) {
-    return profile.legacy_device_names ? devices[d].spec.ToLegacyString() : devices[d].name;
-  };
+  auto device_name = [&](int d) { return PrintedName(devices[d], profile); };
   const Node& node = graph.nodes[e.node];
   std::string out = fmt::format("Explain '{}' ({}):\n", node.name, node.op);
   out += fmt::format("  Colocation group: {} node{}\n", e.members.size(), e.members.size() == 1 ? "" : "s");

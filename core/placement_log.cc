@@ -4,13 +4,9 @@
 #include <fmt/format.h>
 
 namespace tfrun {
-namespace {
-
 std::string PrintedName(const Device& d, const CompatProfile& profile) {
   return profile.legacy_device_names ? d.spec.ToLegacyString() : d.name;
 }
-
-}  // namespace
 
 std::string DeviceMappingBlock(const DeviceSet& devices, const CompatProfile& profile) {
   if (profile.line_style == PlacementLineStyle::kExecutingOp) return "";

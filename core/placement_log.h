@@ -13,6 +13,9 @@
 
 namespace tfrun {
 
+// A device's name as the profile prints it (tf0: ".../task:0/gpu:0").
+std::string PrintedName(const Device& d, const CompatProfile& profile);
+
 // "Device mapping: no known devices.\n" or "Device mapping:\n<one line per
 // GPU>\n". Empty for profiles that print none (eager).
 std::string DeviceMappingBlock(const DeviceSet& devices, const CompatProfile& profile);

@@ -10,6 +10,7 @@
 #include "core/device_types.h"
 #include "core/kernel_lookup.h"
 #include "core/op_registry.h"
+#include "core/placement_log.h"
 
 namespace tfrun {
 
@@ -281,11 +282,13 @@ class Placer {
         note = "Heuristic A did not apply: it has no consumers";
       } else if (!same) {
         note = "Heuristic A did not apply: its consumers are on different devices";
+      } else if (consumer_device < 0) {
+        note = "Heuristic A did not apply: its consumers were not placed yet";
       } else if (!applies) {
         note = fmt::format("Heuristic A did not apply: its consumers are on {}, not a candidate",
                            devices_[consumer_device].name);
       }
-      Decide(id, found, applies ? PlacementRule::kHeuristicA : PlacementRule::kFirstCandidate,
+      Decide(id, std::move(found), applies ? PlacementRule::kHeuristicA : PlacementRule::kFirstCandidate,
              applies ? consumers[0] : -1, std::move(note));
     }
     AssignGroup(id, chosen, moved, p);
@@ -296,18 +299,6 @@ class Placer {
     const Node& node = graph_.nodes[id];
     p->soft_moves.push_back(
         SoftMoveNote(node.name, node.op, node.dtype, node.requested_device, to, devices_, colocated_with));
-  }
-
-  // TensorFlow lists the XLA devices' kernels only where it made them.
-  bool HasXlaDevices() const {
-    return std::any_of(devices_.devices().begin(), devices_.devices().end(), [](const Device& d) {
-      const DeviceTypeInfo* info = FindDeviceType(d.type);
-      return info != nullptr && info->is_xla;
-    });
-  }
-
-  std::string DeviceName(const Device& d) const {
-    return profile_.legacy_device_names ? d.spec.ToLegacyString() : d.name;
   }
 
   // The requested device as the NodeDef holds it (node->requested_device()).
@@ -377,7 +368,7 @@ class Placer {
             "Could not satisfy explicit device specification '{}' because no supported kernel for {} devices is "
             "available.{}\nOp: {}\nNode attrs: {}\nRegistered kernels:\n{}",
             requested, *request.type, DebugInfo(id), node.op, def != nullptr ? SummarizeAttrs(def->attrs) : "",
-            op != nullptr ? KernelsRegisteredForOp(*op, HasXlaDevices()) : "");
+            op != nullptr ? KernelsRegisteredForOp(*op, devices_.HasXlaDevices()) : "");
       } else {
         message = fmt::format("Could not satisfy explicit device specification '{}{}", requested, DebugInfo(id));
       }
@@ -408,7 +399,7 @@ class Placer {
     for (const Device& d : devices_.devices()) any_match = any_match || node.requested_device.Matches(d.spec);
 
     std::vector<std::string> names;  // sorted, as TensorFlow lists them
-    for (const Device& d : devices_.devices()) names.push_back(DeviceName(d));
+    for (const Device& d : devices_.devices()) names.push_back(PrintedName(d, profile_));
     std::sort(names.begin(), names.end());
 
     std::string message;
