@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "cli/benchmark_stats.h"
-#include "core/device_set.h"
-#include "core/executor.h"
-#include "core/graph.h"
-#include "core/placer.h"
+#include "core/devices/device_set.h"
+#include "core/graph/graph.h"
+#include "core/placement/placer.h"
+#include "core/runtime/executor.h"
 
 namespace tfrun {
 

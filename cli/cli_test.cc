@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cli/run_command.h"
-#include "core/npy.h"
+#include "core/base/npy.h"
 
 namespace tfrun {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "cli/flags.h"
-#include "core/device_set.h"
-#include "core/graph.h"
-#include "core/task_exchange.h"
-#include "core/transport.h"
+#include "core/devices/device_set.h"
+#include "core/graph/graph.h"
+#include "core/runtime/task_exchange.h"
+#include "core/runtime/transport.h"
 
 namespace tfrun {
 

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "cli/report.h"
-#include "core/device_types.h"
-#include "core/simulated_platform.h"
+#include "core/base/device_types.h"
+#include "core/devices/simulated_platform.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_platform.h"
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "core/device_set.h"
-#include "core/gpu_platform.h"
-#include "core/graph.h"
-#include "core/status.h"
-#include "core/visibility.h"
+#include "core/base/status.h"
+#include "core/devices/device_set.h"
+#include "core/devices/gpu_platform.h"
+#include "core/devices/visibility.h"
+#include "core/graph/graph.h"
 
 namespace tfrun {
 

@@ -6,10 +6,10 @@
 #include <optional>
 #include <set>
 
+#include "core/base/npy.h"
 #include "core/graph_file/tensor_literal.h"
 #include "core/graph_file/yaml_document.h"
 #include "core/graph_file/yaml_fields.h"
-#include "core/npy.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace tfrun {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/compat_profile.h"
-#include "core/executor.h"
-#include "core/graph.h"
+#include "core/graph/graph.h"
+#include "core/placement/compat_profile.h"
+#include "core/runtime/executor.h"
 
 namespace tfrun {
 

@@ -1,13 +1,13 @@
 #include "cli/flags.h"
-#include "core/device_types.h"
+#include "core/base/device_types.h"
 
 #include <charconv>
 #include <limits>
 #include <optional>
 #include <sstream>
 
-#include "core/allocator.h"
-#include "core/compat_profile.h"
+#include "core/base/allocator.h"
+#include "core/placement/compat_profile.h"
 
 namespace tfrun {
 namespace {

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "cli/devices.h"
-#include "core/executor.h"
-#include "core/kernel_lookup.h"
-#include "core/kernel_registry.h"
+#include "core/graph/kernel_lookup.h"
 #include "core/graph_file/loader.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/kernel_registry.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cuda/cublas.h"
 #include "kernels/cuda/cuda_backend.h"

@@ -25,9 +25,9 @@
 #include "cli/run_graph.h"
 #include "cli/test_command.h"
 #include "cli/version.h"
-#include "core/allocator.h"
-#include "core/did_you_mean.h"
-#include "core/atomic_file.h"
+#include "core/base/allocator.h"
+#include "core/base/atomic_file.h"
+#include "core/base/did_you_mean.h"
 
 namespace tfrun {
 namespace {

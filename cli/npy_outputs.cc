@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/atomic_file.h"
-#include "core/npy.h"
+#include "core/base/atomic_file.h"
+#include "core/base/npy.h"
 
 namespace tfrun {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "core/graph.h"
-#include "core/status.h"
-#include "core/tensor.h"
+#include "core/base/status.h"
+#include "core/base/tensor.h"
+#include "core/graph/graph.h"
 
 namespace tfrun {
 

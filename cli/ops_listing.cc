@@ -1,5 +1,5 @@
 #include "cli/ops_listing.h"
-#include "core/device_types.h"
+#include "core/base/device_types.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,10 @@
 #include <map>
 
 #include "cli/report.h"
-#include "core/did_you_mean.h"
-#include "core/kernel_registry.h"
+#include "core/base/did_you_mean.h"
+#include "core/runtime/kernel_registry.h"
 #include "core/tables/tf_tables.h"
-#include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "kernels/backends.h"
 
 namespace tfrun {
 namespace {
@@ -26,8 +25,7 @@ bool Listed(const TfKernelDef& k) {
 // What tfrun runs, by op then device type: the backends' bindings.
 std::map<std::string, std::map<std::string, DTypeSet>> Runs() {
   KernelRegistry registry;
-  RegisterCpuKernels(&registry);
-  RegisterCudaKernels(&registry);
+  BindAllBackendKernels(&registry);
   std::map<std::string, std::map<std::string, DTypeSet>> runs;
   for (const auto& [key, binding] : registry.bindings()) runs[key.first][key.second] = binding.dtypes;
   return runs;

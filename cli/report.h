@@ -8,13 +8,13 @@
 #include <string_view>
 #include <vector>
 
-#include "core/atomic_file.h"
-#include "core/device_set.h"
-#include "core/eager_program.h"
-#include "core/executor.h"
-#include "core/graph.h"
-#include "core/placer.h"
-#include "core/status.h"
+#include "core/base/atomic_file.h"
+#include "core/base/status.h"
+#include "core/devices/device_set.h"
+#include "core/graph/graph.h"
+#include "core/placement/eager_program.h"
+#include "core/placement/placer.h"
+#include "core/runtime/executor.h"
 
 namespace tfrun {
 

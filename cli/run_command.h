@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/atomic_file.h"  // ReadWholeFile
+#include "core/base/atomic_file.h"  // ReadWholeFile
 
 namespace tfrun {
 

@@ -14,15 +14,16 @@
 
 #include "cli/benchmark.h"
 #include "cli/feeds.h"
+#include "cli/npy_outputs.h"
+#include "cli/process_memory.h"
 #include "cli/trace.h"
 #include "cli/version.h"
+#include "core/base/atomic_file.h"
+#include "core/base/did_you_mean.h"
 #include "core/graph_def/graph_def_import.h"
-#include "cli/npy_outputs.h"
-#include "core/atomic_file.h"
-#include "cli/process_memory.h"
-#include "core/array_printer.h"
-#include "core/did_you_mean.h"
-#include "core/placement_log.h"
+#include "core/placement/placement_log.h"
+#include "core/printing/array_printer.h"
+#include "kernels/backends.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cuda/cuda_backend.h"
 
@@ -377,8 +378,7 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
 Status GraphRun::Execute(std::string* stdout_text, bool log) {
   const DeviceSet& devices = devices_.set;
   KernelRegistry kernels;
-  RegisterCpuKernels(&kernels);
-  RegisterCudaKernels(&kernels);  // binds only; CUDA and cuBLAS load on first GPU use
+  BindAllBackendKernels(&kernels);
   const int cpu_threads =
       options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
   SetCpuThreads(cpu_threads);

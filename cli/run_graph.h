@@ -17,11 +17,11 @@
 #include "cli/flags.h"
 #include "cli/report.h"
 #include "cli/trace.h"
-#include "core/compat_profile.h"
-#include "core/eager_program.h"
-#include "core/executor.h"
-#include "core/graph.h"
-#include "core/placer.h"
+#include "core/graph/graph.h"
+#include "core/placement/compat_profile.h"
+#include "core/placement/eager_program.h"
+#include "core/placement/placer.h"
+#include "core/runtime/executor.h"
 
 namespace tfrun {
 

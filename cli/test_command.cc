@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "cli/expect.h"
-#include "core/atomic_file.h"
+#include "core/base/atomic_file.h"
 
 extern char** environ;
 

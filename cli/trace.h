@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "core/device_set.h"
-#include "core/executor.h"
-#include "core/graph.h"
-#include "core/placer.h"
+#include "core/devices/device_set.h"
+#include "core/graph/graph.h"
+#include "core/placement/placer.h"
+#include "core/runtime/executor.h"
 
 namespace tfrun {
 

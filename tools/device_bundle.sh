@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(//cli:tfrun //cli:gpu_test //cli:gpu_kernels_test //kernels:cublas_test //kernels:cuda_elementwise_test
-         //core:executor_test)
+         //core/runtime:executor_test)
 bazel build -c opt "${targets[@]}"
 rm -rf .device && mkdir -p .device
 for t in "${targets[@]}"; do

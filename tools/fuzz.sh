@@ -35,12 +35,8 @@ fi
 
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -I. -I"$dir/gen" -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
-srcs=(core/allocator.cc core/array_printer.cc core/atomic_file.cc core/cluster_spec.cc core/compat_profile.cc core/device_name.cc
-      core/colocation_graph.cc core/device_types.cc core/kernel_lookup.cc core/node_attrs.cc core/tables/tf_tables.cc
-      core/device_set.cc core/did_you_mean.cc core/dtype.cc core/executor.cc core/float_format.cc core/graph.cc
-      core/host_memory.cc core/kernel_registry.cc core/kernel_shapes.cc core/node_def_summary.cc core/npy.cc core/op_registry.cc core/parallel.cc
-      core/eager_program.cc core/placement_explanation.cc core/placement_log.cc core/placer.cc core/shape.cc core/status.cc core/tensor.cc
-      core/visibility.cc
+# Every library source of core/ (random.cc below, with its own flags).
+srcs=($(ls core/{base,tables,printing,graph,devices,placement,runtime}/*.cc | grep -v -e _test.cc -e core/base/random.cc)
       $(ls core/graph_file/*.cc | grep -v _test.cc)
       core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
@@ -55,7 +51,7 @@ mkdir -p "$cache"
 find "$cache" -name '*.o' -mtime +14 -delete 2>/dev/null || true
 # (The folder of this run's generated files is not part of any key.)
 headers_key=$({ clang++ --version; echo "${flags[*]//$dir/FUZZ_DIR}";
-  cat $(ls core/*.h core/graph_file/*.h core/graph_def/*.h core/tables/*.h kernels/*/*.h cli/report.h | sort) \
+  cat $(ls core/*/*.h kernels/*/*.h cli/report.h | sort) \
     "$dir/gen/core/graph_def/tf_graph.pb.h" "$inc"; } | sha256sum | cut -c1-16)
 objs=()
 jobs=$(nproc)
@@ -75,7 +71,7 @@ compile() {
 for src in "${srcs[@]}"; do compile "$src"; done
 # random.cc keeps its exact arithmetic: no FMA contraction; the AVX2 MatMul
 # is built as in kernels/BUILD.
-compile core/random.cc -ffp-contract=off
+compile core/base/random.cc -ffp-contract=off
 compile kernels/cpu/matmul_avx2.cc -mavx2 -mfma
 compile kernels/cpu/sgemm_avx2.cc -mavx2 -mfma
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || exit 1; done

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Computes `random:` Const values from the formula in docs/graph-format.md
-("Random data"), independently of tfrun's C++ (core/random.cc), for the
+("Random data"), independently of tfrun's C++ (core/base/random.cc), for the
 literal values pinned in core/graph_file/loader_test.cc.
 
 Python floats are IEEE doubles and Python never fuses a multiply and an add,

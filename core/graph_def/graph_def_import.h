@@ -10,9 +10,9 @@
 
 #include <string>
 
-#include "core/graph.h"
+#include "core/base/status.h"
+#include "core/graph/graph.h"
 #include "core/graph_def/tf_graph_file.h"
-#include "core/status.h"
 
 namespace tfrun {
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/graph.h"
+#include "core/base/status.h"
+#include "core/graph/graph.h"
 #include "core/graph_def/tf_graph.pb.h"
-#include "core/status.h"
 
 namespace tfrun {
 

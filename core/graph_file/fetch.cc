@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/did_you_mean.h"
+#include "core/base/did_you_mean.h"
 
 namespace tfrun {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/did_you_mean.h"
+#include "core/base/did_you_mean.h"
 
 namespace tfrun {
 namespace {

@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/graph.h"
+#include "core/graph/graph.h"
+#include "core/graph/op_registry.h"
 #include "core/graph_file/yaml_fields.h"
-#include "core/op_registry.h"
 
 namespace tfrun {
 

@@ -1,5 +1,5 @@
 #include "core/graph_file/graph_config.h"
-#include "core/device_types.h"
+#include "core/base/device_types.h"
 
 #include <fmt/format.h>
 

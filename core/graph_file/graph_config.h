@@ -2,7 +2,7 @@
 // graph may set. Command-line flags override them later (cli/).
 #pragma once
 
-#include "core/graph.h"
+#include "core/graph/graph.h"
 #include "core/graph_file/yaml_fields.h"
 
 namespace tfrun {

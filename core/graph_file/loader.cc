@@ -1,5 +1,5 @@
 #include "core/graph_file/loader.h"
-#include "core/device_types.h"
+#include "core/base/device_types.h"
 
 #include <fmt/format.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/did_you_mean.h"
+#include "core/base/did_you_mean.h"
 #include "core/graph_file/fetch.h"
 #include "core/graph_file/graph_builder.h"
 #include "core/graph_file/graph_config.h"

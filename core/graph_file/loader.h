@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/graph.h"
-#include "core/op_registry.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/graph/graph.h"
+#include "core/graph/op_registry.h"
 
 namespace tfrun {
 

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/device_name.h"
-#include "core/flat_string_map.h"
-#include "core/graph.h"
+#include "core/base/flat_string_map.h"
+#include "core/graph/device_name.h"
+#include "core/graph/graph.h"
 #include "core/graph_file/yaml_fields.h"
 
 namespace tfrun {

@@ -3,7 +3,7 @@
 // a new op with attributes adds a row here and nothing to the loader.
 #pragma once
 
-#include "core/graph.h"
+#include "core/graph/graph.h"
 #include "core/graph_file/tensor_literal.h"
 #include "core/graph_file/yaml_fields.h"
 

@@ -1,5 +1,5 @@
 #include "core/graph_file/split_concat.h"
-#include "core/device_types.h"
+#include "core/base/device_types.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cctype>
 #include <limits>
 
-#include "core/op_registry.h"
+#include "core/graph/op_registry.h"
 
 namespace tfrun {
 

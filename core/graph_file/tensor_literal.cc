@@ -8,9 +8,9 @@
 #include <cstring>
 #include <limits>
 
-#include "core/npy.h"
-#include "core/parallel.h"
-#include "core/random.h"
+#include "core/base/npy.h"
+#include "core/base/parallel.h"
+#include "core/base/random.h"
 
 namespace tfrun {
 namespace {

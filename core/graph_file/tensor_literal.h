@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/graph.h"
+#include "core/graph/graph.h"
 #include "core/graph_file/yaml_fields.h"
 
 namespace tfrun {

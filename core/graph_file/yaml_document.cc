@@ -14,8 +14,8 @@
 #include <optional>
 #include <streambuf>
 
+#include "core/base/parallel.h"
 #include "core/graph_file/yaml_pieces.h"
-#include "core/parallel.h"
 
 namespace tfrun {
 

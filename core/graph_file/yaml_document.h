@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/graph.h"
-#include "core/status.h"
+#include "core/base/status.h"
+#include "core/graph/graph.h"
 
 namespace tfrun {
 

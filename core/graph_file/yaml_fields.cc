@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "core/did_you_mean.h"
+#include "core/base/did_you_mean.h"
 
 namespace tfrun {
 

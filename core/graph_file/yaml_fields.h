@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dtype.h"
+#include "core/base/dtype.h"
+#include "core/base/shape.h"
+#include "core/base/status.h"
 #include "core/graph_file/yaml_document.h"
-#include "core/shape.h"
-#include "core/status.h"
 
 namespace tfrun {
 

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/status.h"
+#include "core/base/dtype.h"
+#include "core/base/status.h"
 
 namespace tfrun {
 

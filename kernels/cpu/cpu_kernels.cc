@@ -2,7 +2,7 @@
 
 #include "kernels/cpu/matmul_avx2.h"
 
-#include "core/kernel_shapes.h"
+#include "core/runtime/kernel_shapes.h"
 
 #define EIGEN_USE_THREADS
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // of the kernel table.
 #pragma once
 
-#include "core/kernel_registry.h"
+#include "core/runtime/kernel_registry.h"
 
 namespace tfrun {
 

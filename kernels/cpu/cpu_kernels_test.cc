@@ -7,12 +7,12 @@
 
 #include <cmath>
 
-#include "core/compat_profile.h"
-#include "core/executor.h"
+#include "core/graph/kernel_lookup.h"
+#include "core/graph/op_registry.h"
 #include "core/graph_file/loader.h"
-#include "core/kernel_lookup.h"
-#include "core/op_registry.h"
-#include "core/placer.h"
+#include "core/placement/compat_profile.h"
+#include "core/placement/placer.h"
+#include "core/runtime/executor.h"
 
 namespace tfrun {
 namespace {

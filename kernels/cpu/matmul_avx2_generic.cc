@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "core/parallel.h"
+#include "core/base/parallel.h"
 #include "kernels/cpu/matmul_avx2.h"
 
 namespace tfrun {

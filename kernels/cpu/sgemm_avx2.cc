@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/host_memory.h"
+#include "core/base/host_memory.h"
 
 namespace tfrun {
 namespace avx2 {

@@ -1,6 +1,6 @@
 #include "kernels/cuda/cuda_backend.h"
 
-#include "core/kernel_shapes.h"
+#include "core/runtime/kernel_shapes.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -11,11 +11,11 @@
 #include <mutex>
 #include <vector>
 
-#include "core/block_pool.h"
-#include "kernels/cuda/staging_pool.h"
+#include "core/base/block_pool.h"
 #include "kernels/cuda/cublas.h"
 #include "kernels/cuda/cuda_platform.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/staging_pool.h"
 
 namespace tfrun {
 namespace {

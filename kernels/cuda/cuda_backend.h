@@ -3,8 +3,8 @@
 // handle; copies between host and GPUs; the GPU kernels of the kernel table.
 #pragma once
 
-#include "core/device_set.h"
-#include "core/kernel_registry.h"
+#include "core/devices/device_set.h"
+#include "core/runtime/kernel_registry.h"
 
 namespace tfrun {
 

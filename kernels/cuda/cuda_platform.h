@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "core/gpu_platform.h"
+#include "core/devices/gpu_platform.h"
 
 namespace tfrun {
 

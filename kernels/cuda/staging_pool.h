@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace tfrun {
 

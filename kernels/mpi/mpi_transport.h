@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "core/status.h"
-#include "core/transport.h"
+#include "core/base/status.h"
+#include "core/runtime/transport.h"
 
 namespace tfrun {
 

@@ -18,17 +18,17 @@
 #include <string>
 #include <type_traits>
 
-#include "core/array_printer.h"
-#include "core/kernel_lookup.h"
-#include "core/kernel_registry.h"
-#include "core/compat_profile.h"
-#include "core/executor.h"
+#include "core/graph/kernel_lookup.h"
 #include "core/graph_def/graph_def_import.h"
 #include "core/graph_def/tf_graph_file.h"
 #include "core/graph_file/loader.h"
 #include "core/graph_file/yaml_document.h"
-#include "core/placement_log.h"
-#include "core/placer.h"
+#include "core/placement/compat_profile.h"
+#include "core/placement/placement_log.h"
+#include "core/placement/placer.h"
+#include "core/printing/array_printer.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/kernel_registry.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace {

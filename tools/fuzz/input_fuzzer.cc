@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "cli/report.h"
-#include "core/npy.h"
+#include "core/base/npy.h"
 
 namespace {
 

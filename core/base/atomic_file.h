@@ -1,0 +1,75 @@
+// Where tfrun's output files go, and writing them safely. A regular file (or
+// a path that does not exist yet) is written to a temporary file in the same
+// folder and renamed into place, following a symlink to its target, so a
+// failure leaves no partial file and an existing one as it was. Anything
+// else (a character device such as /dev/null, a FIFO, /dev/stdout,
+// /dev/fd/N from a process substitution) is opened and written in place.
+// "-" is standard output where the option allows it.
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace tfrun {
+
+struct OutputTarget {
+  enum class Kind { kStdout, kReplace, kInPlace };
+  Kind kind = Kind::kReplace;
+  std::string path;       // as given, for messages
+  std::string real_path;  // kReplace: the file the rename replaces (a symlink's target)
+};
+
+// Checks, before anything runs, that `path` can be written (exit 2
+// otherwise, the message naming `option` when there is one). `allow_stdout`: "-" is standard
+// output; else "-" is refused.
+StatusOr<OutputTarget> CheckOutputTarget(const std::string& path, std::string_view option, bool allow_stdout);
+
+// `write` fills the open file and returns false on failure; a failure is
+// the path and strerror (exit 4), and leaves no partial replacement.
+Status WriteOutput(const OutputTarget& target, const std::function<bool(FILE*)>& write);
+Status WriteOutput(const OutputTarget& target, const std::string& text);
+
+// A file written by tfrun itself (an .npy in --out's folder, an expected
+// file, JUnit XML): as above, "-" being a file name.
+Status WriteFileAtomically(const std::string& path, const std::function<bool(FILE*)>& write);
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+// Files that a run writes together (--out's .npy files): each is staged in
+// a temporary beside its target, and Commit renames them all into place, so
+// a failure while writing any of them, or a batch dropped before Commit,
+// leaves none of them and the old files as they were. (A rename that fails
+// part way leaves the files renamed before it.) A target that is not a
+// regular file (a FIFO, /dev/null) is written in place when staged.
+class FileBatch {
+ public:
+  FileBatch() = default;
+  FileBatch(const FileBatch&) = delete;
+  FileBatch& operator=(const FileBatch&) = delete;
+  ~FileBatch();  // removes what was staged and not committed
+
+  // `path` as WriteFileAtomically takes it ("-" is a file name).
+  Status Stage(const std::string& path, const std::function<bool(FILE*)>& write);
+  Status Stage(const OutputTarget& target, const std::function<bool(FILE*)>& write);
+  Status Commit();
+
+ private:
+  struct Staged {
+    std::string tmp, real_path, path;
+  };
+  std::vector<Staged> staged_;
+};
+
+// The whole file; false when it cannot be read.
+bool ReadWholeFile(const std::string& path, std::string* text);
+
+// Standard output's text, checked: a full disk or a closed descriptor is an
+// error naming it (exit 4); a closed pipe ends the process silently
+// (SIGPIPE), as for any command-line tool.
+Status WriteStdout(const std::string& text);
+
+}  // namespace tfrun

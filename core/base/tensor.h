@@ -1,0 +1,69 @@
+// A typed, shaped view of a Buffer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/allocator.h"
+#include "core/base/dtype.h"
+#include "core/base/shape.h"
+#include "core/base/status.h"
+
+namespace tfrun {
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // Allocates from `allocator`; fails with TensorFlow's OOM text when the
+  // allocator refuses. `device` is the full device name for that text.
+  static StatusOr<Tensor> Allocate(DType dtype, Shape shape,
+                                   Allocator* allocator,
+                                   const std::string& device);
+  // Host tensor from the process CPU allocator (for constants and tests).
+  static StatusOr<Tensor> AllocateHost(DType dtype, Shape shape);
+  // A string tensor in host memory. Strings are packed into one buffer
+  // (n+1 uint64 offsets, then the bytes), so copies between memories and
+  // tasks move it as any other tensor's bytes.
+  static StatusOr<Tensor> FromStrings(Shape shape, const std::vector<std::string>& elements);
+  // A tensor of `bytes` raw bytes in `allocator`'s memory, for data that
+  // arrives whole (from another task): a string tensor's packed form.
+  static StatusOr<Tensor> AllocateBytes(DType dtype, Shape shape, size_t bytes, Allocator* allocator,
+                                        const std::string& device);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t num_elements() const { return num_elements_; }
+  size_t num_bytes() const { return num_bytes_; }
+  bool is_valid() const { return buffer_ != nullptr; }
+
+  void* raw() const { return buffer_ ? buffer_->data() : nullptr; }
+  // The allocator (and so the device memory) the data lives in.
+  Allocator* allocator() const { return buffer_ ? buffer_->allocator() : nullptr; }
+  template <typename T> T* data() const { return static_cast<T*>(raw()); }
+
+  // A copy of this tensor in `allocator`'s memory.
+  StatusOr<Tensor> CopyTo(Allocator* allocator, const std::string& device) const;
+
+  // Element i as a double (for formatting and comparison); host memory only.
+  double GetAsDouble(int64_t i) const;
+  // Element i of a string tensor in host memory.
+  std::string_view StringAt(int64_t i) const;
+
+ private:
+  DType dtype_ = DType::kFloat32;
+  Shape shape_;
+  int64_t num_elements_ = 0;
+  size_t num_bytes_ = 0;
+  std::shared_ptr<Buffer> buffer_;
+};
+
+// TensorFlow's ResourceExhaustedError text for a failed allocation.
+std::string OomMessage(const Shape& shape, DType dtype,
+                       const std::string& device, const Allocator& allocator);
+
+}  // namespace tfrun

@@ -1,0 +1,217 @@
+// A graph as read from a graph file: nodes in program order, with their
+// inferred dtypes and shapes, requested devices and source locations. The
+// graph keeps each node's consumers as nodes are added (TensorFlow's
+// out_edges), so no pass has to rescan it to find them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/dtype.h"
+#include "core/base/flat_string_map.h"
+#include "core/base/shape.h"
+#include "core/base/status.h"
+#include "core/base/tensor.h"
+#include "core/graph/cluster_spec.h"
+#include "core/graph/device_name.h"
+#include "core/tables/tf_tables.h"
+
+namespace tfrun {
+
+struct SourceLocation {
+  int line = 0;    // 1-based; 0 = unknown
+  int column = 0;
+};
+
+// "graph.yaml:12:5" for messages, or just the path where the location is
+// unknown.
+std::string FormatLocation(const std::string& path, const SourceLocation& loc);
+
+// How a Const's data was written, which decides what TF2 eager executes
+// for the tf.constant(...) a graph file's Const stands for
+// (constant_op.py, pywrap_tensor.cc): Python literals are converted on the
+// host (bfloat16 through a Cast), then reshaped or filled to `shape`;
+// Python scalars are cached by (type, value, dtype, device scope). Small:
+// every node carries one.
+struct ConstLiteral {
+  enum class Form : uint8_t {
+    kArray,   // npy or random: a NumPy array, converted as it is
+    kNested,  // a list with the node's own shape
+    kFlat,    // a flat list for another shape (Reshape)
+    kScalar,  // one number: the value itself, or filling the shape (Fill)
+  };
+  // A scalar's Python type, the cache's key with its value; kNone: not
+  // cached (lists, non-finite floats, ints beyond int64).
+  enum class Python : uint8_t { kNone, kInt, kFloat, kBool };
+  Form form = Form::kArray;
+  Python python = Python::kNone;
+  int64_t int_value = 0;  // kInt, kBool
+  double float_value = 0;  // kFloat (-0.0 stored as 0.0: equal in Python)
+};
+
+// One output of a node, TensorFlow's "name:index": what an edge carries,
+// what is fetched and what is fed.
+struct NodeOutput {
+  int node = 0;
+  int index = 0;
+  bool operator==(const NodeOutput& other) const { return node == other.node && index == other.index; }
+};
+
+// The producers' node ids of `outputs`, in order.
+inline std::vector<int> NodesOf(const std::vector<NodeOutput>& outputs) {
+  std::vector<int> ids;
+  ids.reserve(outputs.size());
+  for (const NodeOutput& o : outputs) ids.push_back(o.node);
+  return ids;
+}
+
+// "split:1" as (split, 1), "x" and "x:0" as (x, 0); nullopt for an index
+// that is not a number. Node names never hold ':'.
+struct TensorName {
+  std::string node;
+  int index = 0;
+};
+std::optional<TensorName> ParseTensorName(std::string_view text);
+
+struct Node {
+  int id = 0;  // index in Graph::nodes, which is program (file) order
+  std::string name;
+  std::string op;  // TensorFlow op type: Const, MatMul, VariableV2, ...
+  std::vector<int> inputs;  // producers' node ids
+  // The output of each input's producer that it reads ("split:1" reads 1);
+  // empty when every input reads output 0, as for all single-output ops.
+  std::vector<int> input_index;
+  std::vector<int> control_inputs;
+  // Nodes that read this one (data or control), in id order, once per
+  // edge; kept by Graph::Add.
+  std::vector<int> consumers;
+
+  // Outputs: NoOp has none, Split `num_split`, every other op one. All of
+  // a node's outputs share its dtype and shape (true of every op here).
+  int num_outputs = 1;
+  bool has_output() const { return num_outputs > 0; }
+  DType dtype = DType::kFloat32;
+  // Dimensions may be kUnknownDim (a Placeholder's None, and what follows
+  // from it); a Placeholder without a shape has no known rank at all.
+  Shape shape;
+  bool unknown_rank = false;
+  // Index into Graph::imported for a node read from a TensorFlow GraphDef;
+  // -1 for a graph file's node, whose NodeDef tfrun derives (node_attrs.h).
+  int32_t imported = -1;
+
+  NodeOutput input(size_t i) const {
+    return {inputs[i], i < input_index.size() ? input_index[i] : 0};
+  }
+
+  // The merged device annotation, and its text as written (TF 0.x echoes it).
+  DeviceSpec requested_device;
+  std::string requested_device_text;
+  // TensorFlow's `_class` attribute: the names of the colocation groups
+  // ("loc:@NAME" without the prefix) the node joins, sorted, each once
+  // (colocate_with; a Variable's Assign and read join the Variable's).
+  std::vector<std::string> colocation;
+
+  // Attributes.
+  bool transpose_a = false;
+  bool transpose_b = false;
+  Tensor value;           // Const: its data
+  std::string variable;   // VariableV2 expansion: the variable's name
+  ConstLiteral literal;    // Const: how its data was written
+
+  // `name:` was given (tf.add_n([x], name='s') runs an Identity in eager).
+  bool explicit_name = false;
+  // Built by tf.global_variables_initializer(): nothing runs it in eager.
+  bool graph_mode_only = false;
+
+  // VariableV2: the name eager TF prints ('tower/v:0'): name scopes as
+  // written, never made unique.
+  std::string eager_name;
+
+  SourceLocation location;
+};
+
+// What a NodeDef read from a TensorFlow graph file carries beyond a Node's
+// own fields: its attributes (defaults filled from the OpDef, as TensorFlow
+// fills them before placing) and the types its OpDef binds to each input
+// and output, in the tables' spelling ("FLOAT", "FLOAT_REF", "RESOURCE").
+struct ImportedNodeDef {
+  NodeAttrs attrs;
+  std::vector<std::string> input_types;
+  std::vector<std::string> output_types;
+};
+
+// Whether a type in the tables' spelling is a reference ("FLOAT_REF").
+inline bool IsRefType(std::string_view type) {
+  return type.size() > 4 && type.substr(type.size() - 4) == "_REF";
+}
+
+// A reference or a resource: what joins the ends of an edge into one
+// colocation group.
+inline bool IsRefOrResourceType(std::string_view type) { return type == "RESOURCE" || IsRefType(type); }
+
+// DataTypeString of a type in the tables' spelling: "float", "int32_ref".
+std::string DataTypeString(std::string_view table_type);
+
+// tf.ConfigProto fields a graph file may set (graph-format.md "config").
+struct GraphConfig {
+  bool log_device_placement = false;
+  bool allow_soft_placement = false;
+  std::string visible_device_list;
+  bool allow_growth = false;
+  double per_process_gpu_memory_fraction = 0.0;
+  std::vector<std::vector<double>> virtual_devices;  // MB per logical GPU
+  // ConfigProto.device_count: CPU devices to make (CPU:0 ... CPU:n-1), and
+  // at most this many GPUs; -1: not set (one CPU, every GPU).
+  int cpu_device_count = -1;
+  int gpu_device_count = -1;
+  bool tensor_float_32 = true;
+  int intra_op_parallelism_threads = 0;
+  int inter_op_parallelism_threads = 0;
+  // tf.train.ClusterSpec: empty for a single process.
+  ClusterSpec cluster;
+  // How long a task waits for another (0: the default, cli/flags.h).
+  int64_t operation_timeout_in_ms = 0;
+};
+
+struct Graph {
+  std::string path;  // as given on the command line
+  std::vector<Node> nodes;
+  std::vector<NodeOutput> fetch;
+  std::vector<int> targets;  // run before the fetches, not printed
+  GraphConfig config;
+  FlatStringMap<int> by_name;  // node name -> id
+  // The NodeDefs' extras of the nodes read from a TensorFlow graph file
+  // (Node::imported indexes it); empty for a graph file's graph.
+  std::vector<ImportedNodeDef> imported;
+  const ImportedNodeDef* ImportedOf(const Node& node) const {
+    return node.imported < 0 ? nullptr : &imported[node.imported];
+  }
+
+  // Appends `node` (its inputs must be earlier nodes): sets its id, its
+  // name's entry and its producers' consumers. Returns the id.
+  int Add(Node node);
+
+  std::vector<std::string> NodeNames() const {
+    std::vector<std::string> names;
+    for (const Node& n : nodes) names.push_back(n.name);
+    return names;
+  }
+
+  const Node* Find(const std::string& name) const {
+    const int* id = by_name.Find(name);
+    return id == nullptr ? nullptr : &nodes[*id];
+  }
+  // The output a tensor name ("split:1") names, or an error in
+  // TensorFlow's words ("... does not exist in the graph.", "... only has 1
+  // outputs."); `what` starts it ("fetch 'q:0'").
+  StatusOr<NodeOutput> FindOutput(std::string_view text, std::string_view what) const;
+  // "split:1" (or "x" for output 0 when `short_zero`), TensorFlow's
+  // tensor name as feeds and fetches write it.
+  std::string OutputName(NodeOutput output, bool short_zero = true) const;
+  // "graph.yaml:12:5" for messages.
+  std::string Where(const SourceLocation& loc) const;
+};
+
+}  // namespace tfrun

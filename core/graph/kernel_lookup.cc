@@ -1,0 +1,114 @@
+#include "core/graph/kernel_lookup.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/base/device_types.h"
+#include "core/graph/node_attrs.h"
+
+namespace tfrun {
+namespace {
+
+// Everything NodeDefAttrs reads that a kernel constraint can depend on:
+// the op, the dtypes of the node and its inputs, its input and output
+// counts and its flags (shapes are never constrained).
+std::string KeyOf(const Graph& graph, const Node& node, std::string_view device_type) {
+  std::string key(device_type);
+  key += '\0';
+  key += node.op;
+  key += '\0';
+  // A GraphDef's node: its attrs are the whole answer.
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) return key + '\1' + SummarizeAttrs(def->attrs);
+  key += static_cast<char>(node.dtype);
+  key += std::to_string(node.num_outputs);  // Split's num_split: any count
+  key += '\0';
+  key += static_cast<char>(node.transpose_a);
+  key += static_cast<char>(node.transpose_b);
+  for (int input : node.inputs) key += static_cast<char>(graph.nodes[input].dtype);
+  return key;
+}
+
+struct Memo {
+  std::mutex mutex;
+  std::unordered_map<std::string, const TfKernelDef*> kernels;
+};
+
+Memo& TheMemo() {
+  static Memo* memo = new Memo();  // never destroyed: used until exit
+  return *memo;
+}
+
+const TfKernelDef* Lookup(const TfOpDef& op, const NodeAttrs& attrs, std::string_view device_type) {
+  // A NodeDef's `_kernel` attr picks kernels registered with that label.
+  auto label = attrs.find("_kernel");
+  const std::string_view kernel_label =
+      label != attrs.end() && label->second.items.size() == 1 ? std::string_view(label->second.items[0]) : "";
+  // A lookup error (an attr a constraint names is missing) means no
+  // kernel: tfrun's nodes always carry their OpDef's attrs.
+  // The XLA devices' kernels are registered with the devices: there are
+  // devices of an XLA type to ask about only when they are.
+  const DeviceTypeInfo* type = FindDeviceType(device_type);
+  StatusOr<const TfKernelDef*> kernel = FindKernelDef(op, device_type, attrs, type != nullptr && type->is_xla, kernel_label);
+  return kernel.ok() ? *kernel : nullptr;
+}
+
+// The ArgDef input `i` of `node` belongs to: one input per argument, and
+// what the others leave to the one list argument.
+const TfArgDef* InputArg(const TfOpDef& op, const Node& node, size_t i) {
+  const int list_len = static_cast<int>(node.inputs.size()) - static_cast<int>(op.inputs.size()) + 1;
+  size_t first = 0;
+  for (const TfArgDef& arg : op.inputs) {
+    const bool is_list = !arg.number_attr.empty() || !arg.type_list_attr.empty();
+    const size_t count = is_list ? static_cast<size_t>(std::max(list_len, 0)) : 1;
+    if (i < first + count) return &arg;
+    first += count;
+  }
+  return nullptr;
+}
+
+bool InHost(const TfKernelDef* kernel, std::string_view arg) {
+  return kernel != nullptr &&
+         std::find(kernel->host_memory_args.begin(), kernel->host_memory_args.end(), arg) !=
+             kernel->host_memory_args.end();
+}
+
+}  // namespace
+
+const TfKernelDef* TfKernelFor(const Graph& graph, const Node& node, std::string_view device_type) {
+  Memo& memo = TheMemo();
+  const std::string key = KeyOf(graph, node, device_type);
+  {
+    std::lock_guard<std::mutex> lock(memo.mutex);
+    auto it = memo.kernels.find(key);
+    if (it != memo.kernels.end()) return it->second;
+  }
+  const TfOpDef* op = FindTfOp(node.op);
+  const ImportedNodeDef* def = graph.ImportedOf(node);
+  const TfKernelDef* kernel =
+      op == nullptr ? nullptr : Lookup(*op, def != nullptr ? def->attrs : NodeDefAttrs(*op, graph, node), device_type);
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  memo.kernels.emplace(key, kernel);
+  return kernel;
+}
+
+bool TfHasKernelFor(std::string_view op_name, DType dtype, std::string_view device_type) {
+  const TfOpDef* op = FindTfOp(op_name);
+  return op != nullptr && Lookup(*op, OpAttrs(*op, dtype), device_type) != nullptr;
+}
+
+bool OutputInHostMemory(const Graph& graph, const Node& node, std::string_view device_type) {
+  const TfOpDef* op = FindTfOp(node.op);
+  if (op == nullptr || op->outputs.empty()) return false;
+  return InHost(TfKernelFor(graph, node, device_type), op->outputs[0].name);
+}
+
+bool InputInHostMemory(const Graph& graph, const Node& node, std::string_view device_type, size_t i) {
+  const TfOpDef* op = FindTfOp(node.op);
+  if (op == nullptr) return false;
+  const TfArgDef* arg = InputArg(*op, node, i);
+  return arg != nullptr && InHost(TfKernelFor(graph, node, device_type), arg->name);
+}
+
+}  // namespace tfrun

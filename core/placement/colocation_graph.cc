@@ -1,0 +1,264 @@
+#include "core/placement/colocation_graph.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "core/base/device_types.h"
+#include "core/graph/kernel_lookup.h"
+#include "core/tables/tf_tables.h"
+
+namespace tfrun {
+namespace {
+
+Status Incompatible(std::string_view what, const DeviceSpec& target, const DeviceSpec& other) {
+  return PlacementError(fmt::format("Cannot merge devices with incompatible {}: '{}' and '{}'", what,
+                                    target.ToString(), other.ToString()));
+}
+
+// One field of MergeDevNames: `other`'s value where `target` has none;
+// false (and `target` untouched) on a conflict.
+template <typename T>
+bool MergeField(std::optional<T>* target, const std::optional<T>& other) {
+  if (!other) return true;
+  if (*target && **target != *other) return false;
+  *target = other;
+  return true;
+}
+
+// IsRefOrResourceGeneratorNode: no inputs, one reference (or resource)
+// output; its request is also the group's resource device.
+bool IsRefGenerator(const Graph& graph, const Node& node) {
+  if (!node.inputs.empty() || node.num_outputs != 1) return false;
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) return IsRefOrResourceType(def->output_types[0]);
+  const TfOpDef* op = FindTfOp(node.op);
+  return op != nullptr && op->outputs.size() == 1 && (op->outputs[0].is_ref || op->outputs[0].type == "RESOURCE");
+}
+
+// Whether input `i` of `node` is a reference input (Assign's `ref`) or a
+// resource input (ReadVariableOp's `resource`, an Identity of a resource):
+// kRefEdge or kResourceEdge; nullopt for a plain input.
+std::optional<ColocationJoin::Why> RefInputKind(const Graph& graph, const Node& node, size_t i) {
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
+    if (i >= def->input_types.size()) return std::nullopt;
+    if (def->input_types[i] == "RESOURCE") return ColocationJoin::Why::kResourceEdge;
+    if (IsRefType(def->input_types[i])) return ColocationJoin::Why::kRefEdge;
+    return std::nullopt;
+  }
+  const TfOpDef* op = FindTfOp(node.op);
+  if (op != nullptr && i < op->inputs.size() && op->inputs.size() == node.inputs.size() && op->inputs[i].is_ref) {
+    return ColocationJoin::Why::kRefEdge;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status MergeDevNames(DeviceSpec* target, const DeviceSpec& other, bool allow_soft_placement) {
+  // Field by field, as DeviceNameUtils does: an error quotes the target
+  // with the fields merged before the conflict.
+  if (!MergeField(&target->job, other.job)) return Incompatible("jobs", *target, other);
+  if (!MergeField(&target->replica, other.replica)) return Incompatible("replicas", *target, other);
+  if (!MergeField(&target->task, other.task)) return Incompatible("tasks", *target, other);
+  // A type or id conflict: soft placement drops the type and id, or the id.
+  if (!MergeField(&target->type, other.type)) {
+    if (!allow_soft_placement) return Incompatible("types", *target, other);
+    target->type.reset();
+    target->id.reset();
+    return Status::Ok();
+  }
+  if (!MergeField(&target->id, other.id)) {
+    if (!allow_soft_placement) return Incompatible("ids", *target, other);
+    target->id.reset();
+  }
+  return Status::Ok();
+}
+
+ColocationGraph::ColocationGraph(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement)
+    : graph_(graph), devices_(devices), soft_(allow_soft_placement) {}
+
+int ColocationGraph::RootOf(int id) {
+  while (parent_[id] != id) {
+    parent_[id] = parent_[parent_[id]];  // path halving
+    id = parent_[id];
+  }
+  return id;
+}
+
+std::vector<int> ColocationGraph::MembersOf(int id) {
+  std::vector<int> members = {id};
+  for (int m = groups_[id].next; m != id; m = groups_[m].next) members.push_back(m);
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
+const DeviceSpec& ColocationGraph::RequestOf(int id) {
+  const int root = RootOf(id);
+  const int spec = groups_[root].requested;
+  return spec < 0 ? graph_.nodes[root].requested_device : specs_[spec];
+}
+
+DeviceSpec ColocationGraph::ResourceOf(int root) const {
+  const int spec = groups_[root].resource;
+  if (spec >= 0) return specs_[spec];
+  return IsRefGenerator(graph_, graph_.nodes[root]) ? graph_.nodes[root].requested_device : DeviceSpec();
+}
+
+int ColocationGraph::TypeBit(std::string_view type) const {
+  for (size_t i = 0; i < types_.size(); ++i) {
+    if (types_[i] == type) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool ColocationGraph::Supports(int id, std::string_view device_type) {
+  const int bit = TypeBit(device_type);
+  return bit >= 0 && (groups_[RootOf(id)].types & (1u << bit)) != 0;
+}
+
+std::vector<std::string> ColocationGraph::SupportedTypes(int id) {
+  std::vector<std::string> types;
+  const uint32_t bits = groups_[RootOf(id)].types;
+  for (size_t t = 0; t < types_.size(); ++t) {
+    if ((bits & (1u << t)) != 0) types.push_back(types_[t]);
+  }
+  return types;
+}
+
+Status ColocationGraph::Located(int id, const std::string& message) const {
+  const Node& node = graph_.nodes[id];
+  return PlacementError(fmt::format("{}: InvalidArgumentError: {}", graph_.Where(node.location), message));
+}
+
+Status ColocationGraph::Colocate(int x, int y) {
+  const int x_root = RootOf(x), y_root = RootOf(y);
+  if (x_root == y_root) return Status::Ok();
+  // Union by rank; a tie keeps x's root (ColocationGraph::ColocateNodes).
+  int new_root = x_root, old_root = y_root;
+  if (groups_[x_root].rank < groups_[y_root].rank) std::swap(new_root, old_root);
+  const std::string nodes = fmt::format("Cannot colocate nodes {{{{colocation_node {}}}}} and "
+                                        "{{{{colocation_node {}}}}}",
+                                        graph_.nodes[x].name, graph_.nodes[y].name);
+  DeviceSpec resource = ResourceOf(new_root);
+  DeviceSpec requested = RequestOf(new_root);
+  Status merged_names = MergeDevNames(&resource, ResourceOf(old_root), false);
+  if (merged_names.ok()) merged_names = MergeDevNames(&requested, RequestOf(old_root), soft_);
+  if (!merged_names.ok()) return PlacementError(nodes + ": " + merged_names.message());
+  // Member::MergeDeviceNames keeps the request a specialization of the
+  // resource device (EnsureSpecification): what soft placement cleared
+  // comes back from the resource's name.
+  if (resource.job) requested.job = resource.job;
+  if (resource.replica) requested.replica = resource.replica;
+  if (resource.task) requested.task = resource.task;
+  if (resource.type) requested.type = resource.type;
+  if (resource.id) requested.id = resource.id;
+  Group& root = groups_[new_root];
+  Group& old = groups_[old_root];
+  const uint32_t types = root.types & old.types;
+  if (types == 0) {
+    return PlacementError(nodes + " because no device type supports both of those nodes and the other nodes "
+                                  "colocated with them.");
+  }
+  root.types = types;
+  specs_.push_back(std::move(requested));
+  root.requested = static_cast<int>(specs_.size()) - 1;
+  specs_.push_back(std::move(resource));
+  root.resource = static_cast<int>(specs_.size()) - 1;
+  std::swap(root.next, old.next);  // splice the two rings
+  root.size += old.size;
+  if (root.rank == old.rank) ++root.rank;
+  parent_[old_root] = new_root;
+  return Status::Ok();
+}
+
+Status ColocationGraph::Initialize() {
+  const int n = static_cast<int>(graph_.nodes.size());
+  parent_.resize(n);
+  groups_.resize(n);
+  // Device types in the DeviceSet's priority order, each once.
+  for (int d : devices_.InPlacementOrder()) {
+    if (TypeBit(devices_[d].type) < 0) types_.push_back(devices_[d].type);
+  }
+  for (const Node& node : graph_.nodes) {
+    parent_[node.id] = node.id;
+    Group& g = groups_[node.id];
+    g.next = node.id;
+    for (size_t t = 0; t < types_.size(); ++t) {
+      if (TfHasKernel(graph_, node, types_[t])) g.types |= 1u << t;
+    }
+  }
+  // ColocateResourceAndRefEdges: a reference edge joins its ends; a request
+  // of the consumer's group that conflicts gives way to the producer's.
+  for (const Node& node : graph_.nodes) {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const std::optional<ColocationJoin::Why> kind = RefInputKind(graph_, node, i);
+      if (!kind) continue;
+      const int src = node.inputs[i];
+      DeviceSpec check = RequestOf(node.id);
+      const bool gives_way = !MergeDevNames(&check, RequestOf(src), false).ok();
+      if (gives_way) {
+        specs_.push_back(RequestOf(src));
+        groups_[RootOf(node.id)].requested = static_cast<int>(specs_.size()) - 1;
+      }
+      if (record_joins_) joins_.push_back({*kind, node.id, src, static_cast<int>(i), "", gives_way});
+      const Status s = Colocate(src, node.id);
+      if (!s.ok()) {
+        return Located(node.id, "Nodes were connected by a reference or resource connection (requiring them to be "
+                                "on the same device), but the two nodes were assigned two different devices: " +
+                                    s.message());
+      }
+    }
+  }
+  // ColocateAllNodes: each `_class` name, then the node's own name, joins
+  // the group whose first node took that name. Most nodes have no _class:
+  // their own name is new unless another node named it before them.
+  std::map<std::string_view, int, std::less<>> root_of_name;
+  auto join = [&](const Node& node, std::string_view name) -> Status {
+    auto [it, first] = root_of_name.emplace(name, node.id);
+    if (first) return Status::Ok();
+    const Status s = Colocate(node.id, it->second);
+    if (record_joins_ && it->second != node.id) {
+      const bool own = name == node.name;
+      const auto why = !s.ok() ? ColocationJoin::Why::kIgnored
+                       : own   ? ColocationJoin::Why::kNamedBy
+                               : ColocationJoin::Why::kClass;
+      joins_.push_back({why, node.id, it->second, -1, s.ok() ? std::string(name) : s.message()});
+    }
+    if (s.ok() || soft_) return Status::Ok();  // soft placement ignores the request
+    return Located(node.id, s.message());
+  };
+  std::vector<bool> named(n, false);  // a node some _class names
+  for (const Node& node : graph_.nodes) {
+    for (const std::string& name : node.colocation) {
+      if (const Node* target = graph_.Find(name)) named[target->id] = true;
+    }
+  }
+  for (const Node& node : graph_.nodes) {
+    for (const std::string& name : node.colocation) TFRUN_RETURN_IF_ERROR(join(node, name));
+    // A name nothing refers to starts a group of one, which it already is.
+    if (named[node.id] || root_of_name.count(node.name) > 0) TFRUN_RETURN_IF_ERROR(join(node, node.name));
+  }
+  // MaybeExcludeXlaDevices: a group that did not ask for an XLA device
+  // does not go to one while another type can take it.
+  uint32_t xla = 0;
+  for (size_t t = 0; t < types_.size(); ++t) {
+    const DeviceTypeInfo* info = FindDeviceType(types_[t]);
+    if (info != nullptr && info->is_xla) xla |= 1u << t;
+  }
+  if (xla == 0) return Status::Ok();
+  for (const Node& node : graph_.nodes) {
+    if (RootOf(node.id) != node.id) continue;
+    Group& g = groups_[node.id];
+    const DeviceSpec& requested = RequestOf(node.id);
+    if (requested.type) {
+      const DeviceTypeInfo* info = FindDeviceType(*requested.type);
+      if (info != nullptr && info->is_xla) continue;
+    }
+    if ((g.types & ~xla) != 0) g.types &= ~xla;
+  }
+  return Status::Ok();
+}
+
+}  // namespace tfrun

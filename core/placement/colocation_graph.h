@@ -1,0 +1,90 @@
+// Which nodes TensorFlow places together, and what a group asks for
+// (tensorflow/core/common_runtime/colocation_graph.cc): groups joined
+// first along reference edges (a VariableV2 and its Assign), then by the
+// `_class` "loc:@NAME" lists (Node::colocation) in node id order; each
+// group's device request merged from its members' (MergeDevNames, soft
+// placement clearing a conflicting type or id), and the device types
+// every member has a kernel for. The placer (placer.h) places whole groups.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/devices/device_set.h"
+#include "core/graph/graph.h"
+#include "core/placement/placement_explanation.h"
+
+namespace tfrun {
+
+// DeviceNameUtils::MergeDevNames: `other`'s fields into `target`; a job,
+// replica or task conflict fails, a type or id conflict fails unless
+// `allow_soft_placement`, which then clears the type and id (or the id).
+// The error is TensorFlow's text ("Cannot merge devices with incompatible
+// ids: '/device:CPU:2' and '/device:CPU:1'").
+Status MergeDevNames(DeviceSpec* target, const DeviceSpec& other, bool allow_soft_placement);
+
+class ColocationGraph {
+ public:
+  // `graph` and `devices` must outlive it.
+  ColocationGraph(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement);
+
+  // Builds the groups. Errors are TensorFlow's texts, located at the node
+  // being colocated (exit 3). Under soft placement a colocation that cannot
+  // hold is skipped, as TensorFlow skips it.
+  Status Initialize();
+
+  int RootOf(int id);
+  // The group of `id`, in id order.
+  std::vector<int> MembersOf(int id);
+  int GroupSize(int id) { return groups_[RootOf(id)].size; }
+  // The group's merged request.
+  const DeviceSpec& RequestOf(int id);
+  // Whether every member of the group has a kernel for `device_type` (and
+  // the group may go there: MaybeExcludeXlaDevices).
+  bool Supports(int id, std::string_view device_type);
+  // Those device types, in the DeviceSet's priority order.
+  std::vector<std::string> SupportedTypes(int id);
+  // The device the group's reference or resource generator asked for
+  // (Member::resource_device_name_); empty when it has none.
+  DeviceSpec ResourceDevice(int id) { return ResourceOf(RootOf(id)); }
+  // The device types present, in priority order (device_types_).
+  const std::vector<std::string>& device_types() const { return types_; }
+
+  // Keep every join Initialize makes, with its reason (for --explain);
+  // call before Initialize. Off by default: a large graph keeps nothing.
+  void RecordJoins() { record_joins_ = true; }
+  const std::vector<ColocationJoin>& joins() const { return joins_; }
+
+ private:
+  // Per node, small: a 100,000-node graph keeps one each. Meaningful at
+  // roots; a root that never merged reads its node's own request.
+  struct Group {
+    int rank = 0;
+    int size = 1;
+    int next = 0;            // the members form a ring through `next`
+    uint32_t types = 0;      // bit i: types_[i]
+    int requested = -1;      // index into specs_, or -1: the node's own request
+    int resource = -1;       // index into specs_, or -1: the node's (ref generators) or none
+  };
+
+  // ColocateNodes(x, y): the error without location; the groups merged.
+  Status Colocate(int x, int y);
+  Status Located(int id, const std::string& message) const;
+  DeviceSpec ResourceOf(int root) const;
+  int TypeBit(std::string_view type) const;
+
+  const Graph& graph_;
+  const DeviceSet& devices_;
+  const bool soft_;
+  std::vector<std::string> types_;  // present device types, in priority order
+  std::vector<int> parent_;
+  std::vector<Group> groups_;       // by node id
+  std::vector<DeviceSpec> specs_;   // merged requests and resource devices
+  bool record_joins_ = false;
+  std::vector<ColocationJoin> joins_;  // in the order Initialize made them
+};
+
+}  // namespace tfrun

@@ -1,0 +1,383 @@
+#include "core/runtime/executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "core/base/device_types.h"
+#include "core/graph/kernel_lookup.h"
+#include "core/graph/node_def_summary.h"
+#include "core/graph/op_registry.h"
+
+namespace tfrun {
+
+namespace {
+
+int64_t NowNs() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+}  // namespace
+
+std::string Executor::NodeLine(const Node& node) const {
+  if (error_style_.line == NodeErrorLine::kName) return fmt::format("\t [[{{{{node {}}}}}]]", node.name);
+  const Device& device = devices_[placement_.device_of[node.id]];
+  const std::string device_name = error_style_.legacy_device_names ? device.spec.ToLegacyString() : device.name;
+  return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, OpAttrs(node.op), device_name, NodeDefEra::kTf1));
+}
+
+std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const {
+  std::vector<bool> needed(graph_.nodes.size(), false);
+  // A fed output cuts the edges that read it (TensorFlow prunes its
+  // producer unless something else needs it).
+  std::set<std::pair<int, int>> fed;
+  for (const Feed& f : feeds) fed.emplace(f.output.node, f.output.index);
+  std::vector<int> stack;
+  for (const NodeOutput& f : fetch) {
+    if (fed.count({f.node, f.index}) == 0) stack.push_back(f.node);
+  }
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = true;
+    const Node& n = graph_.nodes[id];
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const NodeOutput in = n.input(i);
+      if (fed.empty() || fed.count({in.node, in.index}) == 0) stack.push_back(in.node);
+    }
+    stack.insert(stack.end(), n.control_inputs.begin(), n.control_inputs.end());
+  }
+  return needed;
+}
+
+int Executor::TaskOf(int id) const {
+  return channel_ == nullptr ? 0 : devices_[placement_.device_of[id]].task;
+}
+
+Allocator* Executor::MemoryFor(const Node& node) const {
+  const Device& device = devices_[placement_.device_of[node.id]];
+  return OutputInHostMemory(graph_, node, device.type) ? CpuAllocator() : device.allocator;
+}
+
+const Executor::NodePlan* Executor::PlanFor(const Node& node) {
+  NodePlan& plan = plans_[node.id];
+  if (plan.kernel != nullptr) return &plan;
+  const Device& device = devices_[placement_.device_of[node.id]];
+  // Simulated GPUs, and ops registered with HostMemory, run host kernels.
+  // An XLA device runs the kernels of the device whose memory it uses.
+  const DeviceTypeInfo* type = FindDeviceType(device.type);
+  const std::string kernel_type = device.simulated || OutputInHostMemory(graph_, node, device.type)
+                                      ? std::string(kCpu)
+                                      : std::string(type != nullptr ? type->runs_kernels_of : device.type);
+  plan.kernel = kernels_.Find(node.op, kernel_type, node.dtype, node.has_output());
+  plan.memory = MemoryFor(node);
+  plan.kernel_type = kernel_type;
+  return &plan;
+}
+
+Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
+                          const std::vector<Feed>& feeds, RunResult* result, bool keep) {
+  const size_t n = graph_.nodes.size();
+  if (plans_.size() != n) plans_.assign(n, NodePlan());
+  if (first_slot_.size() != n + 1) {
+    first_slot_.assign(n + 1, 0);
+    for (size_t id = 0; id < n; ++id) first_slot_[id + 1] = first_slot_[id] + graph_.nodes[id].num_outputs;
+  }
+  const size_t slots = static_cast<size_t>(first_slot_[n]);
+  const int here = channel_ == nullptr ? 0 : channel_->local_task();
+  const int master = channel_ == nullptr ? 0 : channel_->master_task();
+  // Fed outputs are known before anything runs, on every task (each
+  // task's process read the same --feed), so they never cross tasks.
+  std::vector<Tensor> outputs(slots);
+  std::vector<bool> fed(slots, false);
+  for (const Feed& f : feeds) {
+    outputs[SlotOf(f.output)] = f.value;
+    fed[SlotOf(f.output)] = true;
+  }
+  // Remaining uses of each output here; fetched outputs hold one more on
+  // the master. In a cluster run, `to_tasks` lists the other tasks each
+  // output here is sent to, and `wanted_here` the other tasks' outputs
+  // this task receives (TensorFlow's Send/Recv pairs, one per task pair).
+  std::vector<int> uses(slots, 0);
+  std::vector<std::vector<int>> to_tasks(channel_ != nullptr ? slots : 0);
+  std::vector<bool> wanted_here(slots, false);
+  const auto route = [&](int producer, int slot, int consumer_task) {
+    const int from = TaskOf(producer);
+    if (from == consumer_task || fed[slot]) return;
+    if (consumer_task == here) wanted_here[slot] = true;
+    if (from == here) {
+      std::vector<int>& to = to_tasks[slot];
+      if (std::find(to.begin(), to.end(), consumer_task) == to.end()) to.push_back(consumer_task);
+    }
+  };
+  for (size_t id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    const Node& node = graph_.nodes[id];
+    const int task = TaskOf(static_cast<int>(id));
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int slot = SlotOf(node.input(i));
+      if (task == here) ++uses[slot];
+      if (channel_ != nullptr) route(node.inputs[i], slot, task);
+    }
+  }
+  if (keep) {
+    for (const NodeOutput& f : fetch) {
+      if (!graph_.nodes[f.node].has_output()) continue;  // sess.run(no_op): None
+      if (here == master) ++uses[SlotOf(f)];
+      if (channel_ != nullptr) route(f.node, SlotOf(f), master);
+    }
+  }
+  // An output's copies into other memories, by slot: made once per
+  // (output, memory), dropped with the output.
+  std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies(slots);
+  // Asynchronous devices time each node's work on the device, not launch.
+  std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
+  std::map<DeviceQueue*, std::vector<size_t>> span_events;          // the spans' entries in result->events
+  std::map<DeviceQueue*, int64_t> queue_anchor_ns;                  // host time of each queue's first span
+  // A run that fails still settles every queue it used: its queued work is
+  // waited for and its spans forgotten, so the next run starts clean.
+  struct SettleOnError {
+    std::map<DeviceQueue*, std::vector<std::pair<int, int>>>& spans;
+    bool settled = false;
+    ~SettleOnError() {
+      if (settled) return;
+      for (auto& [queue, unused] : spans) queue->Finish().ok();  // the run's own error is the one reported
+    }
+  } settle{spans};
+  result->node_ms.resize(n, 0.0);
+  // Shapes the graph leaves open travel with the tensor.
+  const auto dynamic = [&](const Node& p) { return p.unknown_rank || !IsFullyDefined(p.shape); };
+  const auto receive = [&](int producer, int slot) -> Status {
+    if (!wanted_here[slot] || outputs[slot].is_valid()) return Status::Ok();
+    const Node& p = graph_.nodes[producer];
+    TFRUN_ASSIGN_OR_RETURN(outputs[slot],
+                           channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape, dynamic(p)));
+    return Status::Ok();
+  };
+  // Node ids follow the file, which is a topological order.
+  for (size_t id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    const Node& node = graph_.nodes[id];
+    if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it
+      for (int i = 0; i < node.num_outputs; ++i) {
+        const int slot = first_slot_[id] + i;
+        if (!fed[slot]) TFRUN_RETURN_IF_ERROR(receive(static_cast<int>(id), slot));
+      }
+      continue;
+    }
+    const Device& device = devices_[placement_.device_of[id]];
+    const NodePlan& plan = *PlanFor(node);
+    if (plan.kernel == nullptr) {
+      return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
+                                      node.name, plan.kernel_type, node.op));
+    }
+    const auto started = std::chrono::steady_clock::now();
+    Allocator* memory = plan.memory;
+    // Set only for real GPUs, and only kernels that queue work there are
+    // timed on the device (not host-memory kernels, not handle-only ones).
+    DeviceQueue* queue =
+        plan.kernel_type == device.type && QueuesDeviceWork(node) ? device.queue.get() : nullptr;
+    int span = -1;
+    if (queue != nullptr) {
+      if (record_events_) {
+        queue_anchor_ns.emplace(queue, NowNs());
+        span_events[queue].push_back(result->events.size());
+      }
+      TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
+      spans[queue].push_back({span, static_cast<int>(id)});
+    }
+    KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
+                          Tensor()};
+    context.inputs.reserve(node.inputs.size());
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int producer = node.inputs[i];
+      const int slot = SlotOf(node.input(i));
+      const Tensor& input = outputs[slot];
+      // Assign writes through its reference input; everything else reads.
+      if (!input.is_valid()) {
+        if (node.op == "Assign" && i == 0) {
+          context.inputs.push_back(input);
+          continue;
+        }
+        return RuntimeError(
+            fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized "
+                        "value {}",
+                        graph_.Where(node.location), node.name, graph_.nodes[producer].name));
+      }
+      // HostMemory inputs (an axis) stay on the host whatever the device.
+      Allocator* wanted = InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : memory;
+      if (input.allocator() == wanted || input.num_elements() == 0) {
+        context.inputs.push_back(input);
+        continue;
+      }
+      // The edge crosses memories: copy once per (output, memory).
+      std::vector<std::pair<Allocator*, Tensor>>& made = copies[slot];
+      auto copy = std::find_if(made.begin(), made.end(), [&](const auto& c) { return c.first == wanted; });
+      if (copy == made.end()) {
+        const int64_t copy_start = NowNs();
+        StatusOr<Tensor> moved = input.CopyTo(wanted, device.name);
+        if (!moved.ok()) {
+          return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location),
+                                                           node.name, device.name, moved.status().message()));
+        }
+        result->copies.push_back({producer, node.id, input.allocator()->name(), wanted->name(), input.num_bytes(),
+                                  copy_start, NowNs()});
+        made.emplace_back(wanted, std::move(*moved));
+        copy = made.end() - 1;
+      }
+      context.inputs.push_back(copy->second);
+    }
+    Status s = plan.kernel(context);
+    if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
+    if (!s.ok()) {
+      return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}{}", graph_.Where(node.location), node.name,
+                                          device.name, s.message(), context.op_error ? "\n" + NodeLine(node) : ""));
+    }
+    if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
+    const auto ended = std::chrono::steady_clock::now();
+    result->node_ms[id] = std::chrono::duration<double, std::milli>(ended - started).count();
+    result->executed.push_back(static_cast<int>(id));
+    if (record_events_) {
+      NodeEvent event;
+      event.node = static_cast<int>(id);
+      event.start_ns = started.time_since_epoch().count();
+      event.end_ns = ended.time_since_epoch().count();
+      event.on_device_queue = queue != nullptr;
+      event.memory = memory->name();
+      event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
+      result->events.push_back(std::move(event));
+    }
+    if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
+    for (int i = 0; i < node.num_outputs && i < static_cast<int>(context.outputs.size()); ++i) {
+      const int slot = first_slot_[id] + i;
+      if (fed[slot]) continue;  // consumers read the fed value
+      outputs[slot] = std::move(context.outputs[i]);
+      if (channel_ != nullptr && !to_tasks[slot].empty()) {
+        // Other tasks read it: from host memory (a GPU's copy synchronizes).
+        Tensor sent = outputs[slot];
+        if (sent.is_valid() && !sent.allocator()->host_accessible()) {
+          TFRUN_ASSIGN_OR_RETURN(sent, sent.CopyTo(CpuAllocator(), device.name));
+        }
+        for (int task : to_tasks[slot]) TFRUN_RETURN_IF_ERROR(channel_->Send(task, slot, sent, dynamic(node)));
+      }
+      if (uses[slot] == 0) outputs[slot] = Tensor();
+    }
+    context.inputs.clear();
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int slot = SlotOf(node.input(i));
+      if (--uses[slot] == 0) {  // last use: free it and its copies
+        outputs[slot] = Tensor();
+        std::vector<std::pair<Allocator*, Tensor>>().swap(copies[slot]);  // its memory too, not just its tensors
+      }
+    }
+  }
+  // The run ends when every device's work has (Session::Run returns then).
+  settle.settled = true;
+  Status finished;
+  for (auto& [queue, node_spans] : spans) {  // every queue, also after one failed
+    StatusOr<std::vector<SpanTime>> device_times = queue->Finish();
+    if (!device_times.ok()) {
+      if (finished.ok()) finished = device_times.status();
+      continue;
+    }
+    const std::vector<size_t>& entries = span_events[queue];
+    for (size_t k = 0; k < node_spans.size(); ++k) {
+      const auto [span, id] = node_spans[k];
+      if (span >= static_cast<int>(device_times->size())) continue;
+      const SpanTime& t = (*device_times)[span];
+      result->node_ms[id] = t.duration_ms;
+      if (!record_events_) continue;
+      NodeEvent& event = result->events[entries[k]];
+      event.device_start_ns = queue_anchor_ns[queue] + static_cast<int64_t>(t.start_ms * 1e6);
+      event.device_end_ns = event.device_start_ns + static_cast<int64_t>(t.duration_ms * 1e6);
+    }
+  }
+  TFRUN_RETURN_IF_ERROR(finished);
+  if (channel_ != nullptr) TFRUN_RETURN_IF_ERROR(channel_->Flush());
+  if (keep) {
+    // Results are read on the host: bring device-memory ones back.
+    for (const NodeOutput& f : fetch) {
+      if (!graph_.nodes[f.node].has_output()) {
+        result->fetched.emplace_back();
+        continue;
+      }
+      const Tensor& out = outputs[SlotOf(f)];
+      if (out.is_valid() && !out.allocator()->host_accessible()) {
+        TFRUN_ASSIGN_OR_RETURN(Tensor host, out.CopyTo(CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0"));
+        result->fetched.push_back(host);
+      } else {
+        result->fetched.push_back(out);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Variables are initialised before their first read (the TF1 program's
+// sess.run(init)), on every task alike.
+std::vector<NodeOutput> Executor::InitializersFor(const std::vector<bool>& needed) const {
+  bool reads_variable = false;
+  std::vector<NodeOutput> assigns;
+  for (const Node& node : graph_.nodes) {
+    reads_variable = reads_variable || (needed[node.id] && node.op == "VariableV2");
+    if (node.op == "Assign") assigns.push_back({node.id, 0});
+  }
+  return reads_variable ? assigns : std::vector<NodeOutput>();
+}
+
+Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* result) {
+  const std::vector<NodeOutput> assigns = InitializersFor(needed);
+  if (assigns.empty() || variables_initialized_) return Status::Ok();
+  variables_initialized_ = true;
+  return RunNodes(assigns, Needed(assigns, {}), {}, result, false);
+}
+
+StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) {
+  RunResult result;
+  result.start_ns = NowNs();
+  const std::vector<bool> needed = Needed(fetch, feeds);
+  TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
+  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, feeds, &result, true));
+  result.end_ns = NowNs();
+  return result;
+}
+
+Status Executor::CheckKernels(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                              const std::vector<Feed>& feeds) {
+  if (plans_.size() != graph_.nodes.size()) plans_.assign(graph_.nodes.size(), NodePlan());
+  std::vector<NodeOutput> outputs = fetch;
+  for (int t : targets) outputs.push_back({t, 0});
+  std::vector<bool> runs = Needed(outputs, feeds);
+  if (const std::vector<NodeOutput> assigns = InitializersFor(runs); !assigns.empty()) {
+    const std::vector<bool> init = Needed(assigns, {});
+    for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] || init[i];
+  }
+  const int here = channel_ == nullptr ? 0 : channel_->local_task();
+  std::vector<std::string> missing;
+  for (const Node& node : graph_.nodes) {
+    if (!runs[node.id] || TaskOf(node.id) != here || PlanFor(node)->kernel != nullptr) continue;
+    const Device& device = devices_[placement_.device_of[node.id]];
+    missing.push_back(fmt::format("'{}' ({}, {}) on {}", node.name, node.op,
+                                  node.has_output() ? std::string(Name(node.dtype)) : "no output", device.name));
+  }
+  if (missing.empty()) return Status::Ok();
+  return RuntimeError(fmt::format("{}: tfrun has no kernel for {} as placed: {} (TensorFlow has one; --place-only "
+                                  "places and logs without running)",
+                                  graph_.path, missing.size() == 1 ? "this node" : "these nodes",
+                                  fmt::join(missing, "; ")));
+}
+
+Status Executor::RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds) {
+  RunResult result;
+  std::vector<NodeOutput> outputs;
+  for (int t : targets) outputs.push_back({t, 0});
+  const std::vector<bool> needed = Needed(outputs, feeds);
+  TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
+  return RunNodes(outputs, needed, feeds, &result, false);
+}
+
+}  // namespace tfrun

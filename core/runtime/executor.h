@@ -1,0 +1,168 @@
+// Runs the nodes the fetches need, in dependency order, on their placed
+// devices, and frees every intermediate tensor after its last use
+// (TensorFlow's executor.cc). Kernels of asynchronous devices only queue
+// their work, so one host thread keeps every GPU busy at once: the two
+// towers of the tutorial run together, and the CPU's AddN waits only for
+// the copies it reads (ordered by the copier with events).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/devices/device_set.h"
+#include "core/graph/graph.h"
+#include "core/placement/compat_profile.h"
+#include "core/placement/placer.h"
+#include "core/runtime/kernel_registry.h"
+
+namespace tfrun {
+
+// A tensor moved between memories because an edge crosses devices
+// (TensorFlow's Send/Recv pair), or into host memory for a HostMemory kernel.
+struct CopyRecord {
+  int producer = 0;
+  int consumer = 0;
+  std::string from;  // allocator names: "cpu", "GPU_0_bfc"
+  std::string to;
+  size_t bytes = 0;
+  int64_t start_ns = 0, end_ns = 0;  // host steady_clock times (below)
+};
+
+// One node's run, for traces. Times are steady_clock nanoseconds since its
+// epoch. Host devices and simulated GPUs: the kernel's call. A kernel that
+// queued work on a device adds the device's own span (CUDA events),
+// placed on the host clock at the launch of the queue's first span in
+// the run (a device starts no earlier than it is told to).
+struct NodeEvent {
+  int node = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  bool on_device_queue = false;
+  int64_t device_start_ns = 0, device_end_ns = 0;
+  // The memory the kernel wrote into, and its bytes in use after it.
+  std::string memory;
+  int64_t memory_bytes = 0;
+};
+
+// A value fed for one output (sess.run's feed_dict): what consumers read
+// instead of running its producer. In host memory.
+struct Feed {
+  NodeOutput output;
+  Tensor value;
+};
+
+// The line TensorFlow ends an op's error with, naming the node: by era
+// (compat_profile.h), with the device names the era prints.
+struct NodeErrorStyle {
+  NodeErrorLine line = NodeErrorLine::kName;
+  bool legacy_device_names = false;
+};
+
+struct RunResult {
+  std::vector<Tensor> fetched;   // one per fetch; invalid for NoOp
+  std::vector<int> executed;     // node ids in execution order
+  std::vector<CopyRecord> copies;
+  std::vector<double> node_ms;   // per node id: wall time of its kernel (and input copies)
+  std::vector<NodeEvent> events;  // in execution order, with the initializers' runs (set_record_events)
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+// How tensors cross the tasks of a cluster run (TensorFlow's remote
+// rendezvous): the executor of each task runs its own nodes, sends what
+// other tasks read and receives what it reads from them. `transfer` is the
+// output's slot (executor.h), the same on both sides. A tensor whose shape
+// the graph leaves open (a fed batch) is sent with `dynamic_shape`: its
+// dimensions travel first, and the receiver, which knows the graph too,
+// expects them.
+class TensorChannel {
+ public:
+  virtual ~TensorChannel() = default;
+  virtual int local_task() const = 0;
+  virtual int master_task() const = 0;  // receives the fetched results
+  // Never blocks; the tensor is kept alive until the send completes.
+  virtual Status Send(int to_task, int transfer, const Tensor& tensor, bool dynamic_shape) = 0;
+  // Blocks until the tensor arrives (bounded by the operation timeout); host memory.
+  // `name` (the producer's) is for messages; `shape` is unused when dynamic.
+  virtual StatusOr<Tensor> Receive(int from_task, int transfer, std::string_view name, DType dtype,
+                                   const Shape& shape, bool dynamic_shape) = 0;
+  // Waits until every send has completed.
+  virtual Status Flush() = 0;
+};
+
+class Executor {
+ public:
+  Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
+           const KernelRegistry& kernels)
+      : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels) {}
+
+  // Runs `fetch`, reading `feeds` instead of running their producers.
+  // When they read a Variable, the graph's `init` runs first, as a TF1
+  // program runs sess.run(init) before using them. In a cluster run only
+  // the master's result holds the fetched tensors.
+  StatusOr<RunResult> Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds = {});
+  // Runs nodes for their effects (sess.run(init)): nothing is kept.
+  Status RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds = {});
+
+  // Fails, before anything runs, when a node that running `targets` and
+  // then `fetch` would execute here is placed where tfrun has no kernel
+  // for it (TensorFlow has one, or the placer would not have put it
+  // there): one error naming every such node, its op, dtype and device.
+  Status CheckKernels(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                      const std::vector<Feed>& feeds);
+
+  void set_node_error_style(NodeErrorStyle style) { error_style_ = style; }
+  // Whether runs record RunResult::events (for --trace): a plain run pays
+  // nothing for them (a 100,000-node run would hold 9 MB more).
+  void set_record_events(bool record) { record_events_ = record; }
+
+  // A cluster run: this process runs the nodes placed on devices of task
+  // channel->local_task() and exchanges tensors with the other tasks.
+  void set_channel(TensorChannel* channel) { channel_ = channel; }
+
+ private:
+  // Runs the nodes marked in `needed` (what `fetch` reads); keeps the
+  // fetched outputs when `keep`.
+  Status RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
+                  const std::vector<Feed>& feeds, RunResult* result, bool keep);
+  Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
+  // What runs first when the `needed` nodes read a Variable: every
+  // Assign (the graph's init); empty when they read none.
+  std::vector<NodeOutput> InitializersFor(const std::vector<bool>& needed) const;
+  // The memory a node's kernel reads and writes: its device's, or the
+  // host's for kernels registered with HostMemory (int32 on GPUs).
+  Allocator* MemoryFor(const Node& node) const;
+  // The nodes `fetch` needs: its producers and what they read, through
+  // every edge that no feed replaces.
+  std::vector<bool> Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const;
+  // Output slots: node `id`'s output i is slot first_slot_[id] + i.
+  int SlotOf(NodeOutput output) const { return first_slot_[output.node] + output.index; }
+  // "\t [[{{node x}}]]" or "\t [[Node: x = ...]]" for op errors.
+  std::string NodeLine(const Node& node) const;
+  // The task whose process runs node `id` (0 without a channel).
+  int TaskOf(int id) const;
+
+  // How a node runs, resolved on its first run: its kernel (null when none
+  // is built for `kernel_type`) and the memory it reads and writes.
+  struct NodePlan {
+    KernelFn kernel = nullptr;
+    Allocator* memory = nullptr;
+    std::string kernel_type;
+  };
+  const NodePlan* PlanFor(const Node& node);
+
+  const Graph& graph_;
+  const DeviceSet& devices_;
+  const Placement& placement_;
+  const KernelRegistry& kernels_;
+  TensorChannel* channel_ = nullptr;
+  bool variables_initialized_ = false;  // the same on every task: runs stay in step
+  VariableStore variables_;
+  std::map<int, Tensor> device_constants_;  // Const values uploaded to a device, by node id
+  std::vector<NodePlan> plans_;             // by node id
+  std::vector<int> first_slot_;             // by node id, plus the total at the end
+  NodeErrorStyle error_style_;
+  bool record_events_ = false;
+};
+
+}  // namespace tfrun

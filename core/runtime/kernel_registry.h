@@ -1,0 +1,108 @@
+// What tfrun itself can execute: the kernel implementations each backend
+// binds per (op, device type), each with the dtypes it runs (ggml's
+// supports_op). Placement never reads this: it follows TensorFlow's own
+// tables (kernel_lookup.h); a node placed where no implementation is bound
+// fails the run before anything runs (Executor::CheckKernels).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/base/allocator.h"
+#include "core/base/device_types.h"
+#include "core/base/status.h"
+#include "core/base/tensor.h"
+#include "core/graph/graph.h"
+
+namespace tfrun {
+
+// False for kernels that only pass tensor handles (Identity forwards its
+// input's buffer, VariableV2 its variable's, NoOp nothing): they queue no
+// work on a device, so there is nothing to time or wait for.
+bool QueuesDeviceWork(const Node& node);
+
+// Variables live across the run: VariableV2 reads, Assign writes.
+using VariableStore = std::map<std::string, Tensor>;
+
+struct KernelContext {
+  const Node& node;
+  std::vector<Tensor> inputs;
+  Allocator* allocator;
+  const std::string& device_name;
+  VariableStore* variables;
+  // Const values already in device memory, by node id: uploaded on the
+  // first run only, as TensorFlow's GPU Const kernel holds its tensor.
+  std::map<int, Tensor>* device_constants;
+  void* device_context;  // the device's backend state (Device::context)
+  Tensor output;         // set by the kernel
+  // Set instead by kernels of several outputs (Split), one per output.
+  std::vector<Tensor> outputs;
+  // Set by Fail: the error is the op's own, which TensorFlow ends with a
+  // line naming the node (the executor adds it in the era's style).
+  bool op_error = false;
+
+  StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {
+    return Tensor::Allocate(dtype, std::move(shape), allocator, device_name);
+  }
+  // The node's output of `shape`, in its dtype.
+  Status AllocateOutput(Shape shape) {
+    TFRUN_ASSIGN_OR_RETURN(output, Allocate(node.dtype, std::move(shape)));
+    return Status::Ok();
+  }
+  // An InvalidArgumentError raised by the op's kernel (OP_REQUIRES).
+  Status Fail(std::string message) {
+    op_error = true;
+    return RuntimeError("InvalidArgumentError: " + message);
+  }
+};
+
+using KernelFn = Status (*)(KernelContext& context);
+
+// Placeholder: reached only when nothing fed it (TensorFlow's
+// PlaceholderOp::Compute fails the same way).
+Status PlaceholderKernel(KernelContext& context);
+
+// Kernels that only move tensor handles, the same on every device: Const
+// (its data copied into the device's memory when that is not where it was
+// loaded), Identity (forwards its input's buffer, as TensorFlow does), NoOp,
+// VariableV2 (a reference: empty until its Assign ran; only reading it is an
+// error, in the executor) and Assign.
+Status ConstKernel(KernelContext& context);
+Status IdentityKernel(KernelContext& context);
+Status NoOpKernel(KernelContext& context);
+Status VariableKernel(KernelContext& context);
+Status AssignKernel(KernelContext& context);
+
+class KernelRegistry;
+// Binds the six above for `device_type`, for `dtypes`.
+void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes);
+
+// Implementations, bound per (op, device type) by the backends.
+class KernelRegistry {
+ public:
+  struct Binding {
+    KernelFn fn = nullptr;
+    DTypeSet dtypes;  // the node dtypes (its output's) the kernel runs
+  };
+
+  void Bind(std::string_view op, std::string_view device_type, DTypeSet dtypes, KernelFn fn) {
+    bindings_[{std::string(op), std::string(device_type)}] = Binding{fn, dtypes};
+  }
+  // The implementation for a node of `op` and `dtype` (any dtype for an op
+  // without outputs, NoOp), or nullptr.
+  KernelFn Find(std::string_view op, std::string_view device_type, DType dtype, bool has_output = true) const {
+    auto it = bindings_.find({std::string(op), std::string(device_type)});
+    if (it == bindings_.end() || (has_output && !it->second.dtypes.Contains(dtype))) return nullptr;
+    return it->second.fn;
+  }
+  // Every binding, by (op, device type): what `tfrun ops` lists as runnable.
+  const std::map<std::pair<std::string, std::string>, Binding>& bindings() const { return bindings_; }
+
+ private:
+  std::map<std::pair<std::string, std::string>, Binding> bindings_;
+};
+
+}  // namespace tfrun
