@@ -56,6 +56,11 @@ class DTypeSet {
     s.bits_ = bits_ | other.bits_;
     return s;
   }
+  constexpr DTypeSet operator&(DTypeSet other) const {
+    DTypeSet s;
+    s.bits_ = bits_ & other.bits_;
+    return s;
+  }
 
  private:
   static constexpr uint32_t Bit(DType d) { return 1u << static_cast<int>(d); }

@@ -77,6 +77,12 @@ StatusOr<Tensor> Tensor::CopyTo(Allocator* allocator, const std::string& device)
   return copy;
 }
 
+Tensor Tensor::Reshaped(Shape shape) const {
+  Tensor view = *this;
+  view.shape_ = std::move(shape);
+  return view;
+}
+
 double Tensor::GetAsDouble(int64_t i) const {
   if (dtype_ == DType::kString) return 0;  // no number; printers check first
   return DispatchDType(dtype_, [&](auto tag) -> double {

@@ -46,6 +46,10 @@ class Tensor {
   Allocator* allocator() const { return buffer_ ? buffer_->allocator() : nullptr; }
   template <typename T> T* data() const { return static_cast<T*>(raw()); }
 
+  // The same data under another shape of as many elements (Reshape: no
+  // copy, as TensorFlow's Tensor::CopyFrom shares the buffer).
+  Tensor Reshaped(Shape shape) const;
+
   // A copy of this tensor in `allocator`'s memory.
   StatusOr<Tensor> CopyTo(Allocator* allocator, const std::string& device) const;
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace tfrun {
 
 Status ConstKernel(KernelContext& c) {
@@ -43,17 +45,136 @@ Status AssignKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+namespace {
+
+// Element i of an integer tensor in host memory (a shape or dims input:
+// HostMemory in TensorFlow's GPU kernels, so on the host everywhere).
+int64_t IntAt(const Tensor& t, int64_t i) { return static_cast<int64_t>(t.GetAsDouble(i)); }
+
+bool IsVector(const Tensor& t) { return t.rank() == 1; }
+
+}  // namespace
+
+// TensorFlow's ReshapeOp (reshape_op.h), its checks and texts: at most one
+// -1, inferred from the dimensions that are not 0.
+Status ReshapeKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& sizes = c.inputs[1];
+  if (!IsVector(sizes)) {
+    return c.Fail("sizes input must be 1-D, not " + ShapeDebugString(sizes.shape()));
+  }
+  Shape shape;
+  int64_t product = 1;
+  int unknown_index = -1;
+  bool sizes_have_zero = false;
+  for (int64_t d = 0; d < sizes.num_elements(); ++d) {
+    const int64_t size = IntAt(sizes, d);
+    if (size == -1) {
+      if (unknown_index != -1) {
+        return c.Fail(fmt::format("Only one input size may be -1, not both {} and {}", unknown_index, d));
+      }
+      unknown_index = static_cast<int>(d);
+      shape.push_back(1);
+    } else if (size < 0) {
+      return c.Fail(fmt::format("Size {} must be non-negative, not {}", d, size));
+    } else {
+      shape.push_back(size);
+      if (size == 0) {
+        sizes_have_zero = true;  // left out of the product, so the -1 can still be inferred
+      } else {
+        product *= size;
+      }
+    }
+  }
+  if (unknown_index != -1) {
+    int64_t input_elements = 1;
+    bool input_has_zero = false;
+    for (int64_t dim : input.shape()) {
+      if (dim > 0 || !sizes_have_zero) {
+        input_elements *= dim;
+      } else {
+        input_has_zero = true;
+      }
+    }
+    const int64_t missing = input_elements / product;
+    if (!input_has_zero && product * missing != input_elements) {
+      return c.Fail(fmt::format(
+          "Input to reshape is a tensor with {} values, but the requested shape requires a multiple of {}",
+          input_elements, product));
+    }
+    shape[unknown_index] = missing;
+  }
+  const int64_t elements = NumElements(shape).value_or(-1);
+  if (elements != input.num_elements()) {
+    return c.Fail(fmt::format("Input to reshape is a tensor with {} values, but the requested shape has {}",
+                              input.num_elements(), elements));
+  }
+  c.output = input.Reshaped(std::move(shape));
+  return Status::Ok();
+}
+
+// Shape: the input's dimensions, in the node's out_type (int32 or int64),
+// in host memory (HostMemory("output") on GPUs).
+Status ShapeKernel(KernelContext& c) {
+  const Shape& dims = c.inputs[0].shape();
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({static_cast<int64_t>(dims.size())}));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (c.node.dtype == DType::kInt64) {
+      c.output.data<int64_t>()[i] = dims[i];
+    } else {
+      c.output.data<int32_t>()[i] = static_cast<int32_t>(dims[i]);
+    }
+  }
+  return Status::Ok();
+}
+
+// TensorFlow's FillOp (constant_op.cc): `value` repeated over `dims`. The
+// bytes are written on the host and copied to the device's memory where
+// that is not the host's.
+Status FillKernel(KernelContext& c) {
+  const Tensor& dims = c.inputs[0];
+  const Tensor& value = c.inputs[1];
+  if (!IsVector(dims)) return c.Fail("dims must represent a vector, got shape " + ShapeDebugString(dims.shape()));
+  if (value.rank() != 0) return c.Fail("value must represent a scalar, got shape " + ShapeDebugString(value.shape()));
+  Shape shape;
+  for (int64_t d = 0; d < dims.num_elements(); ++d) {
+    const int64_t size = IntAt(dims, d);
+    if (size < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", size));
+    shape.push_back(size);
+  }
+  Tensor host_value = value;
+  if (value.allocator() != CpuAllocator()) {
+    TFRUN_ASSIGN_OR_RETURN(host_value, value.CopyTo(CpuAllocator(), c.device_name));
+  }
+  TFRUN_ASSIGN_OR_RETURN(Tensor filled, Tensor::AllocateHost(value.dtype(), shape));
+  const size_t element = Info(value.dtype()).size;
+  auto* out = static_cast<char*>(filled.raw());
+  for (int64_t i = 0; i < filled.num_elements(); ++i) std::memcpy(out + i * element, host_value.raw(), element);
+  if (c.allocator == CpuAllocator()) {
+    c.output = std::move(filled);
+  } else {
+    TFRUN_ASSIGN_OR_RETURN(c.output, filled.CopyTo(c.allocator, c.device_name));
+  }
+  return Status::Ok();
+}
+
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
   registry->Bind("Const", device_type, dtypes, ConstKernel);
   registry->Bind("Identity", device_type, dtypes, IdentityKernel);
+  // Its default when not fed (a fed node does not run).
+  registry->Bind("PlaceholderWithDefault", device_type, dtypes, IdentityKernel);
   registry->Bind("NoOp", device_type, dtypes, NoOpKernel);
   registry->Bind("VariableV2", device_type, dtypes, VariableKernel);
   registry->Bind("Assign", device_type, dtypes, AssignKernel);
   registry->Bind("Placeholder", device_type, dtypes, PlaceholderKernel);
+  registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
+  registry->Bind("Shape", device_type, DTypeSet{DType::kInt32, DType::kInt64}, ShapeKernel);
+  registry->Bind("Fill", device_type, dtypes & kAllTypes, FillKernel);
 }
 
 bool QueuesDeviceWork(const Node& node) {
-  return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder";
+  return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
+         node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "Shape";
 }
 
 }  // namespace tfrun

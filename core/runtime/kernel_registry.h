@@ -19,8 +19,9 @@
 
 namespace tfrun {
 
-// False for kernels that only pass tensor handles (Identity forwards its
-// input's buffer, VariableV2 its variable's, NoOp nothing): they queue no
+// False for kernels that only pass tensor handles (Identity and Reshape
+// forward their input's buffer, VariableV2 its variable's, Shape writes
+// host memory, NoOp nothing): they queue no
 // work on a device, so there is nothing to time or wait for.
 bool QueuesDeviceWork(const Node& node);
 
@@ -75,9 +76,16 @@ Status IdentityKernel(KernelContext& context);
 Status NoOpKernel(KernelContext& context);
 Status VariableKernel(KernelContext& context);
 Status AssignKernel(KernelContext& context);
+// Reshape (shares its input's buffer), Shape and Fill: each reads only
+// shapes or one value, so one kernel serves every device (Fill writes on
+// the host and copies to the device's memory).
+Status ReshapeKernel(KernelContext& context);
+Status ShapeKernel(KernelContext& context);
+Status FillKernel(KernelContext& context);
 
 class KernelRegistry;
-// Binds the six above for `device_type`, for `dtypes`.
+// Binds the kernels above for `device_type`, for `dtypes` (Shape for its
+// int32 and int64 outputs, Fill for `dtypes` without strings).
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes);
 
 // Implementations, bound per (op, device type) by the backends.

@@ -103,7 +103,22 @@ def const_group(tf):
     tf.identity(c, name="init")
 
 
-# name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args)])
+def reshape_fill(tf):
+    """A graph tfrun runs, not only places: MatMul and AddV2 (TF 2's `+`)
+    on CPU:1, Reshape with -1 on CPU:2, Shape of a tensor whose shape the
+    graph knows only in part (so it is an op, not a constant), and Fill
+    over that shape."""
+    x = tf.compat.v1.placeholder_with_default(tf.constant([[1.0, 2.0], [3.0, 4.0]]), shape=[None, 2], name="x")
+    with tf.device("/cpu:1"):
+        y = tf.matmul(x, x, name="y")
+        z = tf.add(y, x, name="z")
+    with tf.device("/cpu:2"):
+        tf.reshape(z, [-1], name="r")
+    tf.fill(tf.shape(z, name="s"), 0.5, name="f")
+
+
+# name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args[,
+#        fetches: run and printed, as print(sess.run(t)) prints them, instead of placing by running `init`])])
 CASES = {
     "towers": (towers, "towers.pbtxt", [
         ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
@@ -132,6 +147,9 @@ CASES = {
     "const_group": (const_group, "const_group.pbtxt", [
         ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
     ]),
+    "reshape_fill": (reshape_fill, "reshape_fill.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["z", "r", "s", "f"]),
+    ]),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
         ("session", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
         ("python", {"device_count": {"CPU": 3}}, False, "python", "--device-count CPU=3 --import python"),
@@ -146,7 +164,7 @@ def run_case(name, variant):
     import tensorflow as tf
     tf.compat.v1.disable_eager_execution()
     builder, file_name, variants = CASES[name]
-    _, config, _, semantics, _ = next(v for v in variants if v[0] == variant)
+    _, config, _, semantics, _, *fetches = next(v for v in variants if v[0] == variant)
     g = tf.Graph()
     with g.as_default():
         builder(tf)
@@ -165,10 +183,16 @@ def run_case(name, variant):
         g = tf.Graph()
         with g.as_default():
             tf.compat.v1.import_graph_def(graph_def, name="")
-    init = g.get_operation_by_name("init")
     with tf.compat.v1.Session(graph=g, config=tf.compat.v1.ConfigProto(log_device_placement=True, **config)) as s:
         try:
-            s.run(init)
+            if fetches:
+                for name in fetches[0]:
+                    value = s.run(g.get_tensor_by_name(name + ":0"))
+                    sys.stdout.flush()
+                    ctypes.CDLL(None).fflush(None)  # the placement lines (C's stdout) first
+                    print(value, flush=True)
+            else:
+                s.run(g.get_operation_by_name("init"))
         except tf.errors.OpError as e:
             sys.stdout.flush()
             ctypes.CDLL(None).fflush(None)
@@ -205,12 +229,15 @@ def main():
         run_case(sys.argv[1], sys.argv[2])
         return
     for name, (_, file_name, variants) in CASES.items():
-        for variant, _, xla, _, args in variants:
+        for variant, _, xla, _, args, *fetches in variants:
             env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="0", TF_ENABLE_ONEDNN_OPTS="0")
             if xla:
                 env["TF_XLA_FLAGS"] = "--tf_xla_enable_xla_devices"
             p = subprocess.run([sys.executable, __file__, name, variant], capture_output=True, text=True, env=env)
             placement = [l for l in p.stdout.splitlines() if re.match(r"^\S+: \(\w+\): /job:", l)]
+            # What the program printed after placement: the fetched values.
+            printed = [l for l in p.stdout.splitlines() if l not in placement and not l.startswith("TF-ERROR: ")] \
+                if fetches else []
             errors = [l for l in p.stdout.splitlines() if l.startswith("TF-ERROR: ")]
             # The mapping DirectSession logs (standard error, LOG(INFO)).
             mapping = []
@@ -224,11 +251,12 @@ def main():
             if not mapping:
                 sys.exit(f"{name}.{variant}: no device mapping in TensorFlow's log:\n{p.stderr[-2000:]}")
             tfrun_args = ("TF_XLA_FLAGS=--tf_xla_enable_xla_devices " if xla else "") + \
-                "--place-only --log-placement " + args
+                ("--log-placement " + args + "".join(f" --fetch {f}" for f in fetches[0]) if fetches
+                 else "--place-only --log-placement " + args)
             stem = os.path.join(HERE, f"{name}.{variant}")
             with open(stem + ".expected", "w") as f:
                 f.write(f"# args: {tfrun_args}\n" + ("# exit: 3\n" if errors else "") +
-                        "".join(x + "\n" for x in mapping + placement))
+                        "".join(x + "\n" for x in mapping + placement + printed))
             with open(stem + ".expected-stderr", "w") as f:
                 if errors:
                     f.write(tfrun_error(errors[0], file_name))

@@ -446,6 +446,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
       {"SparseMatMul", DTypeSet{DType::kFloat32}, SparseMatMulKernel},
       {"AddN", kNumericTypes, AddNKernel},
       {"Add", kNumericTypes, BinaryKernel<BinaryOp::kAdd>},
+      {"AddV2", kNumericTypes, BinaryKernel<BinaryOp::kAdd>},  // Add without strings: what TF 2's `+` writes
       {"Sub", kNumericTypes, BinaryKernel<BinaryOp::kSub>},
       {"Mul", kNumericTypes, BinaryKernel<BinaryOp::kMul>},
       {"Cast", kAllTypes, CastKernel},

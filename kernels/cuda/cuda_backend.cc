@@ -488,6 +488,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   registry->Bind("MatMul", kGpu, kFloatTypes, MatMulKernel);
   registry->Bind("AddN", kGpu, kNumericTypes, AddNKernel);
   registry->Bind("Add", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kAdd>);
+  registry->Bind("AddV2", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kAdd>);
   registry->Bind("Sub", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kSub>);
   registry->Bind("Mul", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kMul>);
   registry->Bind("BiasAdd", kGpu, kNumericTypes, BiasAddKernel);

@@ -19,8 +19,9 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu);
 void RegisterCudaCopier();
 
 // Binds the GPU kernels: Const, Identity, NoOp, MatMul (cuBLAS), AddN, Add,
-// Sub, Mul, BiasAdd, Relu, Cast (kernels/cuda/elementwise.cu), Split,
-// ConcatV2, VariableV2 and Assign, each with the dtypes it runs.
+// AddV2, Sub, Mul, BiasAdd, Relu, Cast (kernels/cuda/elementwise.cu), Split,
+// ConcatV2, VariableV2, Assign, Reshape, Shape and Fill, each with the
+// dtypes it runs.
 void RegisterCudaKernels(KernelRegistry* registry);
 
 }  // namespace tfrun
