@@ -789,6 +789,30 @@ TEST(CliTest, UsageErrorsExitTwo) {
   EXPECT_NE(missing.err.find("no/such.yaml: cannot read graph file"), std::string::npos);
 }
 
+// A TensorFlow graph's variables wait for the program's own init, as in a
+// Session (a graph file's start initialised); --targets runs it, each
+// --targets its own run in order; an unknown target is a usage error.
+TEST(CliTest, TargetsRunATensorFlowGraphsInitFirst) {
+  Outcome uninitialized = Tfrun("graphs/tf/variables_run.pbtxt --fetch y");
+  EXPECT_EQ(uninitialized.exit_code, 4);
+  EXPECT_NE(uninitialized.err.find("node 'w/read': FailedPreconditionError: Attempting to use uninitialized value w"),
+            std::string::npos)
+      << uninitialized.err;
+  Outcome init = Tfrun("graphs/tf/variables_run.pbtxt --targets init --fetch y");
+  EXPECT_EQ(init.exit_code, 0) << init.err;
+  EXPECT_EQ(init.out, "[[3. 3.]\n [7. 7.]]\n");
+  // double before init reads w uninitialised (w * 2.0).
+  Outcome wrong_order = Tfrun("graphs/tf/variables_run.pbtxt --targets double --targets init --fetch y");
+  EXPECT_EQ(wrong_order.exit_code, 4);
+  EXPECT_NE(wrong_order.err.find("Attempting to use uninitialized value w"), std::string::npos) << wrong_order.err;
+  Outcome unknown = Tfrun("graphs/tf/variables_run.pbtxt --targets innit");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--targets innit: graphs/tf/variables_run.pbtxt has no node named 'innit' (did you "
+                             "mean 'init'?)"),
+            std::string::npos)
+      << unknown.err;
+}
+
 // What --help and the flags tell a new user: defaults, exit codes,
 // environment; a hint for a misspelt flag or subcommand; options that do
 // not apply to `devices` refused; a repeated option keeps its last value.

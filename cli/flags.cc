@@ -135,6 +135,12 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("NAME")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(kInputsAndOutputs);
+  app->add_option("--targets", options->targets,
+                  "node to run before the fetches, printing nothing, as sess.run(NODE) (repeatable: one run each, "
+                  "in order, e.g. --targets init --targets train; over targets:)")
+      ->type_name("NODE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(kInputsAndOutputs);
   app->add_option("--feed", options->feeds,
                   "give a tensor a value as feed_dict does: NAME=@FILE.npy or NAME=VALUE, e.g. 'x=[[1,2,3]]' "
                   "(repeatable)")

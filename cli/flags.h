@@ -24,6 +24,9 @@ struct RunOptions {
   std::string import_semantics = "session";
   std::string saved_model_tag;
   std::vector<std::string> fetch;
+  // --targets NODE: run before the fetches, printing nothing, each its own
+  // sess.run in the order given (init, then train).
+  std::vector<std::string> targets;
   std::vector<std::string> feeds;  // --feed NAME=@FILE.npy | NAME=VALUE (cli/feeds.h)
   std::string compat = "tf2";
   std::string numpy;  // --numpy 1|2: the NumPy that prints results ("": the --compat era's)

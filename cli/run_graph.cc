@@ -234,6 +234,24 @@ Status GraphRun::ResolveFetch() {
     }
   }
   report_.fetch = fetch_;
+  return ResolveTargets();
+}
+
+Status GraphRun::ResolveTargets() {
+  if (options_.targets.empty()) {
+    if (!graph_.targets.empty()) target_runs_.push_back(graph_.targets);
+    return Status::Ok();
+  }
+  graph_.targets.clear();
+  for (const std::string& name : options_.targets) {
+    const Node* node = graph_.Find(name);
+    if (node == nullptr) {
+      return BadInput(fmt::format("--targets {}: {} has no node named '{}'{}", ClipForMessage(name), graph_.path,
+                                  ClipForMessage(name), DidYouMean(name, graph_.NodeNames())));
+    }
+    target_runs_.push_back({node->id});
+    graph_.targets.push_back(node->id);
+  }
   return Status::Ok();
 }
 
@@ -396,8 +414,8 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
     for (NodeOutput& f : run_fetch) f.node = EagerValueNode(graph_, eager_, f.node);
   }
   TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, graph_.targets, feeds_));
-  if (!graph_.targets.empty()) {  // sess.run(init): run, print nothing
-    TFRUN_RETURN_IF_ERROR(executor.RunTargets(graph_.targets, feeds_));
+  for (const std::vector<int>& targets : target_runs_) {  // sess.run(init): run, print nothing
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(targets, feeds_));
   }
   StatusOr<RunResult> result = executor.Run(run_fetch, feeds_);
   if (!result.ok()) return result.status();

@@ -57,6 +57,8 @@ class GraphRun {
   Status Load();
   Status StartCluster();
   Status ResolveFetch();
+  // --targets over the file's targets: (target_runs_, graph_.targets).
+  Status ResolveTargets();
   Status ResolveExplain();
   Status BuildRunDevices(bool log);
   // Builds the devices once: for a for_each_device scope while loading, or
@@ -92,6 +94,9 @@ class GraphRun {
   EagerPlan eager_;  // --compat eager: what TF2 eager executes
   RunResult result_;
   std::vector<NodeOutput> fetch_;
+  // The runs before the fetches, each one sess.run of its nodes: the file's
+  // `targets:` together, or one per --targets. graph_.targets holds them all.
+  std::vector<std::vector<int>> target_runs_;
   std::vector<Feed> feeds_;
   std::vector<TracePhase> phases_;        // load, devices, placement: for --trace
   std::vector<RunResult> benchmark_runs_;  // the benchmark's runs --trace shows  // --feed, read once (a benchmark feeds them to every run)

@@ -370,6 +370,11 @@ class Importer {
     }
     node.num_outputs = static_cast<int>(imported.output_types.size());
     TFRUN_RETURN_IF_ERROR(SetValueFields(index, imported, &node));
+    // A reference Assign writes the variable its ref input comes from, as
+    // the executor's variables are kept by the VariableV2's name.
+    if (node.op == "Assign" && !node.inputs.empty() && graph_.nodes[node.inputs[0]].op == "VariableV2") {
+      node.variable = graph_.nodes[node.inputs[0]].name;
+    }
 
     if (!def.device().empty()) {
       StatusOr<DeviceSpec> spec = DeviceSpec::Parse(def.device());

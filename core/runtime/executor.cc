@@ -324,7 +324,9 @@ std::vector<NodeOutput> Executor::InitializersFor(const std::vector<bool>& neede
   std::vector<NodeOutput> assigns;
   for (const Node& node : graph_.nodes) {
     reads_variable = reads_variable || (needed[node.id] && node.op == "VariableV2");
-    if (node.op == "Assign") assigns.push_back({node.id, 0});
+    // A graph file's variables start initialised (its format says so); a
+    // TensorFlow graph's wait for the program's own init, as in a Session.
+    if (node.op == "Assign" && node.imported < 0) assigns.push_back({node.id, 0});
   }
   return reads_variable ? assigns : std::vector<NodeOutput>();
 }

@@ -117,8 +117,21 @@ def reshape_fill(tf):
     tf.fill(tf.shape(z, name="s"), 0.5, name="f")
 
 
+def variables_run(tf):
+    """TF1 reference variables run end to end: initialised by the
+    program's own init, then doubled by an Assign (a second run, after
+    init), then read: tfrun's --targets init --targets double."""
+    w = tf.compat.v1.Variable(tf.ones([2, 2]), name="w", use_resource=False)
+    b = tf.compat.v1.Variable(tf.zeros([2]), name="b", use_resource=False)
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+    tf.add(tf.matmul(x, w), b, name="y")
+    tf.compat.v1.assign(w, w * 2.0, name="double")
+    tf.compat.v1.global_variables_initializer()
+
+
 # name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args[,
-#        fetches: run and printed, as print(sess.run(t)) prints them, instead of placing by running `init`])])
+#        fetches: run and printed, as print(sess.run(t)) prints them, instead of placing by running `init`;
+#        "^op" runs op and prints nothing: tfrun's --targets, which run before the fetches])])
 CASES = {
     "towers": (towers, "towers.pbtxt", [
         ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
@@ -149,6 +162,9 @@ CASES = {
     ]),
     "reshape_fill": (reshape_fill, "reshape_fill.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["z", "r", "s", "f"]),
+    ]),
+    "variables_run": (variables_run, "variables_run.pbtxt", [
+        ("run", {}, False, "session", "", ["^init", "^double", "y"]),
     ]),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
         ("session", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
@@ -187,6 +203,9 @@ def run_case(name, variant):
         try:
             if fetches:
                 for name in fetches[0]:
+                    if name.startswith("^"):
+                        s.run(g.get_operation_by_name(name[1:]))
+                        continue
                     value = s.run(g.get_tensor_by_name(name + ":0"))
                     sys.stdout.flush()
                     ctypes.CDLL(None).fflush(None)  # the placement lines (C's stdout) first
@@ -251,7 +270,8 @@ def main():
             if not mapping:
                 sys.exit(f"{name}.{variant}: no device mapping in TensorFlow's log:\n{p.stderr[-2000:]}")
             tfrun_args = ("TF_XLA_FLAGS=--tf_xla_enable_xla_devices " if xla else "") + \
-                ("--log-placement " + args + "".join(f" --fetch {f}" for f in fetches[0]) if fetches
+                (("--log-placement " + args).rstrip() + "".join(f" --targets {f[1:]}" if f[0] == "^" else f" --fetch {f}"
+                                                     for f in fetches[0]) if fetches
                  else "--place-only --log-placement " + args)
             stem = os.path.join(HERE, f"{name}.{variant}")
             with open(stem + ".expected", "w") as f:
