@@ -811,6 +811,16 @@ TEST(CliTest, TargetsRunATensorFlowGraphsInitFirst) {
                              "mean 'init'?)"),
             std::string::npos)
       << unknown.err;
+  // A MetaGraphDef's collection is a target too (train_op); a misspelt one
+  // is offered among the nodes and collections.
+  Outcome collection = Tfrun("graphs/tf/variables_meta.meta --targets init --targets train_op --fetch y");
+  EXPECT_EQ(collection.exit_code, 0) << collection.err;
+  EXPECT_EQ(collection.out, "[[ 6.  6.]\n [14. 14.]]\n");
+  Outcome misspelt = Tfrun("graphs/tf/variables_meta.meta --targets train_opp");
+  EXPECT_EQ(misspelt.exit_code, 2);
+  EXPECT_NE(misspelt.err.find("has no node or collection named 'train_opp' (did you mean 'train_op'?)"),
+            std::string::npos)
+      << misspelt.err;
 }
 
 // What --help and the flags tell a new user: defaults, exit codes,

@@ -244,13 +244,31 @@ Status GraphRun::ResolveTargets() {
   }
   graph_.targets.clear();
   for (const std::string& name : options_.targets) {
-    const Node* node = graph_.Find(name);
-    if (node == nullptr) {
-      return BadInput(fmt::format("--targets {}: {} has no node named '{}'{}", ClipForMessage(name), graph_.path,
-                                  ClipForMessage(name), DidYouMean(name, graph_.NodeNames())));
+    std::vector<int> run;
+    if (const Node* node = graph_.Find(name)) {
+      run.push_back(node->id);
+    } else if (auto collection = std::find_if(graph_.collections.begin(), graph_.collections.end(),
+                                              [&](const auto& c) { return c.first == name; });
+               collection != graph_.collections.end()) {
+      // A MetaGraphDef's collection (train_op): its nodes, in one run.
+      for (const std::string& member : collection->second) {
+        const std::optional<TensorName> tensor = ParseTensorName(member);
+        const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
+        if (node == nullptr) {
+          return BadInput(fmt::format("--targets {}: the collection names '{}', which {} has no node of",
+                                      ClipForMessage(name), ClipForMessage(member), graph_.path));
+        }
+        run.push_back(node->id);
+      }
+    } else {
+      std::vector<std::string> names = graph_.NodeNames();
+      for (const auto& c : graph_.collections) names.push_back(c.first);
+      return BadInput(fmt::format("--targets {}: {} has no node {}named '{}'{}", ClipForMessage(name), graph_.path,
+                                  graph_.collections.empty() ? "" : "or collection ", ClipForMessage(name),
+                                  DidYouMean(name, names)));
     }
-    target_runs_.push_back({node->id});
-    graph_.targets.push_back(node->id);
+    graph_.targets.insert(graph_.targets.end(), run.begin(), run.end());
+    target_runs_.push_back(std::move(run));
   }
   return Status::Ok();
 }

@@ -185,6 +185,9 @@ struct Graph {
   // The NodeDefs' extras of the nodes read from a TensorFlow graph file
   // (Node::imported indexes it); empty for a graph file's graph.
   std::vector<ImportedNodeDef> imported;
+  // A MetaGraphDef's collections of nodes by key ("train_op": the nodes'
+  // names, as written, "name" or "name:0"); `--targets` may name one.
+  std::vector<std::pair<std::string, std::vector<std::string>>> collections;
   const ImportedNodeDef* ImportedOf(const Node& node) const {
     return node.imported < 0 ? nullptr : &imported[node.imported];
   }

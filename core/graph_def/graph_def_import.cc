@@ -212,6 +212,7 @@ class Importer {
     new_id_.assign(gd_.node_size(), -1);
     for (int index : order) TFRUN_RETURN_IF_ERROR(AddNode(index));
     if (options_.semantics == ImportSemantics::kPython) ApplyPythonImport();
+    graph_.collections = file_.node_collections;
     return std::move(graph_);
   }
 

@@ -125,13 +125,15 @@ def variables_run(tf):
     b = tf.compat.v1.Variable(tf.zeros([2]), name="b", use_resource=False)
     x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
     tf.add(tf.matmul(x, w), b, name="y")
-    tf.compat.v1.assign(w, w * 2.0, name="double")
+    double = tf.compat.v1.assign(w, w * 2.0, name="double")
+    tf.compat.v1.add_to_collection("train_op", double.op)  # as minimize() files a training step
     tf.compat.v1.global_variables_initializer()
 
 
 # name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args[,
 #        fetches: run and printed, as print(sess.run(t)) prints them, instead of placing by running `init`;
-#        "^op" runs op and prints nothing: tfrun's --targets, which run before the fetches])])
+#        "^op" runs op (or a collection's ops, in one run) and prints nothing: tfrun's --targets, which run
+#        before the fetches])])
 CASES = {
     "towers": (towers, "towers.pbtxt", [
         ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
@@ -165,6 +167,9 @@ CASES = {
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),
+    ]),
+    "variables_meta": (variables_run, "variables_meta.meta", [
+        ("run", {}, False, "session", "", ["^init", "^train_op", "y"]),
     ]),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
         ("session", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
@@ -204,7 +209,8 @@ def run_case(name, variant):
             if fetches:
                 for name in fetches[0]:
                     if name.startswith("^"):
-                        s.run(g.get_operation_by_name(name[1:]))
+                        ops = [op for op in g.get_operations() if op.name == name[1:]] or g.get_collection(name[1:])
+                        s.run(ops)
                         continue
                     value = s.run(g.get_tensor_by_name(name + ":0"))
                     sys.stdout.flush()
