@@ -129,18 +129,19 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(Load());
   TFRUN_RETURN_IF_ERROR(StartCluster());
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
+  TFRUN_RETURN_IF_ERROR(ResolveTargets());
   TFRUN_RETURN_IF_ERROR(ResolveExplain());
   if (!options_.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputNames(options_.out_dir, graph_, fetch_));
   const bool log = options_.log_placement || graph_.config.log_device_placement;
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
   // A TensorFlow graph file with nothing to fetch or run: the user asks
   // where its nodes go, which the Session's first run would decide.
-  place_only_ = options_.place_only || (!graph_.imported.empty() && fetch_.empty() && graph_.targets.empty());
+  place_only_ = options_.place_only || (!graph_.imported.empty() && fetch_.empty() && target_runs_.empty());
   if (place_only_ && !options_.place_only && !log) {
     spdlog::info("{}: nothing to fetch: placed the whole graph (--log-placement prints where each node went)",
                  graph_.path);
   }
-  if (fetch_.empty() && graph_.targets.empty() && profile_->execution == ExecutionModel::kSession && !place_only_) {
+  if (fetch_.empty() && target_runs_.empty() && profile_->execution == ExecutionModel::kSession && !place_only_) {
     // A TF1 program with nothing to fetch makes its session (which prints
     // the device mapping) and runs no step: nothing is placed or logged.
     if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices_.set, *profile_);
@@ -156,7 +157,7 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     report_.timings.total_ms = MsSince(t0);
     return Status::Ok();
   }
-  if (profile_->execution == ExecutionModel::kSession && graph_.targets.empty() && AnswerFromFeeds()) {
+  if (profile_->execution == ExecutionModel::kSession && target_runs_.empty() && AnswerFromFeeds()) {
     ExplainUnplaced(stdout_text);
     PrintResults(log, stdout_text);
   } else {
@@ -213,6 +214,12 @@ Status GraphRun::Load() {
 }
 
 // --fetch overrides the graph file's fetch list.
+Status GraphRun::NoSuchNode(std::string_view flag, const std::string& given, const std::string& name,
+                            const std::vector<std::string>& known, std::string_view kind) const {
+  return BadInput(fmt::format("{} {}: {} has no {} named '{}'{}", flag, ClipForMessage(given), graph_.path, kind,
+                              ClipForMessage(name), DidYouMean(name, known)));
+}
+
 Status GraphRun::ResolveFetch() {
   if (options_.fetch.empty()) {
     fetch_ = graph_.fetch;
@@ -221,10 +228,7 @@ Status GraphRun::ResolveFetch() {
       const std::optional<TensorName> tensor = ParseTensorName(name);
       const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
       if (node == nullptr) {
-        const std::string node_name = tensor ? tensor->node : name;
-        return BadInput(fmt::format("--fetch {}: {} has no node named '{}'{}", ClipForMessage(name), graph_.path,
-                                    ClipForMessage(node_name),
-                                    DidYouMean(node_name, graph_.NodeNames())));
+        return NoSuchNode("--fetch", name, tensor ? tensor->node : name, graph_.NodeNames());
       }
       if (tensor->index >= std::max(node->num_outputs, 1)) {
         return BadInput(fmt::format("--fetch {}: node '{}' has {} output{}", ClipForMessage(name), node->name, node->num_outputs,
@@ -234,7 +238,7 @@ Status GraphRun::ResolveFetch() {
     }
   }
   report_.fetch = fetch_;
-  return ResolveTargets();
+  return Status::Ok();
 }
 
 Status GraphRun::ResolveTargets() {
@@ -242,32 +246,26 @@ Status GraphRun::ResolveTargets() {
     if (!graph_.targets.empty()) target_runs_.push_back(graph_.targets);
     return Status::Ok();
   }
-  graph_.targets.clear();
   for (const std::string& name : options_.targets) {
     std::vector<int> run;
     if (const Node* node = graph_.Find(name)) {
       run.push_back(node->id);
-    } else if (auto collection = std::find_if(graph_.collections.begin(), graph_.collections.end(),
-                                              [&](const auto& c) { return c.first == name; });
-               collection != graph_.collections.end()) {
+    } else if (const std::vector<std::string>* members = graph_.Collection(name)) {
       // A MetaGraphDef's collection (train_op): its nodes, in one run.
-      for (const std::string& member : collection->second) {
+      for (const std::string& member : *members) {
         const std::optional<TensorName> tensor = ParseTensorName(member);
         const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
         if (node == nullptr) {
-          return BadInput(fmt::format("--targets {}: the collection names '{}', which {} has no node of",
-                                      ClipForMessage(name), ClipForMessage(member), graph_.path));
+          return BadInput(fmt::format("--targets {}: collection member '{}' is no node of {}", ClipForMessage(name),
+                                      ClipForMessage(member), graph_.path));
         }
         run.push_back(node->id);
       }
     } else {
-      std::vector<std::string> names = graph_.NodeNames();
-      for (const auto& c : graph_.collections) names.push_back(c.first);
-      return BadInput(fmt::format("--targets {}: {} has no node {}named '{}'{}", ClipForMessage(name), graph_.path,
-                                  graph_.collections.empty() ? "" : "or collection ", ClipForMessage(name),
-                                  DidYouMean(name, names)));
+      std::vector<std::string> known = graph_.NodeNames();
+      for (const auto& [key, nodes] : graph_.collections) known.push_back(key);
+      return NoSuchNode("--targets", name, name, known, graph_.collections.empty() ? "node" : "node or collection");
     }
-    graph_.targets.insert(graph_.targets.end(), run.begin(), run.end());
     target_runs_.push_back(std::move(run));
   }
   return Status::Ok();
@@ -283,8 +281,7 @@ Status GraphRun::ResolveExplain() {
   for (const std::string& name : options_.explain) {
     const Node* node = graph_.Find(name);
     if (node == nullptr) {
-      return BadInput(fmt::format("--explain {}: {} has no node named '{}'{}", ClipForMessage(name), graph_.path,
-                                  ClipForMessage(name), DidYouMean(name, graph_.NodeNames())));
+      return NoSuchNode("--explain", name, name, graph_.NodeNames());
     }
     explain_.push_back(node->id);
   }
@@ -431,7 +428,9 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   if (eager) {
     for (NodeOutput& f : run_fetch) f.node = EagerValueNode(graph_, eager_, f.node);
   }
-  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, graph_.targets, feeds_));
+  std::vector<int> all_targets;
+  for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());
+  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, all_targets, feeds_));
   for (const std::vector<int>& targets : target_runs_) {  // sess.run(init): run, print nothing
     TFRUN_RETURN_IF_ERROR(executor.RunTargets(targets, feeds_));
   }

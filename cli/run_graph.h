@@ -57,8 +57,12 @@ class GraphRun {
   Status Load();
   Status StartCluster();
   Status ResolveFetch();
-  // --targets over the file's targets: (target_runs_, graph_.targets).
+  // target_runs_: one run per --targets, else the file's `targets:` as one.
   Status ResolveTargets();
+  // "--FLAG GIVEN: FILE has no KIND named 'NAME' (did you mean ...?)", the
+  // suggestion drawn from `known`.
+  Status NoSuchNode(std::string_view flag, const std::string& given, const std::string& name,
+                    const std::vector<std::string>& known, std::string_view kind = "node") const;
   Status ResolveExplain();
   Status BuildRunDevices(bool log);
   // Builds the devices once: for a for_each_device scope while loading, or
@@ -95,7 +99,7 @@ class GraphRun {
   RunResult result_;
   std::vector<NodeOutput> fetch_;
   // The runs before the fetches, each one sess.run of its nodes: the file's
-  // `targets:` together, or one per --targets. graph_.targets holds them all.
+  // `targets:` together, or one per --targets (which replace them).
   std::vector<std::vector<int>> target_runs_;
   std::vector<Feed> feeds_;
   std::vector<TracePhase> phases_;        // load, devices, placement: for --trace

@@ -180,6 +180,10 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<NodeOutput> fetch;
   std::vector<int> targets;  // run before the fetches, not printed
+  // A graph file's variables are initialised before the first run that reads
+  // them (its format says so); a TensorFlow graph's wait for the program's
+  // own init, as in a Session.
+  bool variables_start_initialized = true;
   GraphConfig config;
   FlatStringMap<int> by_name;  // node name -> id
   // The NodeDefs' extras of the nodes read from a TensorFlow graph file
@@ -188,6 +192,13 @@ struct Graph {
   // A MetaGraphDef's collections of nodes by key ("train_op": the nodes'
   // names, as written, "name" or "name:0"); `--targets` may name one.
   std::vector<std::pair<std::string, std::vector<std::string>>> collections;
+  // The collection `key`'s node names, or nullptr.
+  const std::vector<std::string>* Collection(std::string_view key) const {
+    for (const auto& [name, nodes] : collections) {
+      if (name == key) return &nodes;
+    }
+    return nullptr;
+  }
   const ImportedNodeDef* ImportedOf(const Node& node) const {
     return node.imported < 0 ? nullptr : &imported[node.imported];
   }

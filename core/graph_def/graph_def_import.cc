@@ -213,6 +213,7 @@ class Importer {
     for (int index : order) TFRUN_RETURN_IF_ERROR(AddNode(index));
     if (options_.semantics == ImportSemantics::kPython) ApplyPythonImport();
     graph_.collections = file_.node_collections;
+    graph_.variables_start_initialized = false;
     return std::move(graph_);
   }
 

@@ -320,13 +320,12 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
 // Variables are initialised before their first read (the TF1 program's
 // sess.run(init)), on every task alike.
 std::vector<NodeOutput> Executor::InitializersFor(const std::vector<bool>& needed) const {
+  if (!graph_.variables_start_initialized) return {};
   bool reads_variable = false;
   std::vector<NodeOutput> assigns;
   for (const Node& node : graph_.nodes) {
     reads_variable = reads_variable || (needed[node.id] && node.op == "VariableV2");
-    // A graph file's variables start initialised (its format says so); a
-    // TensorFlow graph's wait for the program's own init, as in a Session.
-    if (node.op == "Assign" && node.imported < 0) assigns.push_back({node.id, 0});
+    if (node.op == "Assign") assigns.push_back({node.id, 0});
   }
   return reads_variable ? assigns : std::vector<NodeOutput>();
 }

@@ -127,7 +127,8 @@ class Executor {
                   const std::vector<Feed>& feeds, RunResult* result, bool keep);
   Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
   // What runs first when the `needed` nodes read a Variable: every
-  // Assign (the graph's init); empty when they read none.
+  // Assign (the graph's init); empty when they read none, or when the
+  // graph's variables wait for its own init (Graph::variables_start_initialized).
   std::vector<NodeOutput> InitializersFor(const std::vector<bool>& needed) const;
   // The memory a node's kernel reads and writes: its device's, or the
   // host's for kernels registered with HostMemory (int32 on GPUs).
