@@ -76,7 +76,7 @@ compile kernels/cpu/matmul_avx2.cc -mavx2 -mfma
 compile kernels/cpu/sgemm_avx2.cc -mavx2 -mfma
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || exit 1; done
 clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" \
-  -l:libyaml-cpp.a -l:libprotobuf.a -lz -lpthread \
+  -l:libyaml-cpp.a -l:libyaml.a -l:libprotobuf.a -lz -lpthread \
   -o "$dir/${target}_fuzzer"
 
 if [ "$target" = input ]; then

@@ -5,9 +5,12 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
+#include <yaml-cpp/null.h>
 #include <yaml-cpp/parser.h>
+#include <yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <istream>
 #include <limits>
@@ -131,6 +134,7 @@ struct Piece {
   std::vector<Item> items;
   std::string text;
   uint32_t root = kNone;
+  bool read_by_libyaml = false;
 };
 
 // Builds a Piece from yaml-cpp's events, as YAML::NodeBuilder builds its tree.
@@ -205,21 +209,189 @@ class PieceBuilder final : public YAML::EventHandler {
   std::vector<uint32_t> anchors_;  // by yaml-cpp's anchor id (from 1)
 };
 
-// Parses the first document of [begin, end); yaml-cpp's exceptions pass
-// through. An empty piece (no document) has no root.
-Piece ParsePiece(const char* begin, const char* end, int line_offset) {
+Piece ReservedPiece(size_t bytes) {
   Piece piece;
   // Graph files hold about one node per 6 bytes and half their bytes in
   // scalars: reserving that spares most of the arrays' regrowth.
-  const size_t bytes = static_cast<size_t>(end - begin);
   piece.items.reserve(bytes / 6 + 16);
   piece.text.reserve(bytes / 2 + 16);
+  return piece;
+}
+
+// Parses the first document of [begin, end) with yaml-cpp; its exceptions
+// pass through. An empty piece (no document) has no root.
+Piece ParsePieceWithYamlCpp(const char* begin, const char* end, int line_offset) {
+  Piece piece = ReservedPiece(static_cast<size_t>(end - begin));
   MemoryBuffer buffer(begin, end);
   std::istream in(&buffer);
   YAML::Parser parser(in);
   PieceBuilder builder(&piece, line_offset);
   parser.HandleNextDocument(builder);
   return piece;
+}
+
+// libyaml (C, about 3x yaml-cpp's speed) reads first; yaml-cpp stays the
+// authority. Each libyaml event maps to the yaml-cpp event that
+// YAML::SingleDocParser emits for the same node (the same kinds, marks,
+// styles and null rule), so both builders give the same Piece; the fuzzer
+// compares the two on every input. Where the two could differ, Build
+// gives up and yaml-cpp parses the text: any libyaml error (so every error
+// text and mark is yaml-cpp's); YAML's rarer syntax (Readable); empty
+// nodes (marked differently); anything but a new document after the
+// first; nesting near yaml-cpp's depth limit; bytes outside printable
+// ASCII (libyaml counts columns in characters, yaml-cpp in bytes; a lone
+// carriage return breaks a line for libyaml only). Graph files rarely
+// have any of these.
+class LibyamlPieceBuilder {
+ public:
+  LibyamlPieceBuilder(Piece* piece, int line_offset) : piece_(piece), line_offset_(line_offset) {}
+
+  // False where yaml-cpp must parse instead.
+  bool Build(std::string_view text) {
+    if (!Readable(text)) return false;
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return false;
+    yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+    yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+    bool ok = true, done = false, document_ended = false;
+    while (ok && !done) {
+      yaml_event_t event;
+      if (!yaml_parser_parse(&parser, &event)) break;
+      switch (event.type) {
+        case YAML_STREAM_END_EVENT:
+          done = true;
+          break;
+        case YAML_DOCUMENT_END_EVENT:
+          // Only the first document is read, as by yaml-cpp's
+          // HandleNextDocument, but libyaml ends a document implicitly
+          // where yaml-cpp may read on: what follows must start a document.
+          document_ended = true;
+          break;
+        case YAML_DOCUMENT_START_EVENT:
+          done = document_ended;
+          break;
+        case YAML_SCALAR_EVENT:
+          ok = OnScalar(event);
+          break;
+        case YAML_SEQUENCE_START_EVENT:
+          ok = event.data.sequence_start.anchor == nullptr && event.data.sequence_start.tag == nullptr &&
+               Open(event, Kind::kSequence, event.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE);
+          break;
+        case YAML_MAPPING_START_EVENT:
+          ok = event.data.mapping_start.anchor == nullptr && event.data.mapping_start.tag == nullptr &&
+               Open(event, Kind::kMap, event.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE);
+          break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+          open_.pop_back();
+          break;
+        case YAML_ALIAS_EVENT:
+          ok = false;
+          break;
+        default:  // stream start
+          break;
+      }
+      yaml_event_delete(&event);
+    }
+    yaml_parser_delete(&parser);
+    return done;
+  }
+
+ private:
+  struct OpenCollection {
+    uint32_t index;
+    uint32_t last_child;
+  };
+  // yaml-cpp's DepthGuard<500> counts nested nodes; well below it, yaml-cpp
+  // cannot fail on depth, above it yaml-cpp decides.
+  static constexpr size_t kMaxDepth = 400;
+
+  // Printable ASCII and newlines, without the indicators of YAML's rarer
+  // syntax, where the two scanners part ways: explicit keys (`?`: libyaml
+  // takes `?a` in a flow map as one, yaml-cpp refuses it), properties
+  // (`&`, `*`, `!`), directives (`%`), block scalars (`|`, `>`), reserved
+  // characters and tabs. Anywhere in the text, comments and quotes
+  // included: a cheap test, and generated graphs have none of them.
+  static bool Readable(std::string_view text) {
+    static const std::array<bool, 256> kReadable = [] {
+      std::array<bool, 256> readable{};
+      for (int c = 0x20; c < 0x7f; ++c) readable[c] = true;
+      for (unsigned char c : std::string_view("?&*!%|>@`")) readable[c] = false;
+      readable['\n'] = true;
+      return readable;
+    }();
+    for (unsigned char c : text) {
+      if (!kReadable[c]) return false;
+    }
+    return true;
+  }
+
+  bool OnScalar(const yaml_event_t& event) {
+    const auto& scalar = event.data.scalar;
+    if (scalar.anchor != nullptr || scalar.tag != nullptr) return false;
+    if (event.start_mark.index == event.end_mark.index) return false;  // an empty node
+    const std::string_view value(reinterpret_cast<const char*>(scalar.value), scalar.length);
+    // yaml-cpp: an untagged plain scalar is null when IsNullString; an
+    // untagged quoted one has tag "!", which tfrun calls quoted.
+    const bool plain = scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    if (plain && value.size() <= 4 && YAML::IsNullString(std::string(value))) {
+      Add(event.start_mark, Kind::kNull);
+      return true;
+    }
+    const uint32_t index = Add(event.start_mark, Kind::kScalar);
+    Item& item = piece_->items[index];
+    item.quoted = !plain;
+    item.first = static_cast<uint32_t>(piece_->text.size());
+    item.count = static_cast<uint32_t>(value.size());
+    piece_->text.append(value);
+    piece_->text.push_back('\0');
+    return true;
+  }
+
+  bool Open(const yaml_event_t& event, Kind kind, bool flow) {
+    if (open_.size() >= kMaxDepth) return false;
+    const uint32_t index = Add(event.start_mark, kind);
+    piece_->items[index].flow = flow;
+    open_.push_back({index, kNone});
+    return true;
+  }
+
+  uint32_t Add(const yaml_mark_t& mark, Kind kind) {
+    const uint32_t index = static_cast<uint32_t>(piece_->items.size());
+    piece_->items.push_back(Item{static_cast<int32_t>(mark.line) + line_offset_, static_cast<int32_t>(mark.column),
+                                 kNone, kNone, 0, kind, 0, 0});
+    if (open_.empty()) {
+      if (piece_->root == kNone) piece_->root = index;
+      return index;
+    }
+    OpenCollection& parent = open_.back();
+    if (parent.last_child == kNone) {
+      piece_->items[parent.index].first = index;
+    } else {
+      piece_->items[parent.last_child].next = index;
+    }
+    parent.last_child = index;
+    ++piece_->items[parent.index].count;
+    return index;
+  }
+
+  Piece* piece_;
+  int line_offset_;
+  std::vector<OpenCollection> open_;
+};
+
+// Parses the first document of [begin, end): with libyaml where it gives
+// yaml-cpp's answer, else with yaml-cpp (whose exceptions pass through).
+Piece ParsePiece(const char* begin, const char* end, int line_offset, YamlReader reader) {
+  if (reader == YamlReader::kLibyamlFirst) {
+    const std::string_view text(begin, static_cast<size_t>(end - begin));
+    Piece piece = ReservedPiece(text.size());
+    if (LibyamlPieceBuilder(&piece, line_offset).Build(text)) {
+      piece.read_by_libyaml = true;
+      return piece;
+    }
+  }
+  return ParsePieceWithYamlCpp(begin, end, line_offset);
 }
 
 int CountLines(std::string_view text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
@@ -229,8 +401,9 @@ int CountLines(std::string_view text) { return static_cast<int>(std::count(text.
 // Parses whole texts, or pieces spliced into one document.
 class YamlDocumentParser {
  public:
-  static StatusOr<YamlDocument> Parse(std::string_view text, const std::string& path,
-                                      const YamlParseOptions& options) {
+  explicit YamlDocumentParser(YamlReader reader) : reader_(reader) {}
+
+  StatusOr<YamlDocument> Parse(std::string_view text, const std::string& path, const YamlParseOptions& options) const {
     if (text.size() >= std::numeric_limits<uint32_t>::max()) {
       return BadInput(fmt::format("{}: graph files of 4 GiB or more are not supported", path));
     }
@@ -239,7 +412,7 @@ class YamlDocumentParser {
       if (std::optional<YamlDocument> doc = ParseInPieces(text, *cuts)) return std::move(*doc);
     }
     try {
-      return FromPieces({ParsePiece(text.data(), text.data() + text.size(), 0)});
+      return FromPieces({ParsePiece(text.data(), text.data() + text.size(), 0, reader_)});
     } catch (const YAML::DeepRecursion& e) {
       return BadInput(fmt::format("{}:{}:{}: YAML nested deeper than {} levels", path, e.mark.line + 1,
                                   e.mark.column + 1, e.depth()));
@@ -253,7 +426,7 @@ class YamlDocumentParser {
  private:
   // Parses the pieces on separate cores; nullopt (parse the whole instead)
   // when any piece or seam fails or is not of the shape the cuts expect.
-  static std::optional<YamlDocument> ParseInPieces(std::string_view text, const YamlCuts& cuts) {
+  std::optional<YamlDocument> ParseInPieces(std::string_view text, const YamlCuts& cuts) const {
     std::vector<size_t> starts = {0};
     for (const YamlCut& cut : cuts.cuts) starts.push_back(cut.at);
     const size_t count = starts.size();
@@ -302,9 +475,9 @@ class YamlDocumentParser {
     return Splice(std::move(pieces), lists);
   }
 
-  static std::optional<Piece> ParseText(std::string_view text, int line_offset) {
+  std::optional<Piece> ParseText(std::string_view text, int line_offset) const {
     try {
-      return ParsePiece(text.data(), text.data() + text.size(), line_offset);
+      return ParsePiece(text.data(), text.data() + text.size(), line_offset, reader_);
     } catch (const std::exception&) {
       return std::nullopt;
     }
@@ -312,7 +485,7 @@ class YamlDocumentParser {
 
   // Entries of the list (from a line start at the list's column), parsed
   // behind a `nodes:` line of their own that takes the line before theirs.
-  static std::optional<Piece> ParseListPiece(std::string_view entries, int first_line) {
+  std::optional<Piece> ParseListPiece(std::string_view entries, int first_line) const {
     std::string text = "nodes:\n";
     text.append(entries);
     return ParseText(text, first_line - 1);
@@ -380,8 +553,8 @@ class YamlDocumentParser {
   // entry into the next (an unclosed quote, a would-be key), and the seam
   // shows it.
   // `cut_line` is the line of cut.at; the seam's lines are counted from it.
-  static bool SeamAgrees(std::string_view text, const YamlCuts& cuts, const YamlCut& cut, int cut_line,
-                         const Piece& before, uint32_t before_list, const Piece& after, uint32_t after_list) {
+  bool SeamAgrees(std::string_view text, const YamlCuts& cuts, const YamlCut& cut, int cut_line, const Piece& before,
+                  uint32_t before_list, const Piece& after, uint32_t after_list) const {
     const int seam_line = cut_line - CountLines(text.substr(cut.seam_begin, cut.at - cut.seam_begin));
     std::optional<Piece> seam = ParseListPiece(text.substr(cut.seam_begin, cut.seam_end - cut.seam_begin), seam_line);
     if (!seam) return false;
@@ -481,11 +654,12 @@ class YamlDocumentParser {
     // The first piece's arrays become the document's; the others are
     // appended.
     size_t items = 0, text = 0;
+    YamlDocument doc;
     for (const Piece& p : pieces) {
       items += p.items.size();
       text += p.text.size();
+      doc.pieces_read_by_libyaml_ += p.read_by_libyaml;
     }
-    YamlDocument doc;
     doc.items_ = std::move(pieces[0].items);
     doc.text_ = std::move(pieces[0].text);
     *item_base = {0};
@@ -512,10 +686,12 @@ class YamlDocumentParser {
     }
     return doc;
   }
+
+  const YamlReader reader_;
 };
 
 StatusOr<YamlDocument> ParseYaml(std::string_view text, const std::string& path, const YamlParseOptions& options) {
-  return YamlDocumentParser::Parse(text, path, options);
+  return YamlDocumentParser(options.reader).Parse(text, path, options);
 }
 
 }  // namespace tfrun

@@ -1,11 +1,13 @@
 // A graph file's YAML as tfrun keeps it: one flat array of located nodes
-// built from yaml-cpp's parser events (YAML::Parser with an EventHandler),
-// never yaml-cpp's own node tree (shared_ptr nodes, about 6 KB per graph
+// built from parser events (libyaml's, or yaml-cpp's YAML::Parser with an
+// EventHandler where libyaml could read the text differently), never
+// yaml-cpp's own node tree (shared_ptr nodes, about 6 KB per graph
 // node). A node costs 24 bytes plus its scalar's text.
 //
 // Large files are parsed in pieces on every core (yaml_pieces.h: yaml-cpp's
-// scanner runs at about 6 MB/s): each piece of the `nodes:` list behind a
-// `nodes:` line of its own, so in the file's context, then the entries
+// scanner runs at about 6 MB/s, libyaml's at about 16): each piece of the
+// `nodes:` list behind a `nodes:` line of its own, so in the file's
+// context, then the entries
 // around each cut once more together, then the pieces are spliced. Any
 // doubt (a piece or seam that fails, reads differently or has an
 // unexpected shape) falls back to one parse of the whole text, so a
@@ -145,11 +147,17 @@ class YamlNode::PairRange {
   PairIterator begin_, end_;
 };
 
+// Which parser reads the text. Both give the same document and the same
+// errors (yaml-cpp's); libyaml is about three times faster, and hands any
+// text it might read differently to yaml-cpp (yaml_document.cc).
+enum class YamlReader { kLibyamlFirst, kYamlCppOnly };
+
 struct YamlParseOptions {
   int max_threads = 0;  // 0: one per core
   // Files smaller than this are parsed in one piece; each piece is at
   // least this long.
   size_t min_piece_bytes = size_t{256} << 10;
+  YamlReader reader = YamlReader::kLibyamlFirst;  // kYamlCppOnly: for tests and the fuzzer
 };
 
 class YamlDocument {
@@ -160,6 +168,8 @@ class YamlDocument {
 
   // How many pieces were parsed at once (1: the whole text in one).
   int pieces() const { return pieces_; }
+  // How many of those libyaml read (the others yaml-cpp read).
+  int pieces_read_by_libyaml() const { return pieces_read_by_libyaml_; }
 
   // The tree from the root, one line per node in document order (kind,
   // location, text), stopping after `max_nodes` lines or below `max_depth`
@@ -176,6 +186,7 @@ class YamlDocument {
   std::string text_;  // scalar texts, each followed by a NUL
   uint32_t root_ = 0;
   int pieces_ = 1;
+  int pieces_read_by_libyaml_ = 0;
 };
 
 // Parses the first YAML document of `text`. Errors carry yaml-cpp's

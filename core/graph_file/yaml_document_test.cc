@@ -110,16 +110,68 @@ std::string ReadFile(const std::string& path) {
 }
 
 TEST(YamlDocumentTest, EveryRepositoryYamlFileReadsAsYamlCppReadsIt) {
-  int files = 0;
+  int files = 0, read_by_libyaml = 0;
   for (const char* dir : {"graphs", "testdata/bad", "testdata/graphs", "testdata/topologies"}) {
     for (const std::string& path : FilesIn(dir)) {
       const std::string text = ReadFile(path);
       if (text.find('\0') != std::string::npos) continue;  // refused before parsing
       ExpectSameAsYamlCppForText(text, path);
       ++files;
+      StatusOr<YamlDocument> doc = ParseYaml(text, "g.yaml");
+      read_by_libyaml += doc.ok() && doc->pieces_read_by_libyaml() == doc->pieces();
     }
   }
   EXPECT_GT(files, 120);
+  // Most graph files are plain enough for libyaml (the fast reader).
+  EXPECT_GT(read_by_libyaml, files / 2) << files;
+}
+
+// libyaml reads first and leaves to yaml-cpp whatever it might read
+// otherwise (yaml_document.cc's LibyamlPieceBuilder): the document is
+// yaml-cpp's either way. The texts left to yaml-cpp include the fuzzer's
+// findings: `?a` in a flow map (libyaml: a key; yaml-cpp: an error),
+// `&shape:` (the anchor's name ends at `:` for libyaml only), a lone
+// carriage return in a comment (a line break for libyaml only), and an
+// empty value (marked elsewhere by libyaml).
+TEST(YamlDocumentTest, LibyamlReadsPlainTextsAndLeavesTheRestToYamlCpp) {
+  for (const char* text : {
+           "nodes:\n  - {name: a, op: Const, value: [1.5, -2], device: '/gpu:0'}\n  - {op: AddN, inputs: [a, a]}\n",
+           "nodes:\n- name: \"q\\\"x\"\n  op: NoOp  # comment\nfetch: [a]\n",
+           "a: [1, 2,\n  3]\nb: 'it''s'\nc: ~\nd: null\n",
+           "--- {a: 1}\n--- [2]\n",
+       }) {
+    ExpectSameAsYamlCppForText(text, text);
+    StatusOr<YamlDocument> doc = ParseYaml(text, "g.yaml");
+    ASSERT_TRUE(doc.ok()) << text;
+    EXPECT_EQ(doc->pieces_read_by_libyaml(), 1) << text;
+  }
+  for (const char* text : {
+           "nodes: [{op: Const, ?alue: 0}]\n",
+           "nodes:\n  - {name: x, op: Const,&shape: [2], value: 1}\n",
+           "# The \r\r\rata\nnodes:\n  - {op: NoOp}\n",
+           "config:\n",
+           "config:",
+           "a: 1\nb\n",
+           "a: !!str 5\n",
+           "a: |\n  text\n",
+           "a: \"caf\xc3\xa9\"\nb: 1\n",
+           "a:\tb\n",
+           "%YAML 1.2\n---\na: 1\n",
+           "a: 1\n...\nb: [\n",
+       }) {
+    ExpectSameAsYamlCppForText(text, text);
+    StatusOr<YamlDocument> doc = ParseYaml(text, "g.yaml");
+    if (doc.ok()) EXPECT_EQ(doc->pieces_read_by_libyaml(), 0) << text;
+  }
+  // The same document whichever reader is asked for.
+  std::string text = "nodes:\n";
+  for (int i = 0; i < 100; ++i) text += "  - {name: n" + std::to_string(i) + ", op: Const, value: [" + std::to_string(i) + "]}\n";
+  StatusOr<YamlDocument> fast = ParseYaml(text, "g.yaml", YamlParseOptions{1, 1 << 30});
+  StatusOr<YamlDocument> yaml_cpp = ParseYaml(text, "g.yaml", YamlParseOptions{1, 1 << 30, YamlReader::kYamlCppOnly});
+  ASSERT_TRUE(fast.ok() && yaml_cpp.ok());
+  EXPECT_EQ(fast->TreeString(), yaml_cpp->TreeString());
+  EXPECT_EQ(fast->pieces_read_by_libyaml(), 1);
+  EXPECT_EQ(yaml_cpp->pieces_read_by_libyaml(), 0);
 }
 
 // Every file cut at every core count and the smallest piece size gives

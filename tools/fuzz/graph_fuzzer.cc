@@ -205,14 +205,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FuzzTfGraphFile(text);
     return 0;
   }
-  // A parse in pieces (forced on small inputs) reads what one parse reads.
+  // A parse in pieces (forced on small inputs) reads what one parse reads,
+  // and libyaml reads what yaml-cpp reads (or leaves the text to it).
   {
+    auto same = [](const tfrun::StatusOr<tfrun::YamlDocument>& a, const tfrun::StatusOr<tfrun::YamlDocument>& b) {
+      return a.ok() == b.ok() &&
+             (a.ok() ? a->TreeString() == b->TreeString() : a.status().message() == b.status().message());
+    };
     tfrun::StatusOr<tfrun::YamlDocument> whole = tfrun::ParseYaml(text, "fuzz.yaml", {1, size + 1});
     tfrun::StatusOr<tfrun::YamlDocument> pieces = tfrun::ParseYaml(text, "fuzz.yaml", {3, 1});
-    if (whole.ok() != pieces.ok() || (whole.ok() ? whole->TreeString() != pieces->TreeString()
-                                                 : whole.status().message() != pieces.status().message())) {
-      __builtin_trap();
-    }
+    tfrun::StatusOr<tfrun::YamlDocument> yaml_cpp =
+        tfrun::ParseYaml(text, "fuzz.yaml", {1, size + 1, tfrun::YamlReader::kYamlCppOnly});
+    if (!same(whole, pieces)) __builtin_trap();
+    Check(same(whole, yaml_cpp), "libyaml reads what yaml-cpp reads",
+          whole.ok() ? (yaml_cpp.ok() ? whole->TreeString() + "---\n" + yaml_cpp->TreeString()
+                                      : std::string(yaml_cpp.status().message()))
+                     : std::string(whole.status().message()));
   }
   // for_each_device scopes repeat their nodes over the four simulated GPUs.
   auto lister = [](const tfrun::GraphConfig&, std::string_view type) -> tfrun::StatusOr<std::vector<int>> {
