@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -821,6 +822,60 @@ TEST(CliTest, TargetsRunATensorFlowGraphsInitFirst) {
   EXPECT_NE(misspelt.err.find("has no node or collection named 'train_opp' (did you mean 'train_op'?)"),
             std::string::npos)
       << misspelt.err;
+}
+
+// A YAML file may wrap one of TensorFlow's graph files (graph_def:,
+// relative to the wrapper, or absolute) with a YAML graph's config, fetch
+// and targets; --fetch and --targets still override them. A wrapper that
+// names no TensorFlow graph file, or a key a wrapper has not, is refused
+// with the wrapper's line and column (exit 2).
+TEST(CliTest, AYamlWrapperRunsATensorFlowGraph) {
+  const std::string dir = TmpDir() + "/wrapper";
+  std::filesystem::create_directories(dir);
+  const std::string graph_def = std::filesystem::absolute("graphs/tf/variables_run.pbtxt").string();
+  std::filesystem::copy_file(graph_def, dir + "/model.pbtxt", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/run.yaml") << "graph_def: model.pbtxt\ntargets: [init]\nfetch: [y]\n";
+  Outcome run = Tfrun(dir + "/run.yaml");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "[[3. 3.]\n [7. 7.]]\n");
+  // Without the wrapper's init, the variables are not initialised.
+  std::ofstream(dir + "/no_init.yaml") << "graph_def: " << graph_def << "\nfetch: [y]\n";
+  Outcome no_init = Tfrun(dir + "/no_init.yaml");
+  EXPECT_EQ(no_init.exit_code, 4);
+  EXPECT_NE(no_init.err.find("Attempting to use uninitialized value w"), std::string::npos) << no_init.err;
+  Outcome flags = Tfrun(dir + "/no_init.yaml --targets init --targets double --fetch y");
+  EXPECT_EQ(flags.exit_code, 0) << flags.err;
+  EXPECT_EQ(flags.out, "[[ 6.  6.]\n [14. 14.]]\n");
+  // Nothing to fetch: placed whole, as the graph file alone.
+  std::ofstream(dir + "/place.yaml") << "graph_def: model.pbtxt\nconfig: {device_count: {CPU: 2}}\n";
+  Outcome place = Tfrun(dir + "/place.yaml --log-placement");
+  EXPECT_EQ(place.exit_code, 0) << place.err;
+  EXPECT_NE(place.out.find("init: (NoOp): /job:localhost/replica:0/task:0/device:CPU:0"), std::string::npos);
+
+  std::ofstream(dir + "/missing.yaml") << "graph_def: nowhere.pbtxt\n";
+  Outcome missing = Tfrun(dir + "/missing.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("missing.yaml:1:12: graph_def: cannot read " + dir + "/nowhere.pbtxt: No such file"),
+            std::string::npos)
+      << missing.err;
+  std::ofstream(dir + "/yaml.yaml") << "graph_def: run.yaml\n";
+  Outcome yaml = Tfrun(dir + "/yaml.yaml");
+  EXPECT_EQ(yaml.exit_code, 2);
+  EXPECT_NE(yaml.err.find("yaml.yaml:1:12: graph_def: " + dir + "/run.yaml is not a TensorFlow graph file"),
+            std::string::npos)
+      << yaml.err;
+  std::ofstream(dir + "/nodes.yaml") << "graph_def: model.pbtxt\nnodes: []\n";
+  Outcome nodes = Tfrun(dir + "/nodes.yaml");
+  EXPECT_EQ(nodes.exit_code, 2);
+  EXPECT_NE(nodes.err.find("nodes.yaml:2:1"), std::string::npos) << nodes.err;
+  std::ofstream(dir + "/fetch.yaml") << "graph_def: model.pbtxt\nfetch: [yy]\n";
+  Outcome fetch = Tfrun(dir + "/fetch.yaml");
+  EXPECT_EQ(fetch.exit_code, 2);
+  EXPECT_NE(fetch.err.find("fetch.yaml:2:9"), std::string::npos) << fetch.err;
+  std::ofstream(dir + "/list.yaml") << "graph_def: [model.pbtxt]\n";
+  Outcome list = Tfrun(dir + "/list.yaml");
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_NE(list.err.find("list.yaml:1:12: graph_def names a TensorFlow graph file"), std::string::npos) << list.err;
 }
 
 // What --help and the flags tell a new user: defaults, exit codes,

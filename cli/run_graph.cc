@@ -20,7 +20,7 @@
 #include "cli/version.h"
 #include "core/base/atomic_file.h"
 #include "core/base/did_you_mean.h"
-#include "core/graph_def/graph_def_import.h"
+#include "core/graph_def/graph_file_loader.h"
 #include "core/placement/placement_log.h"
 #include "core/printing/array_printer.h"
 #include "kernels/backends.h"
@@ -188,16 +188,13 @@ Status GraphRun::Load() {
   };
   LoadOptions load_options = options_.limits;
   load_options.construction_errors = profile_->construction_errors;
-  StatusOr<Graph> graph = [&]() -> StatusOr<Graph> {
-    if (!IsTfGraphFile(options_.graph_path)) return LoadGraphFile(options_.graph_path, load_options, lister);
-    GraphDefImportOptions import;
-    import.semantics = options_.import_semantics == "python" ? ImportSemantics::kPython : ImportSemantics::kSession;
-    import.saved_model_tag = options_.saved_model_tag;
-    import.max_file_bytes = load_options.max_file_bytes;
-    import.max_nodes = load_options.max_nodes;
-    import.max_tensor_bytes = load_options.max_tensor_bytes;
-    return LoadTfGraph(options_.graph_path, import);
-  }();
+  GraphDefImportOptions import;
+  import.semantics = options_.import_semantics == "python" ? ImportSemantics::kPython : ImportSemantics::kSession;
+  import.saved_model_tag = options_.saved_model_tag;
+  import.max_file_bytes = load_options.max_file_bytes;
+  import.max_nodes = load_options.max_nodes;
+  import.max_tensor_bytes = load_options.max_tensor_bytes;
+  StatusOr<Graph> graph = LoadAnyGraphFile(options_.graph_path, load_options, import, lister);
   if (!graph.ok()) return graph.status();
   if (!graph->imported.empty() && profile_->execution == ExecutionModel::kEager) {
     return BadInput(fmt::format("--compat {}: {} is a TensorFlow graph, which a Session places; eager execution "

@@ -449,20 +449,25 @@ StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadOptions& limits
     close(fd);
     return graph;
   }
+  TFRUN_ASSIGN_OR_RETURN(const YamlDocument doc, ReadGraphYaml(path, limits));
+  return LoadGraphDocument(doc, path, limits, devices);
+}
+
+StatusOr<YamlDocument> ReadGraphYaml(const std::string& path, const LoadOptions& limits) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
+  }
   if (st.st_size > limits.max_file_bytes) {
     return BadInput(fmt::format("{}: file is {} bytes, over the {}-byte limit for graph files (--max-file-bytes)", path,
                                 st.st_size, limits.max_file_bytes));
   }
-  std::optional<YamlDocument> doc;
-  {
-    // The text is dropped once parsed: the document holds what is needed.
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
-    const std::string text = ReadAll(in, static_cast<size_t>(st.st_size));
-    TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
-    TFRUN_ASSIGN_OR_RETURN(doc, ParseYaml(text, path));
-  }
-  return LoadGraphDocument(*doc, path, limits, devices);
+  // The text is dropped once parsed: the document holds what is needed.
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
+  const std::string text = ReadAll(in, static_cast<size_t>(st.st_size));
+  TFRUN_RETURN_IF_ERROR(CheckIsText(text, path));
+  return ParseYaml(text, path);
 }
 
 }  // namespace tfrun

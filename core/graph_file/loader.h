@@ -18,6 +18,7 @@
 #include "core/base/status.h"
 #include "core/graph/graph.h"
 #include "core/graph/op_registry.h"
+#include "core/graph_file/yaml_document.h"
 
 namespace tfrun {
 
@@ -41,6 +42,10 @@ StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadOptions& limits
                               const LogicalDeviceLister& devices = nullptr);
 
 class YamlDocument;
+
+// A regular file's YAML, parsed (LoadGraphFile's first half for a regular
+// file: the size limit, a text check, the parse).
+StatusOr<YamlDocument> ReadGraphYaml(const std::string& path, const LoadOptions& limits = LoadOptions());
 
 // The graph of a graph file already parsed (LoadGraphFile's second half).
 StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& path,

@@ -178,6 +178,15 @@ CASES = {
 }
 
 
+# YAML wrappers of a graph file above (graph_def: plus config and fetch):
+# wrapper file: (case, variant) whose run the wrapper spells out. TensorFlow
+# runs the same program, so its golden is that variant's, run as
+# `tfrun WRAPPER --log-placement`.
+WRAPPERS = {
+    "reshape_fill_wrapper.yaml": ("reshape_fill", "run"),
+}
+
+
 def run_case(name, variant):
     """In a process of its own: build, write, place; prints the placement
     lines and TF-ERROR: (escaped newlines) on standard output."""
@@ -287,6 +296,16 @@ def main():
                 if errors:
                     f.write(tfrun_error(errors[0], file_name))
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
+    for wrapper, (name, variant) in WRAPPERS.items():
+        stem = os.path.join(HERE, f"{name}.{variant}")
+        with open(stem + ".expected") as f:
+            lines = f.read().split("\n", 1)[1]
+        wrapper_stem = os.path.join(HERE, wrapper.rsplit(".", 1)[0])
+        with open(wrapper_stem + ".expected", "w") as f:
+            f.write("# args: --log-placement\n" + lines)
+        with open(stem + ".expected-stderr") as src, open(wrapper_stem + ".expected-stderr", "w") as dst:
+            dst.write(src.read())
+        print(f"{wrapper}: {name}.{variant}'s run")
 
 
 if __name__ == "__main__":

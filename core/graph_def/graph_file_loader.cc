@@ -1,0 +1,81 @@
+#include "core/graph_def/graph_file_loader.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "core/graph_def/tf_graph_file.h"
+#include "core/graph_file/fetch.h"
+#include "core/graph_file/graph_config.h"
+#include "core/graph_file/yaml_fields.h"
+
+namespace tfrun {
+namespace {
+
+const std::vector<std::string> kWrapperKeys = {"version", "graph_def", "tag", "config", "fetch", "targets"};
+
+// The TensorFlow graph file a wrapper names, relative to the wrapper.
+std::string WrappedPath(const std::string& wrapper, std::string_view named) {
+  if (named.empty() || named.front() == '/') return std::string(named);
+  const size_t slash = wrapper.rfind('/');
+  return slash == std::string::npos ? std::string(named) : wrapper.substr(0, slash + 1) + std::string(named);
+}
+
+StatusOr<Graph> LoadWrapper(const YamlDocument& doc, const std::string& path, GraphDefImportOptions import) {
+  const FieldReader fields(path);
+  const YamlNode root = doc.root();
+  TFRUN_RETURN_IF_ERROR(fields.CheckKeys(root, kWrapperKeys, "a graph_def wrapper"));
+  if (const YamlNode v = root["version"]; v && (!v.IsScalar() || v.Scalar() != "1")) {
+    return fields.ErrorAt(v, fmt::format("unsupported version '{}': this tfrun reads version 1",
+                                         v.IsScalar() ? v.Scalar() : "?"));
+  }
+  const YamlNode named = root["graph_def"];
+  if (!named.IsScalar() || named.Scalar().empty()) {
+    return fields.ErrorAt(named, "graph_def names a TensorFlow graph file (GraphDef, MetaGraphDef or SavedModel)");
+  }
+  if (const YamlNode tag = root["tag"]) {
+    if (!tag.IsScalar()) return fields.ErrorAt(tag, "tag is a SavedModel tag, such as serve");
+    if (import.saved_model_tag.empty()) import.saved_model_tag = tag.ScalarString();  // --tag wins
+  }
+  const std::string wrapped = WrappedPath(path, named.Scalar());
+  struct stat st;
+  if (stat(wrapped.c_str(), &st) != 0) {
+    return fields.ErrorAt(named, fmt::format("graph_def: cannot read {}: {}", wrapped, std::strerror(errno)));
+  }
+  if (!IsTfGraphFile(wrapped)) {
+    return fields.ErrorAt(named, fmt::format("graph_def: {} is not a TensorFlow graph file (GraphDef, MetaGraphDef "
+                                             "or SavedModel); a YAML graph is run by itself",
+                                             wrapped));
+  }
+  TFRUN_ASSIGN_OR_RETURN(Graph graph, LoadTfGraph(wrapped, import));
+  if (const YamlNode c = root["config"]) TFRUN_RETURN_IF_ERROR(ReadGraphConfig(fields, c, &graph.config));
+  // A TensorFlow graph fetches nothing by default (it is placed whole);
+  // the wrapper's lists name its nodes.
+  const YamlNode fetch = root["fetch"];
+  const YamlNode targets = root["targets"];
+  if (fetch || targets) {
+    TFRUN_RETURN_IF_ERROR(ReadFetch(fields, fetch, targets, &graph));
+  }
+  return graph;
+}
+
+}  // namespace
+
+StatusOr<Graph> LoadAnyGraphFile(const std::string& path, const LoadOptions& limits,
+                                 const GraphDefImportOptions& import, const LogicalDeviceLister& devices) {
+  if (IsTfGraphFile(path)) return LoadTfGraph(path, import);
+  // A pipe is read once, as YAML: it cannot wrap (its wrapped path would
+  // have no directory to be relative to).
+  struct stat st;
+  if (path == "-" || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return LoadGraphFile(path, limits, devices);
+  }
+  TFRUN_ASSIGN_OR_RETURN(const YamlDocument doc, ReadGraphYaml(path, limits));
+  if (doc.root().IsMap() && doc.root()["graph_def"]) return LoadWrapper(doc, path, import);
+  return LoadGraphDocument(doc, path, limits, devices);
+}
+
+}  // namespace tfrun
