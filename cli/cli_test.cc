@@ -878,6 +878,60 @@ TEST(CliTest, AYamlWrapperRunsATensorFlowGraph) {
   EXPECT_NE(list.err.find("list.yaml:1:12: graph_def names a TensorFlow graph file"), std::string::npos) << list.err;
 }
 
+// --write-graph writes what tfrun read as a TensorFlow GraphDef (text by
+// extension, else binary) with requested devices, --write-graph-placed
+// with the assigned ones; read back, the graph places and runs as the
+// original did. (TensorFlow reading them back is .ci/run's
+// graphdef-round-trip suite.)
+TEST(CliTest, WriteGraphWritesAGraphDefThatRunsTheSame) {
+  const std::string dir = TmpDir() + "/write_graph";
+  std::filesystem::create_directories(dir);
+  const Outcome yaml = Tfrun("graphs/matmul.yaml --log-placement --write-graph " + dir + "/m.pbtxt --write-graph " +
+                             dir + "/m.pb");
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  std::string text;
+  ASSERT_TRUE(ReadWholeFile(dir + "/m.pb", &text));  // the last --write-graph given
+  EXPECT_EQ(text.find("node {"), std::string::npos) << "binary for .pb";
+  ASSERT_EQ(Tfrun("graphs/matmul.yaml --write-graph " + dir + "/m.pbtxt").exit_code, 0);
+  ASSERT_TRUE(ReadWholeFile(dir + "/m.pbtxt", &text));
+  EXPECT_NE(text.find("  name: \"MatMul\"\n  op: \"MatMul\"\n  input: \"a\"\n  input: \"b\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("key: \"transpose_a\""), std::string::npos) << text;
+  EXPECT_NE(text.find("producer: 2474"), std::string::npos) << text;
+  for (const char* written : {"/m.pbtxt", "/m.pb"}) {
+    const Outcome back = Tfrun(dir + written + " --log-placement --fetch MatMul");
+    EXPECT_EQ(back.exit_code, 0) << back.err;
+    EXPECT_EQ(back.out, yaml.out) << written;
+  }
+  // A Variable's Assign and read are colocated with it (_class); placed,
+  // soft placement's CPU stands where the GPU was asked for.
+  ASSERT_EQ(Tfrun("graphs/tf1_blog_variables.yaml -q --write-graph " + dir + "/v.pbtxt --write-graph-placed " + dir +
+                  "/v_placed.pbtxt")
+                .exit_code,
+            0);
+  ASSERT_TRUE(ReadWholeFile(dir + "/v.pbtxt", &text));
+  EXPECT_NE(text.find("  name: \"a_gpu/read\"\n  op: \"Identity\"\n  input: \"a_gpu\"\n  device: \"/device:GPU:0\"\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("s: \"loc:@a_gpu\""), std::string::npos) << text;
+  ASSERT_TRUE(ReadWholeFile(dir + "/v_placed.pbtxt", &text));
+  EXPECT_NE(text.find("  name: \"a_gpu/read\"\n  op: \"Identity\"\n  input: \"a_gpu\"\n  device: "
+                      "\"/job:localhost/replica:0/task:0/device:CPU:0\"\n"),
+            std::string::npos)
+      << text;
+  // A TensorFlow graph file is its own NodeDefs, with the devices set.
+  const Outcome towers = Tfrun("graphs/tf/towers.pbtxt --device-count CPU=3 --log-placement --write-graph-placed " +
+                               dir + "/towers_placed.pb");
+  ASSERT_EQ(towers.exit_code, 0) << towers.err;
+  const Outcome again = Tfrun(dir + "/towers_placed.pb --device-count CPU=3 --log-placement");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, towers.out);
+  // An output that cannot be written stops the run before anything runs.
+  const Outcome bad = Tfrun("graphs/matmul.yaml --write-graph /nonexistent/folder/m.pb");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find("--write-graph"), std::string::npos) << bad.err;
+}
+
 // What --help and the flags tell a new user: defaults, exit codes,
 // environment; a hint for a misspelt flag or subcommand; options that do
 // not apply to `devices` refused; a repeated option keeps its last value.

@@ -161,6 +161,15 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_option("--dot", options->dot_path, "write the placed graph as Graphviz DOT to FILE")
       ->type_name("FILE")
       ->group(kInputsAndOutputs);
+  app->add_option("--write-graph", options->write_graph_path,
+                  "write the graph as a TensorFlow GraphDef with its requested devices (text for .pbtxt, else "
+                  "binary), as tf.io.write_graph would")
+      ->type_name("FILE")
+      ->group(kInputsAndOutputs);
+  app->add_option("--write-graph-placed", options->write_graph_placed_path,
+                  "write the graph as a TensorFlow GraphDef with the devices tfrun assigned")
+      ->type_name("FILE")
+      ->group(kInputsAndOutputs);
   app->add_flag("--quiet,-q", options->quiet,
                 "no tfrun: info or warning lines (TF_CPP_MIN_LOG_LEVEL=1 hides info, 2 both); errors always print")
       ->group(kInputsAndOutputs);

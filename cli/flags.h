@@ -33,6 +33,11 @@ struct RunOptions {
   std::string json_path;
   std::string out_dir;
   std::string dot_path;
+  // --write-graph / --write-graph-placed: the graph as a TensorFlow
+  // GraphDef (text for .pbtxt, .pbtext, .txt; else binary), with requested
+  // or with assigned devices.
+  std::string write_graph_path;
+  std::string write_graph_placed_path;
   std::string tf32;  // "on" / "off"; "" = the graph's tensor_float_32
   int benchmark_runs = 0;
   int warmup_runs = 3;

@@ -20,6 +20,7 @@
 #include "cli/version.h"
 #include "core/base/atomic_file.h"
 #include "core/base/did_you_mean.h"
+#include "core/graph_def/graph_def_export.h"
 #include "core/graph_def/graph_file_loader.h"
 #include "core/placement/placement_log.h"
 #include "core/printing/array_printer.h"
@@ -72,6 +73,10 @@ Status CheckRunOutputs(const RunOptions& options) {
   }
   if (!options.json_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.json_path, "--json", true).status());
   if (!options.dot_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.dot_path, "--dot", true).status());
+  for (const auto& [path, flag] : {std::pair{&options.write_graph_path, "--write-graph"},
+                                   std::pair{&options.write_graph_placed_path, "--write-graph-placed"}}) {
+    if (!path->empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(*path, flag, false).status());
+  }
   if (!options.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputDir(options.out_dir));
   if (!options.trace_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.trace_path, "--trace", false).status());
   if (!options.export_times_path.empty()) {
@@ -128,6 +133,12 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   }
   TFRUN_RETURN_IF_ERROR(Load());
   TFRUN_RETURN_IF_ERROR(StartCluster());
+  if (!options_.write_graph_path.empty() && prints_output()) {
+    std::vector<std::string> requested;
+    requested.reserve(graph_.nodes.size());
+    for (const Node& node : graph_.nodes) requested.push_back(node.requested_device.ToString());
+    TFRUN_RETURN_IF_ERROR(WriteGraphDef(options_.write_graph_path, "--write-graph", requested));
+  }
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
   TFRUN_RETURN_IF_ERROR(ResolveTargets());
   TFRUN_RETURN_IF_ERROR(ResolveExplain());
@@ -169,6 +180,14 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   }
   report_.timings.total_ms = MsSince(t0);
   return Status::Ok();
+}
+
+Status GraphRun::WriteGraphDef(const std::string& path, std::string_view flag,
+                               const std::vector<std::string>& devices) const {
+  TFRUN_ASSIGN_OR_RETURN(const OutputTarget target, CheckOutputTarget(path, flag, false));
+  StatusOr<std::string> bytes = GraphDefBytes(graph_, devices, IsTextGraphDefPath(path), options_.saved_model_tag);
+  if (!bytes.ok()) return BadInput(fmt::format("{} {}: {}", flag, path, bytes.status().message()));
+  return WriteOutput(target, *bytes);
 }
 
 Status GraphRun::Load() {
@@ -396,6 +415,12 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
   if (!options_.dot_path.empty() && prints_output()) {
     TFRUN_ASSIGN_OR_RETURN(const OutputTarget dot, CheckOutputTarget(options_.dot_path, "--dot", true));
     TFRUN_RETURN_IF_ERROR(WriteOutput(dot, PlacementDot(graph_, devices, placement_)));
+  }
+  if (!options_.write_graph_placed_path.empty() && prints_output()) {
+    std::vector<std::string> assigned;
+    assigned.reserve(graph_.nodes.size());
+    for (int d : placement_.device_of) assigned.push_back(devices[d].name);
+    TFRUN_RETURN_IF_ERROR(WriteGraphDef(options_.write_graph_placed_path, "--write-graph-placed", assigned));
   }
   const auto& device_of = placement_.device_of;
   if (prints_output() && !place_only_ &&

@@ -55,6 +55,8 @@ class GraphRun {
  private:
   Status RunSteps(std::string* stdout_text);
   Status Load();
+  // `devices`: each node's device field, by node id.
+  Status WriteGraphDef(const std::string& path, std::string_view flag, const std::vector<std::string>& devices) const;
   Status StartCluster();
   Status ResolveFetch();
   // target_runs_: one run per --targets, else the file's `targets:` as one.

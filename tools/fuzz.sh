@@ -38,7 +38,7 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 # Every library source of core/ (random.cc below, with its own flags).
 srcs=($(ls core/{base,tables,printing,graph,devices,placement,runtime}/*.cc | grep -v -e _test.cc -e core/base/random.cc)
       $(ls core/graph_file/*.cc | grep -v _test.cc)
-      core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
+      core/graph_def/graph_def_export.cc core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
       tools/fuzz/${target}_fuzzer.cc)
 [ "$target" = input ] && srcs+=(cli/report.cc)

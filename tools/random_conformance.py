@@ -245,10 +245,14 @@ class Generator:
         return doc
 
 
-def tf_batch_program(graphs):
+def tf_batch_program(graphs, graph_defs=None):
     """One Python program that builds and runs every graph in its own
     tf.Graph, between markers, flushing C's stdio so the placement log
-    lands between them."""
+    lands between them. With `graph_defs` (a GraphDef path per graph, or
+    None where tfrun wrote none), the graph is not built from the program:
+    it is the GraphDef tfrun wrote (--write-graph), read back through
+    tf.compat.v1.import_graph_def, and its `init` is the GraphDef's last
+    node (tfrun adds the initializer last, as the program does)."""
     lines = ["import ctypes, numpy as np, os, sys, tensorflow as tf",
              "tf.compat.v1.disable_eager_execution()",
              "tf.compat.v1.disable_resource_variables()",
@@ -270,6 +274,12 @@ def tf_batch_program(graphs):
                 return f"load_random({dump!r}, {name_expr}, {e['shape']!r})"
             return f"np.array({conformance.py_literal(e['value'], dtype)})"
         body = conformance.node_lines(doc, value_expr)
+        imported = graph_defs is not None
+        if imported:
+            body = ["gd = tf.compat.v1.GraphDef()",
+                    f"gd.ParseFromString(open({graph_defs[k]!r}, 'rb').read())",
+                    "tf.compat.v1.import_graph_def(gd, name='')"] if graph_defs[k] else \
+                   ["raise ValueError('tfrun wrote no GraphDef')"]
         cfg = doc.get("config") or {}
         lines += [f"mark({k})", "g = tf.Graph()", "with g.as_default():", "    T = {}", "    built = True",
                   "    try:"]
@@ -278,7 +288,9 @@ def tf_batch_program(graphs):
                   "        print('TF-BUILD-ERROR:', str(e).splitlines()[0] if str(e) else type(e).__name__, flush=True)",
                   "        built = False",
                   "    if built:",
-                  "        init = tf.compat.v1.global_variables_initializer() if tf.compat.v1.global_variables() else None",
+                  ("        init = g.get_operations()[-1] if any(op.type == 'VariableV2' for op in g.get_operations()) "
+                   "else None" if imported else
+                   "        init = tf.compat.v1.global_variables_initializer() if tf.compat.v1.global_variables() else None"),
                   f"        config = tf.compat.v1.ConfigProto(log_device_placement=True, "
                   f"allow_soft_placement={bool(cfg.get('allow_soft_placement'))})",
                   f"        F = {{g.get_tensor_by_name(n + ':0'): np.load(f) for n, f in {feeds!r}}}",
@@ -354,6 +366,9 @@ def main():
     ap.add_argument("--out", default=None, help="where reproducers go (default: a temporary folder)")
     ap.add_argument("--accept", help="docs/differences.md: the classes it lists are accepted")
     ap.add_argument("--batch", type=int, default=500, help="graphs per TensorFlow process")
+    ap.add_argument("--via-graphdef", action="store_true",
+                    help="TensorFlow's side reads the GraphDef tfrun writes (--write-graph) instead of building "
+                         "the program: the round trip; graphs tfrun refuses to load are not compared")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     out_dir = a.out or tempfile.mkdtemp(prefix="tfrun-random-")
@@ -361,7 +376,7 @@ def main():
     work = tempfile.mkdtemp(prefix="tfrun-random-work-")
     gens = [Generator(rng, work, f"g{i}") for i in range(a.count)]
     docs = [g.graph() for g in gens]
-    ours, fetches, feeds, dumps = [], [], [], []
+    ours, fetches, feeds, dumps, graph_defs = [], [], [], [], []
     for i, doc in enumerate(docs):
         path = os.path.join(work, f"g{i}.yaml")
         with open(path, "w") as f:
@@ -382,6 +397,11 @@ def main():
                        text=True)
         p = subprocess.run([a.tfrun, path, "--log-placement", "--compat", "tf2"] + feed_args, capture_output=True,
                            text=True)
+        if a.via_graphdef:
+            written = os.path.join(work, f"g{i}.pb")
+            subprocess.run([a.tfrun, path, "--place-only", "--soft-placement", "--write-graph", written],
+                           capture_output=True)
+            graph_defs.append(written if os.path.exists(written) else None)
         ours.append((p.returncode, p.stdout.splitlines(), p.stderr))
         try:
             with open(report) as f:
@@ -396,7 +416,7 @@ def main():
                                                                dumps[start:end])]
         program = os.path.join(work, f"batch{start}.py")
         with open(program, "w") as f:
-            f.write(tf_batch_program(chunk))
+            f.write(tf_batch_program(chunk, graph_defs[start:end] if a.via_graphdef else None))
         p = subprocess.run([a.python, "-u", program], capture_output=True, text=True,
                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1",
                                     TF_ENABLE_ONEDNN_OPTS="0"))
@@ -406,6 +426,14 @@ def main():
             print(f"TensorFlow's batch process failed after {len(by_index)} graphs:\n{p.stderr[-3000:]}")
             sys.exit(2)
         theirs += [by_index[k] for k in range(len(chunk))]
+    original = list(range(len(docs)))  # each compared graph's number (its files are g{number}*)
+    if a.via_graphdef:
+        # Only what tfrun loaded can be written and read back.
+        keep = [i for i, gd in enumerate(graph_defs) if gd]
+        original = keep
+        print(f"round trip: tfrun wrote {len(keep)} GraphDefs of {len(docs)} graphs (the others it refuses to load)")
+        docs, ours, theirs, feeds = ([xs[i] for i in keep] for xs in (docs, ours, theirs, feeds))
+        a.count = len(keep)
     classes = collections.Counter()
     first = {}
     listing = open(os.path.join(out_dir, "differences.txt"), "w")
@@ -415,16 +443,16 @@ def main():
             continue
         classes[c] += 1
         # Every difference, one block each, for reading a class whole.
-        listing.write(f"=== graph {i}: {c}\n--- TensorFlow\n" + "".join(f"{l}\n" for l in tf_lines) +
+        listing.write(f"=== graph {original[i]}: {c}\n--- TensorFlow\n" + "".join(f"{l}\n" for l in tf_lines) +
                       f"--- tfrun (exit {mine[0]})\n" + "".join(f"{l}\n" for l in mine[1]) + mine[2])
         if c not in first:
             first[c] = i
             # The graph's .npy files (npy sources, feeds) go beside it.
-            for npy in glob.glob(os.path.join(work, f"g{i}_*.npy")):
+            for npy in glob.glob(os.path.join(work, f"g{original[i]}_*.npy")):
                 shutil.copy(npy, out_dir)
             feed_text = "".join(f" --feed {name}=@{os.path.basename(npy)}" for name, npy in feeds[i])
             with open(os.path.join(out_dir, f"{c}.yaml"), "w") as f:
-                f.write(f"# random-conformance seed {a.seed}, graph {i}: class {c}\n")
+                f.write(f"# random-conformance seed {a.seed}, graph {original[i]}: class {c}\n")
                 f.write(f"# run: tfrun {c}.yaml --log-placement --compat tf2{feed_text}\n")
                 f.write("# TensorFlow printed:\n" + "".join(f"#   {l}\n" for l in tf_lines))
                 f.write("# tfrun printed (exit %d):\n" % mine[0] + "".join(f"#   {l}\n" for l in mine[1]) +

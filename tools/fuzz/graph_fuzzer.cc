@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "core/graph/kernel_lookup.h"
+#include "core/graph_def/graph_def_export.h"
 #include "core/graph_def/graph_def_import.h"
 #include "core/graph_def/tf_graph_file.h"
 #include "core/graph_file/loader.h"
@@ -193,6 +194,29 @@ void FuzzTfGraphFile(const std::string& bytes) {
   }
 }
 
+// A graph file's graph, written as a GraphDef (--write-graph), imports
+// back with the same nodes, ops and inputs.
+void CheckWrittenGraphDef(const tfrun::Graph& graph) {
+  std::vector<std::string> requested;
+  for (const tfrun::Node& node : graph.nodes) requested.push_back(node.requested_device.ToString());
+  tfrun::StatusOr<std::string> bytes = tfrun::GraphDefBytes(graph, requested, false, "");
+  Check(bytes.ok(), "every graph loaded can be written as a GraphDef", bytes.ok() ? "" : std::string(bytes.status().message()));
+  tfrun::StatusOr<tfrun::TfGraphFile> file = tfrun::ParseTfGraphBytes(*bytes, "fuzz.pb", "");
+  Check(file.ok(), "a written GraphDef parses", file.ok() ? "" : std::string(file.status().message()));
+  tfrun::GraphDefImportOptions options;
+  options.max_nodes = 1 << 20;
+  options.max_tensor_bytes = int64_t{1} << 40;
+  tfrun::StatusOr<tfrun::Graph> back = tfrun::ImportGraphDef(*file, "fuzz.pb", options);
+  Check(back.ok(), "a written GraphDef imports", back.ok() ? "" : std::string(back.status().message()));
+  Check(back->nodes.size() == graph.nodes.size(), "a written GraphDef has the graph's nodes");
+  for (const tfrun::Node& node : back->nodes) {
+    const tfrun::Node* original = graph.Find(node.name);
+    Check(original != nullptr && original->op == node.op && original->inputs.size() == node.inputs.size() &&
+              original->dtype == node.dtype,
+          "a written node reads back as it was", node.name);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -228,6 +252,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits, lister);
   if (!graph.ok()) return 0;
+  CheckWrittenGraphDef(*graph);
   for (bool soft : {false, true}) {
     tfrun::Placement placement;
     tfrun::EagerPlan eager;

@@ -1,0 +1,193 @@
+#include "core/graph_def/graph_def_export.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/text_format.h>
+
+#include <cstdlib>
+#include <unordered_map>
+
+#include "core/graph/node_attrs.h"
+#include "core/graph_def/tf_graph_file.h"
+#include "core/tables/tf_tables.h"
+
+namespace tfrun {
+namespace {
+
+// TensorFlow 2.21's GraphDef producer version (versions.producer in the
+// files its write_graph wrote, graphs/tf/).
+constexpr int kProducer = 2474;
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+StatusOr<tfproto::DataType> DataTypeOf(std::string_view table_type) {
+  tfproto::DataType type;
+  if (!tfproto::DataType_Parse(fmt::format("DT_{}", table_type), &type)) {
+    return BadInput(fmt::format("no GraphDef DataType for '{}'", table_type));
+  }
+  return type;
+}
+
+// "(2x-1)", "()" or "?", as the tables and node_attrs.h write shapes.
+StatusOr<tfproto::TensorShapeProto> ShapeOf(std::string_view text) {
+  tfproto::TensorShapeProto shape;
+  if (text == "?") {
+    shape.set_unknown_rank(true);
+    return shape;
+  }
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') {
+    return BadInput(fmt::format("no GraphDef shape for '{}'", text));
+  }
+  const std::string dims(text.substr(1, text.size() - 2));
+  for (size_t at = 0; at < dims.size();) {
+    const size_t x = dims.find('x', at);
+    const std::string dim = dims.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    shape.add_dim()->set_size(std::strtoll(dim.c_str(), nullptr, 10));
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  return shape;
+}
+
+// One item of an attr in the tables' form (tf_tables.h AttrValue).
+Status SetItem(std::string_view type, const std::string& item, tfproto::AttrValue* out) {
+  if (type == "string") {
+    out->set_s(item);
+  } else if (type == "int") {
+    out->set_i(std::strtoll(item.c_str(), nullptr, 10));
+  } else if (type == "float") {
+    out->set_f(std::strtof(item.c_str(), nullptr));
+  } else if (type == "bool") {
+    out->set_b(item == "true");
+  } else if (type == "type") {
+    TFRUN_ASSIGN_OR_RETURN(const tfproto::DataType t, DataTypeOf(item));
+    out->set_type(t);
+  } else if (type == "shape") {
+    TFRUN_ASSIGN_OR_RETURN(*out->mutable_shape(), ShapeOf(item));
+  } else {
+    return BadInput(fmt::format("no GraphDef form for an attr of type {}", type));
+  }
+  return Status::Ok();
+}
+
+Status ConvertAttr(const AttrValue& value, tfproto::AttrValue* out) {
+  if (!value.is_list()) return value.items.empty() ? Status::Ok() : SetItem(value.type, value.items[0], out);
+  const std::string_view item_type = value.type.substr(5, value.type.size() - 6);
+  auto* list = out->mutable_list();
+  for (const std::string& item : value.items) {
+    tfproto::AttrValue one;
+    TFRUN_RETURN_IF_ERROR(SetItem(item_type, item, &one));
+    switch (one.value_case()) {
+      case tfproto::AttrValue::kS: list->add_s(one.s()); break;
+      case tfproto::AttrValue::kI: list->add_i(one.i()); break;
+      case tfproto::AttrValue::kF: list->add_f(one.f()); break;
+      case tfproto::AttrValue::kB: list->add_b(one.b()); break;
+      case tfproto::AttrValue::kType: list->add_type(one.type()); break;
+      case tfproto::AttrValue::kShape: *list->add_shape() = one.shape(); break;
+      default: break;
+    }
+  }
+  return Status::Ok();
+}
+
+// As tensor_util.make_tensor_proto writes a NumPy array: the raw bytes for
+// more than one element, else the typed value field.
+StatusOr<tfproto::TensorProto> TensorProtoOf(const Tensor& tensor) {
+  tfproto::TensorProto proto;
+  TFRUN_ASSIGN_OR_RETURN(const tfproto::DataType type, DataTypeOf(TableTypeName(tensor.dtype())));
+  proto.set_dtype(type);
+  for (int64_t d : tensor.shape()) proto.mutable_tensor_shape()->add_dim()->set_size(d);
+  if (tensor.dtype() == DType::kString) {
+    for (int64_t i = 0; i < tensor.num_elements(); ++i) proto.add_string_val(std::string(tensor.StringAt(i)));
+    return proto;
+  }
+  if (tensor.num_elements() > 1) {
+    proto.set_tensor_content(std::string(static_cast<const char*>(tensor.raw()), tensor.num_bytes()));
+    return proto;
+  }
+  if (tensor.num_elements() == 0) return proto;
+  switch (tensor.dtype()) {
+    case DType::kFloat32: proto.add_float_val(tensor.data<float>()[0]); break;
+    case DType::kFloat64: proto.add_double_val(tensor.data<double>()[0]); break;
+    case DType::kInt32: proto.add_int_val(tensor.data<int32_t>()[0]); break;
+    case DType::kInt64: proto.add_int64_val(tensor.data<int64_t>()[0]); break;
+    case DType::kBool: proto.add_bool_val(tensor.data<bool>()[0]); break;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      proto.add_half_val(*static_cast<const uint16_t*>(tensor.raw()));
+      break;
+    case DType::kString: break;
+  }
+  return proto;
+}
+
+std::string InputName(const Graph& graph, int producer, int index) {
+  const std::string& name = graph.nodes[producer].name;
+  return index == 0 ? name : fmt::format("{}:{}", name, index);
+}
+
+// The NodeDef TensorFlow's Python builds for a graph file's node.
+StatusOr<tfproto::NodeDef> NodeDefOf(const Graph& graph, const Node& node, const std::string& device) {
+  tfproto::NodeDef def;
+  def.set_name(node.name);
+  def.set_op(node.op);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const NodeOutput in = node.input(i);
+    def.add_input(InputName(graph, in.node, in.index));
+  }
+  for (int c : node.control_inputs) def.add_input("^" + graph.nodes[c].name);
+  def.set_device(device);
+  const TfOpDef* op = FindTfOp(node.op);
+  if (op == nullptr) return BadInput(fmt::format("node '{}': TensorFlow has no op {}", node.name, node.op));
+  auto& attrs = *def.mutable_attr();
+  for (const auto& [name, value] : NodeDefAttrs(*op, graph, node)) {
+    Status converted = ConvertAttr(value, &attrs[name]);
+    if (!converted.ok()) {
+      return BadInput(fmt::format("node '{}': attr {}: {}", node.name, name, converted.message()));
+    }
+  }
+  if (node.op == "Const") {
+    TFRUN_ASSIGN_OR_RETURN(*attrs["value"].mutable_tensor(), TensorProtoOf(node.value));
+  }
+  if (!node.colocation.empty()) {
+    auto* classes = attrs["_class"].mutable_list();
+    for (const std::string& group : node.colocation) classes->add_s("loc:@" + group);
+  }
+  return def;
+}
+
+}  // namespace
+
+bool IsTextGraphDefPath(const std::string& path) {
+  return EndsWith(path, ".pbtxt") || EndsWith(path, ".pbtext") || EndsWith(path, ".txt");
+}
+
+StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::string>& devices, bool text,
+                                    const std::string& saved_model_tag) {
+  tfproto::GraphDef out;
+  if (!graph.imported.empty()) {
+    // The file's own NodeDefs, in its order, with the devices given.
+    TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ReadTfGraphFile(graph.path, saved_model_tag, int64_t{1} << 40));
+    out = std::move(file.graph_def);
+    std::unordered_map<std::string_view, int> ids;
+    for (const Node& n : graph.nodes) ids.emplace(n.name, n.id);
+    for (tfproto::NodeDef& def : *out.mutable_node()) {
+      const auto it = ids.find(def.name());
+      if (it == ids.end()) return BadInput(fmt::format("{}: node '{}' changed since it was read", graph.path, def.name()));
+      def.set_device(devices[it->second]);
+    }
+  } else {
+    for (const Node& node : graph.nodes) {
+      TFRUN_ASSIGN_OR_RETURN(*out.add_node(), NodeDefOf(graph, node, devices[node.id]));
+    }
+    out.mutable_versions()->set_producer(kProducer);
+  }
+  std::string bytes;
+  if (text ? !google::protobuf::TextFormat::PrintToString(out, &bytes) : !out.SerializeToString(&bytes)) {
+    return BadInput("the GraphDef could not be serialised");
+  }
+  return bytes;
+}
+
+}  // namespace tfrun

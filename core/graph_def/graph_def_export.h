@@ -1,0 +1,32 @@
+// A Graph written as a TensorFlow GraphDef (--write-graph,
+// --write-graph-placed), so that TensorBoard, Netron and TensorFlow itself
+// (tf.compat.v1.import_graph_def) read it.
+//
+// A graph file's nodes become the NodeDefs TensorFlow's Python builds for
+// the same program: every attr of the op's OpDef (type and number attrs
+// bound from the node's inputs and outputs, the node's own fields, the
+// others at their defaults; node_attrs.h), a Const's value as
+// make_tensor_proto writes it, `_class` for colocation, the device as
+// DeviceSpec.to_string writes it, nodes in program order. A TensorFlow
+// graph file's nodes are its own NodeDefs, read again from the file, with
+// only their devices set.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/graph/graph.h"
+
+namespace tfrun {
+
+// `devices`: each node's device field, by node id ("" for none).
+// `saved_model_tag`: the MetaGraphDef a SavedModel's graph came from.
+// Errors (exit 2) name the node that cannot be written.
+StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::string>& devices, bool text,
+                                    const std::string& saved_model_tag);
+
+// Whether a path names a text GraphDef (.pbtxt, .pbtext, .txt) or a binary one.
+bool IsTextGraphDefPath(const std::string& path);
+
+}  // namespace tfrun
