@@ -80,20 +80,24 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Start(const Graph& gra
   const MpiLaunch launch = DetectMpiLaunch();
   // The same on every process: only the first says it.
   *quiet = launch.launched && launch.rank != 0;
+  // The file that holds config.cluster, and that mpirun is to be given:
+  // the one named on the command line (a YAML wrapper, not the GraphDef
+  // it wraps).
+  const std::string& file = options.graph_path == "-" ? graph.path : options.graph_path;
   if (eager) {
     return BadInput(fmt::format("{}: --compat eager runs in one process; a cluster graph runs in graph mode "
                                 "(--compat tf0, tf1 or tf2)",
-                                graph.path));
+                                file));
   }
   if (!launch.launched) {
     return BadInput(fmt::format("{}: config.cluster has {} tasks ({}): start one process per task with "
                                 "`mpirun -n {} tfrun {} ...`",
-                                graph.path, tasks, TaskList(cluster), tasks, graph.path));
+                                file, tasks, TaskList(cluster), tasks, file));
   }
   if (launch.size != tasks) {
     return BadInput(fmt::format("{}: config.cluster has {} tasks but the MPI launcher started {} process{}: use "
                                 "`mpirun -n {}`",
-                                graph.path, tasks, launch.size, launch.size == 1 ? "" : "es", tasks));
+                                file, tasks, launch.size, launch.size == 1 ? "" : "es", tasks));
   }
   TFRUN_ASSIGN_OR_RETURN(const int master, MasterRank(cluster, options.target));
   *quiet = false;  // from here on, failures may differ between tasks

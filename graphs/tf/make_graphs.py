@@ -130,6 +130,24 @@ def variables_run(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def ps_worker(tf):
+    """The TF 1.x blog's distributed training shape: tf.compat.v1.train.
+    replica_device_setter puts the variables (and their init) on the
+    parameter server task and the rest on worker 0, as the program's
+    `with tf.device(replica_device_setter(...))` does."""
+    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
+    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                                                       cluster=cluster)):
+        w = tf.compat.v1.Variable(tf.ones([2, 2]), name="w", use_resource=False)
+        b = tf.compat.v1.Variable(tf.zeros([2]), name="b", use_resource=False)
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+        tf.add(tf.matmul(x, w), b, name="y")
+        tf.compat.v1.global_variables_initializer()
+
+
+PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
+
+
 # name: (builder, file written, [(variant, ConfigProto kwargs, XLA devices, import semantics, tfrun args[,
 #        fetches: run and printed, as print(sess.run(t)) prints them, instead of placing by running `init`;
 #        "^op" runs op (or a collection's ops, in one run) and prints nothing: tfrun's --targets, which run
@@ -171,6 +189,8 @@ CASES = {
     "variables_meta": (variables_run, "variables_meta.meta", [
         ("run", {}, False, "session", "", ["^init", "^train_op", "y"]),
     ]),
+    # Written only: the cluster run below places and runs it.
+    "ps_worker": (ps_worker, "ps_worker.pbtxt", []),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
         ("session", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
         ("python", {"device_count": {"CPU": 3}}, False, "python", "--device-count CPU=3 --import python"),
@@ -187,6 +207,47 @@ WRAPPERS = {
 }
 
 
+# Cluster runs of a graph file above, as tfrun's ps_worker_cluster.yaml wraps
+# it (cli/cluster_test.cc runs it under mpirun): one in-process
+# tf.distribute.Server per task, on loopback ports of their own, the
+# session on worker 0 (the master): `sess.run(init)`, then
+# `print(sess.run(y))`. Golden: testdata/golden/GOLDEN.out.
+CLUSTER_RUNS = {
+    "tf_ps_worker.log": ("ps_worker.pbtxt", ["^init", "y"], True),
+    "tf_ps_worker.plain": ("ps_worker.pbtxt", ["^init", "y"], False),
+}
+
+
+def run_cluster(golden):
+    """In a process of its own: prints what the master's session logs and
+    prints."""
+    import ctypes
+    import tensorflow as tf
+    from google.protobuf import text_format
+    tf.compat.v1.disable_eager_execution()
+    file_name, steps, log = CLUSTER_RUNS[golden]
+    ports = iter(range(23500, 23600))
+    spec = {job: [f"localhost:{next(ports)}" for _ in tasks] for job, tasks in PS_WORKER_CLUSTER.items()}
+    cluster = tf.train.ClusterSpec(spec)
+    servers = {(job, i): tf.distribute.Server(cluster, job_name=job, task_index=i, start=True)
+               for job in spec for i in range(len(spec[job]))}
+    with open(os.path.join(HERE, file_name)) as f:
+        graph_def = text_format.Parse(f.read(), tf.compat.v1.GraphDef())
+    g = tf.Graph()
+    with g.as_default():
+        tf.compat.v1.import_graph_def(graph_def, name="")
+    config = tf.compat.v1.ConfigProto(log_device_placement=log)
+    with tf.compat.v1.Session(servers[("worker", 0)].target, graph=g, config=config) as s:
+        for step in steps:
+            if step.startswith("^"):
+                s.run(g.get_operation_by_name(step[1:]))
+                continue
+            value = s.run(g.get_tensor_by_name(step + ":0"))
+            sys.stdout.flush()
+            ctypes.CDLL(None).fflush(None)
+            print(value, flush=True)
+
+
 def run_case(name, variant):
     """In a process of its own: build, write, place; prints the placement
     lines and TF-ERROR: (escaped newlines) on standard output."""
@@ -194,6 +255,8 @@ def run_case(name, variant):
     import tensorflow as tf
     tf.compat.v1.disable_eager_execution()
     builder, file_name, variants = CASES[name]
+    if variant == "--write-only":
+        variants = [(variant, {}, False, "session", "")]
     _, config, _, semantics, _, *fetches = next(v for v in variants if v[0] == variant)
     g = tf.Graph()
     with g.as_default():
@@ -203,6 +266,8 @@ def run_case(name, variant):
         tf.compat.v1.train.export_meta_graph(path, graph=g)
     else:
         tf.io.write_graph(g.as_graph_def(), HERE, file_name, as_text=file_name.endswith(".pbtxt"))
+    if variant == "--write-only":
+        return
     if semantics == "python":
         graph_def = g.as_graph_def()
         if file_name.endswith(".meta"):
@@ -259,10 +324,17 @@ def tfrun_error(line, file_name):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--cluster":
+        run_cluster(sys.argv[2])
+        return
     if len(sys.argv) == 3:
         run_case(sys.argv[1], sys.argv[2])
         return
     for name, (_, file_name, variants) in CASES.items():
+        if not variants:
+            subprocess.run([sys.executable, __file__, name, "--write-only"], check=True, capture_output=True,
+                           env=dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3"))
+            print(f"{name}: written")
         for variant, _, xla, _, args, *fetches in variants:
             env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="0", TF_ENABLE_ONEDNN_OPTS="0")
             if xla:
@@ -296,6 +368,15 @@ def main():
                 if errors:
                     f.write(tfrun_error(errors[0], file_name))
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
+    for golden in CLUSTER_RUNS:
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+        p = subprocess.run([sys.executable, __file__, "--cluster", golden], capture_output=True, text=True, env=env,
+                           timeout=300)
+        if p.returncode != 0:
+            sys.exit(f"{golden}: the cluster run failed:\n{p.stderr[-2000:]}")
+        with open(os.path.join(HERE, "..", "..", "testdata", "golden", golden + ".out"), "w") as f:
+            f.write(p.stdout)
+        print(f"{golden}: {len(p.stdout.splitlines())} lines")
     for wrapper, (name, variant) in WRAPPERS.items():
         stem = os.path.join(HERE, f"{name}.{variant}")
         with open(stem + ".expected") as f:
