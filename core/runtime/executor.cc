@@ -192,6 +192,8 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     }
     KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
                           Tensor()};
+    context.attrs = node.imported >= 0 ? &graph_.imported[node.imported].attrs : nullptr;
+    context.random_generators = &random_generators_;
     context.inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int producer = node.inputs[i];

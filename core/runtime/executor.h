@@ -160,6 +160,7 @@ class Executor {
   bool variables_initialized_ = false;  // the same on every task: runs stay in step
   VariableStore variables_;
   std::map<int, Tensor> device_constants_;  // Const values uploaded to a device, by node id
+  RandomGenerators random_generators_;      // random nodes' generators, kept across runs
   std::vector<NodePlan> plans_;             // by node id
   std::vector<int> first_slot_;             // by node id, plus the total at the end
   NodeErrorStyle error_style_;

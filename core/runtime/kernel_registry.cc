@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace tfrun {
@@ -158,6 +159,50 @@ Status FillKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+namespace {
+
+int64_t IntAttr(const KernelContext& c, std::string_view name) {
+  if (c.attrs == nullptr) return 0;
+  const auto it = c.attrs->find(name);
+  return it == c.attrs->end() || it->second.items.empty() ? 0 : std::strtoll(it->second.items[0].c_str(), nullptr, 10);
+}
+
+}  // namespace
+
+// PhiloxRandomOp (random_op.cc): the output's shape from a vector of
+// int32 or int64, 256 samples per output reserved from the node's
+// generator.
+Status RandomKernel(KernelContext& c) {
+  const Tensor& dims = c.inputs[0];
+  if (!IsVector(dims)) {
+    return c.Fail("shape must be a vector of {int32,int64}, got shape " + ShapeDebugString(dims.shape()));
+  }
+  Shape shape;
+  for (int64_t d = 0; d < dims.num_elements(); ++d) {
+    const int64_t size = IntAt(dims, d);
+    if (size < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", size));
+    shape.push_back(size);
+  }
+  auto [it, made] = c.random_generators->try_emplace(c.node.id, IntAttr(c, "seed"), IntAttr(c, "seed2"));
+  TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
+  const PhiloxRandom gen = it->second.ReserveOutputs(drawn.num_elements());
+  const int64_t n = drawn.num_elements();
+  const bool single = c.node.dtype == DType::kFloat32;
+  if (c.node.op == "RandomUniform") {
+    single ? FillUniform(gen, drawn.data<float>(), n) : FillUniform(gen, drawn.data<double>(), n);
+  } else if (c.node.op == "RandomStandardNormal") {
+    single ? FillStandardNormal(gen, drawn.data<float>(), n) : FillStandardNormal(gen, drawn.data<double>(), n);
+  } else {
+    single ? FillTruncatedNormal(gen, drawn.data<float>(), n) : FillTruncatedNormal(gen, drawn.data<double>(), n);
+  }
+  if (c.allocator == CpuAllocator()) {
+    c.output = std::move(drawn);
+  } else {
+    TFRUN_ASSIGN_OR_RETURN(c.output, drawn.CopyTo(c.allocator, c.device_name));
+  }
+  return Status::Ok();
+}
+
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
   registry->Bind("Const", device_type, dtypes, ConstKernel);
   registry->Bind("Identity", device_type, dtypes, IdentityKernel);
@@ -170,6 +215,10 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
   registry->Bind("Shape", device_type, DTypeSet{DType::kInt32, DType::kInt64}, ShapeKernel);
   registry->Bind("Fill", device_type, dtypes & kAllTypes, FillKernel);
+  const DTypeSet floats = dtypes & DTypeSet{DType::kFloat32, DType::kFloat64};
+  for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
+    registry->Bind(op, device_type, floats, RandomKernel);
+  }
 }
 
 bool QueuesDeviceWork(const Node& node) {

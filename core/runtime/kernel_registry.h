@@ -13,6 +13,7 @@
 
 #include "core/base/allocator.h"
 #include "core/base/device_types.h"
+#include "core/base/philox.h"
 #include "core/base/status.h"
 #include "core/base/tensor.h"
 #include "core/graph/graph.h"
@@ -27,6 +28,11 @@ bool QueuesDeviceWork(const Node& node);
 
 // Variables live across the run: VariableV2 reads, Assign writes.
 using VariableStore = std::map<std::string, Tensor>;
+
+// A stateful random node's generator, by node id: made from its seeds at
+// its first run and kept across runs, as TensorFlow's kernel keeps its
+// GuardedPhiloxRandom.
+using RandomGenerators = std::map<int, KernelRandom>;
 
 struct KernelContext {
   const Node& node;
@@ -44,6 +50,10 @@ struct KernelContext {
   // Set by Fail: the error is the op's own, which TensorFlow ends with a
   // line naming the node (the executor adds it in the era's style).
   bool op_error = false;
+  // The NodeDef's attrs of a node read from a TensorFlow graph file (its
+  // seeds, say); null for a graph file's node.
+  const NodeAttrs* attrs = nullptr;
+  RandomGenerators* random_generators = nullptr;  // the executor's, across runs
 
   StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {
     return Tensor::Allocate(dtype, std::move(shape), allocator, device_name);
@@ -82,6 +92,12 @@ Status AssignKernel(KernelContext& context);
 Status ReshapeKernel(KernelContext& context);
 Status ShapeKernel(KernelContext& context);
 Status FillKernel(KernelContext& context);
+
+// RandomUniform, RandomStandardNormal and TruncatedNormal (float32 and
+// float64): TensorFlow's CPU kernels' numbers for the node's `seed` and
+// `seed2` (core/base/philox.h), drawn on the host and copied to the
+// device's memory where that is not the host's.
+Status RandomKernel(KernelContext& context);
 
 class KernelRegistry;
 // Binds the kernels above for `device_type`, for `dtypes` (Shape for its

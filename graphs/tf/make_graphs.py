@@ -130,6 +130,21 @@ def variables_run(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def initializers_run(tf):
+    """The initialisers tf.compat.v1.get_variable and tf.Variable write,
+    seeded by the graph (set_random_seed: each op's seed2 is its id) and by
+    an op seed: RandomUniform (glorot_uniform), RandomStandardNormal,
+    TruncatedNormal, zeros; run end to end: init, then the values."""
+    tf.compat.v1.set_random_seed(42)
+    w = tf.compat.v1.get_variable("w", [3, 4], initializer=tf.compat.v1.glorot_uniform_initializer(),
+                                  use_resource=False)
+    tf.compat.v1.Variable(tf.random.normal([2, 3], seed=7), name="v", use_resource=False)
+    tf.compat.v1.Variable(tf.random.truncated_normal([5], stddev=0.1), name="t", use_resource=False)
+    b = tf.compat.v1.get_variable("b", [4], initializer=tf.compat.v1.zeros_initializer(), use_resource=False)
+    tf.add(tf.matmul(tf.ones([2, 3]), w), b, name="y")
+    tf.compat.v1.global_variables_initializer()
+
+
 def ps_worker(tf):
     """The TF 1.x blog's distributed training shape: tf.compat.v1.train.
     replica_device_setter puts the variables (and their init) on the
@@ -185,6 +200,9 @@ CASES = {
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),
+    ]),
+    "initializers_run": (initializers_run, "initializers_run.pbtxt", [
+        ("run", {}, False, "session", "", ["^init", "w", "v", "t", "y"]),
     ]),
     "variables_meta": (variables_run, "variables_meta.meta", [
         ("run", {}, False, "session", "", ["^init", "^train_op", "y"]),
