@@ -932,6 +932,28 @@ TEST(CliTest, WriteGraphWritesAGraphDefThatRunsTheSame) {
   EXPECT_NE(bad.err.find("--write-graph"), std::string::npos) << bad.err;
 }
 
+// Resource variables (TensorFlow 2's default): read before init, the
+// error is TensorFlow 2.21's own text (a Session reading y of
+// graphs/tf/resource_run.pbtxt uninitialised); VarIsInitializedOp says
+// so; init, then y (the golden resource_run.run has TensorFlow's output).
+TEST(CliTest, ResourceVariablesRunAsInASession) {
+  const Outcome uninitialized = Tfrun("graphs/tf/resource_run.pbtxt --fetch y");
+  EXPECT_EQ(uninitialized.exit_code, 4);
+  EXPECT_NE(uninitialized.err.find(
+                "node 'y/ReadVariableOp' on /job:localhost/replica:0/task:0/device:CPU:0: FailedPreconditionError: "
+                "Could not find variable w. This could mean that the variable has been deleted. In TF1, it can also "
+                "mean the variable is uninitialized. Debug info: container=localhost, status error message=Container "
+                "localhost does not exist. (Could not find resource: localhost/w)\n\t [[{{node y/ReadVariableOp}}]]"),
+            std::string::npos)
+      << uninitialized.err;
+  const Outcome asked = Tfrun("graphs/tf/resource_run.pbtxt --fetch w/IsInitialized/VarIsInitializedOp");
+  EXPECT_EQ(asked.out, "False\n") << asked.err;
+  const Outcome run = Tfrun("graphs/tf/resource_run.pbtxt --targets init --fetch w/IsInitialized/VarIsInitializedOp "
+                            "--fetch y");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "True\n[[3. 3.]\n [7. 7.]]\n");
+}
+
 // What --help and the flags tell a new user: defaults, exit codes,
 // environment; a hint for a misspelt flag or subcommand; options that do
 // not apply to `devices` refused; a repeated option keeps its last value.

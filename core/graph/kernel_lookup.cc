@@ -108,7 +108,10 @@ bool InputInHostMemory(const Graph& graph, const Node& node, std::string_view de
   const TfOpDef* op = FindTfOp(node.op);
   if (op == nullptr) return false;
   const TfArgDef* arg = InputArg(*op, node, i);
-  return arg != nullptr && InHost(TfKernelFor(graph, node, device_type), arg->name);
+  if (arg == nullptr) return false;
+  // A resource handle is host memory on every device (MTypeFromDType).
+  if (arg->type == "RESOURCE") return true;
+  return InHost(TfKernelFor(graph, node, device_type), arg->name);
 }
 
 }  // namespace tfrun

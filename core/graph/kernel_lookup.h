@@ -26,6 +26,7 @@ bool TfHasKernelFor(std::string_view op, DType dtype, std::string_view device_ty
 // Whether the kernel keeps the node's output, or reads its input `i`, in
 // host memory (HostMemory in its registration).
 bool OutputInHostMemory(const Graph& graph, const Node& node, std::string_view device_type);
+// (A resource handle always is.)
 bool InputInHostMemory(const Graph& graph, const Node& node, std::string_view device_type, size_t i);
 
 }  // namespace tfrun

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -203,6 +204,67 @@ Status RandomKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+namespace {
+
+constexpr std::string_view kResourceContainer = "localhost/";
+
+const std::string* StringAttr(const KernelContext& c, std::string_view name) {
+  if (c.attrs == nullptr) return nullptr;
+  const auto it = c.attrs->find(name);
+  return it == c.attrs->end() || it->second.items.empty() ? nullptr : &it->second.items[0];
+}
+
+}  // namespace
+
+// A resource variable's handle: its name in the session's resource manager
+// (container "localhost", then the op's shared_name, or its node name
+// without one), a string scalar in host memory, where TensorFlow keeps
+// resource handles on every device.
+Status VarHandleKernel(KernelContext& c) {
+  const std::string* shared = StringAttr(c, "shared_name");
+  const std::string name = shared != nullptr && !shared->empty() ? *shared : c.node.name;
+  TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromStrings({}, {std::string(kResourceContainer) + name}));
+  return Status::Ok();
+}
+
+Status ReadVariableKernel(KernelContext& c) {
+  const std::string key(c.inputs[0].StringAt(0));
+  const auto it = c.variables->find(key);
+  if (it == c.variables->end()) {
+    // lookup_util's text; the container exists once any resource does.
+    const bool container = std::any_of(c.variables->begin(), c.variables->end(), [](const auto& v) {
+      return v.first.compare(0, kResourceContainer.size(), kResourceContainer) == 0;
+    });
+    const std::string name = key.substr(kResourceContainer.size());
+    c.op_error = true;
+    return RuntimeError(fmt::format(
+        "FailedPreconditionError: Could not find variable {}. This could mean that the variable has been deleted. In "
+        "TF1, it can also mean the variable is uninitialized. Debug info: container=localhost, status error "
+        "message={}",
+        name,
+        container ? fmt::format("Resource localhost/{}/N10tensorflow3VarE does not exist.", name)
+                  : fmt::format("Container localhost does not exist. (Could not find resource: localhost/{})", name)));
+  }
+  c.output = it->second;  // AssignVariableOp replaces the tensor: no later write reaches this one
+  return Status::Ok();
+}
+
+Status AssignVariableKernel(KernelContext& c) {
+  (*c.variables)[std::string(c.inputs[0].StringAt(0))] = c.inputs[1];
+  return Status::Ok();
+}
+
+Status VarIsInitializedKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(DType::kBool, {}));
+  out.data<bool>()[0] = c.variables->count(std::string(c.inputs[0].StringAt(0))) > 0;
+  if (c.allocator == CpuAllocator()) {
+    c.output = std::move(out);
+  } else {
+    TFRUN_ASSIGN_OR_RETURN(c.output, out.CopyTo(c.allocator, c.device_name));
+  }
+  return Status::Ok();
+}
+
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
   registry->Bind("Const", device_type, dtypes, ConstKernel);
   registry->Bind("Identity", device_type, dtypes, IdentityKernel);
@@ -215,6 +277,12 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
   registry->Bind("Shape", device_type, DTypeSet{DType::kInt32, DType::kInt64}, ShapeKernel);
   registry->Bind("Fill", device_type, dtypes & kAllTypes, FillKernel);
+  // Resource variables. VarHandleOp's node dtype is tfrun's default (its
+  // output is a resource), AssignVariableOp has no output.
+  registry->Bind("VarHandleOp", device_type, kAllTypesAndString, VarHandleKernel);
+  registry->Bind("ReadVariableOp", device_type, dtypes, ReadVariableKernel);
+  registry->Bind("AssignVariableOp", device_type, dtypes, AssignVariableKernel);
+  registry->Bind("VarIsInitializedOp", device_type, DTypeSet{DType::kBool}, VarIsInitializedKernel);
   const DTypeSet floats = dtypes & DTypeSet{DType::kFloat32, DType::kFloat64};
   for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
     registry->Bind(op, device_type, floats, RandomKernel);
@@ -223,7 +291,8 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
 
 bool QueuesDeviceWork(const Node& node) {
   return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
-         node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "Shape";
+         node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "Shape" &&
+         node.op != "VarHandleOp" && node.op != "ReadVariableOp" && node.op != "AssignVariableOp";
 }
 
 }  // namespace tfrun

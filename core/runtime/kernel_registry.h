@@ -93,6 +93,15 @@ Status ReshapeKernel(KernelContext& context);
 Status ShapeKernel(KernelContext& context);
 Status FillKernel(KernelContext& context);
 
+// Resource variables (TensorFlow 2's default variables, also in graph
+// mode): VarHandleOp's handle names the variable; AssignVariableOp stores
+// a value under it, ReadVariableOp reads it (TensorFlow's "Could not find
+// variable" when nothing was assigned), VarIsInitializedOp asks.
+Status VarHandleKernel(KernelContext& context);
+Status ReadVariableKernel(KernelContext& context);
+Status AssignVariableKernel(KernelContext& context);
+Status VarIsInitializedKernel(KernelContext& context);
+
 // RandomUniform, RandomStandardNormal and TruncatedNormal (float32 and
 // float64): TensorFlow's CPU kernels' numbers for the node's `seed` and
 // `seed2` (core/base/philox.h), drawn on the host and copied to the

@@ -145,6 +145,16 @@ def initializers_run(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def resource_run(tf):
+    """Resource variables, TensorFlow 2's default also in graph mode:
+    VarHandleOp, AssignVariableOp (init), ReadVariableOp, VarIsInitializedOp
+    and an assign_add that is placed, not run."""
+    w = tf.compat.v1.get_variable("w", [2, 2], initializer=tf.compat.v1.ones_initializer(), use_resource=True)
+    tf.matmul(tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x"), w, name="y")
+    w.assign_add(tf.ones([2, 2]), name="inc")
+    tf.compat.v1.global_variables_initializer()
+
+
 def ps_worker(tf):
     """The TF 1.x blog's distributed training shape: tf.compat.v1.train.
     replica_device_setter puts the variables (and their init) on the
@@ -203,6 +213,9 @@ CASES = {
     ]),
     "initializers_run": (initializers_run, "initializers_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "w", "v", "t", "y"]),
+    ]),
+    "resource_run": (resource_run, "resource_run.pbtxt", [
+        ("run", {"device_count": {"CPU": 2}}, False, "session", "--device-count CPU=2", ["^init", "y"]),
     ]),
     "variables_meta": (variables_run, "variables_meta.meta", [
         ("run", {}, False, "session", "", ["^init", "^train_op", "y"]),
