@@ -202,6 +202,12 @@ class Importer {
   }
 
   StatusOr<Graph> Run() {
+    // TensorFlow runs an empty graph (nothing to do); a file without nodes
+    // given to tfrun is a mistake: a MetaGraphDef without its graph_def, an
+    // empty or truncated file.
+    if (gd_.node_size() == 0) {
+      return BadInput(fmt::format("{}: the {} holds no nodes: nothing to place or run", path_, file_.kind));
+    }
     if (gd_.node_size() > options_.max_nodes) {
       return BadInput(fmt::format("{}: the graph has {} nodes; --max-nodes allows {}", path_, gd_.node_size(),
                                   options_.max_nodes));
@@ -318,9 +324,18 @@ class Importer {
     const tfproto::NodeDef& def = gd_.node(index);
     const TfOpDef& op = *FindTfOp(def.op());
     ImportedNodeDef imported;
+    // node_def_util.cc ValidateNodeDef's type check, in its words (the
+    // Op<...> summary shortened to the op's name, as for a missing attr).
+    // An attr the OpDef lacks TensorFlow 2.21 logs and ignores.
     for (const auto& [name, value] : def.attr()) {
       const TfAttrDef* attr_def = op.FindAttr(name);
-      imported.attrs.emplace(name, ConvertAttr(value, attr_def != nullptr ? attr_def->type : std::string_view()));
+      AttrValue converted = ConvertAttr(value, attr_def != nullptr ? attr_def->type : std::string_view());
+      if (attr_def != nullptr && converted.type != attr_def->type) {
+        return Fail(index, fmt::format("AttrValue had value with type '{}' when '{}' expected for attr '{}'; NodeDef: "
+                                       "{{{{node {}}}}}; Op<name={}>",
+                                       converted.type, attr_def->type, name, def.name(), def.op()));
+      }
+      imported.attrs.emplace(name, std::move(converted));
     }
     AddDefaultAttrs(op, &imported.attrs);
     std::string missing;

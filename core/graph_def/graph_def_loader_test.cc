@@ -103,6 +103,26 @@ TEST(GraphDefImport, ErrorsNameFileLineAndNode) {
                                                           "Op<name=Neg>");
   EXPECT_EQ(ErrorOf("node { name: \"b\" op: \"Neg\" attr { key: \"T\" value { type: DT_FLOAT } } }"),
             "g.pbtxt:1:8: node 'b': Neg takes 1 inputs; the NodeDef has 0");
+  // An attr of the wrong kind: TensorFlow 2.21's words (import_graph_def's
+  // ValueError for the same NodeDef), its Op<...> summary shortened. One
+  // the OpDef lacks TensorFlow ignores (and runs the node), and so does
+  // tfrun.
+  EXPECT_EQ(ErrorOf("node { name: \"a\" op: \"Const\" attr { key: \"dtype\" value { i: 3 } } "
+                    "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }"),
+            "g.pbtxt:1:8: node 'a': AttrValue had value with type 'int' when 'type' expected for attr 'dtype'; "
+            "NodeDef: {{node a}}; Op<name=Const>");
+  EXPECT_TRUE(Import("node { name: \"a\" op: \"Const\" attr { key: \"foo\" value { i: 3 } } " +
+                     std::string(kConst) + " }")
+                  .ok());
+  // A file without nodes (a MetaGraphDef without its graph_def).
+  EXPECT_EQ(ErrorOf(""), "g.pbtxt: the GraphDef holds no nodes: nothing to place or run");
+  {
+    StatusOr<TfGraphFile> meta = ParseTfGraphBytes("meta_info_def { tags: \"serve\" }\n", "m.meta", "");
+    ASSERT_TRUE(meta.ok()) << meta.status().message();
+    StatusOr<Graph> g = ImportGraphDef(*meta, "m.meta", GraphDefImportOptions());
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().message(), "m.meta: the MetaGraphDef holds no nodes: nothing to place or run");
+  }
   // The text parser's own error, located.
   const std::string syntax = ErrorOf("node { name: \"a\" op: }");
   EXPECT_EQ(syntax.rfind("g.pbtxt:1:", 0), 0u) << syntax;
