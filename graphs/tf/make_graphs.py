@@ -18,6 +18,7 @@ NAME.VARIANT.expected-stderr with TensorFlow's error text, if any (from
 placement cases run tfrun with --quiet: the lines tfrun adds on standard
 error about what soft placement moved are tfrun's own, not TensorFlow's.
 """
+import functools
 import os
 import re
 import subprocess
@@ -155,6 +156,53 @@ def resource_run(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def tower_sample(tf, towers, colocate, device):
+    """The multi-GPU tower sample: a fed batch split over `towers` devices,
+    each tower a small MNIST convnet (two conv + max-pool layers, a dense
+    layer with dropout, logits; variables made by the first tower, on its
+    device, and reused), softmax cross entropy per tower, the towers' losses
+    concatenated and averaged, Adam, and the initializer. `device` is
+    "/gpu:{}" (the sample) or "/cpu:{}" (the same graph on CPUs, which
+    TensorFlow can place here)."""
+    tf.compat.v1.set_random_seed(1)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 28, 28, 1], name="x")
+    y = tf.compat.v1.placeholder(tf.float32, [None, 10], name="y")
+    xs = tf.split(x, towers)
+    ys = tf.split(y, towers)
+    losses = []
+
+    def weights(name, shape):
+        w = tf.compat.v1.get_variable(f"{name}/w", shape,
+                                      initializer=tf.compat.v1.truncated_normal_initializer(stddev=0.1))
+        b = tf.compat.v1.get_variable(f"{name}/b", shape[-1:], initializer=tf.compat.v1.constant_initializer(0.1))
+        return w, b
+
+    for i in range(towers):
+        with tf.device(device.format(i)), tf.compat.v1.name_scope(f"tower_{i}"), \
+                tf.compat.v1.variable_scope("model", reuse=i > 0):
+            h = xs[i]
+            for name, c_in, c_out in (("conv1", 1, 32), ("conv2", 32, 64)):
+                w, b = weights(name, [5, 5, c_in, c_out])
+                h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w, strides=[1, 1, 1, 1], padding="SAME"), b))
+                h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="SAME")
+            h = tf.reshape(h, [-1, 7 * 7 * 64])
+            w, b = weights("fc1", [7 * 7 * 64, 1024])
+            h = tf.nn.dropout(tf.nn.relu(tf.nn.bias_add(tf.matmul(h, w), b)), rate=0.5)
+            w, b = weights("fc2", [1024, 10])
+            logits = tf.nn.bias_add(tf.matmul(h, w), b)
+            losses.append(tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=ys[i], logits=logits)))
+    loss = tf.reduce_mean(tf.concat([tf.reshape(t, [1]) for t in losses], 0), name="loss")
+    # Important! colocate_gradients_with_ops=True computes each tower's
+    # gradients on its own device; without it they go where the variables
+    # are (the first tower's).
+    tf.compat.v1.train.AdamOptimizer(0.001).minimize(loss, colocate_gradients_with_ops=colocate, name="train")
+    tf.compat.v1.global_variables_initializer()
+
+
+TOWER_COUNTS = [1, 2, 4, 8]
+P40_TOPOLOGY = os.path.join(HERE, "..", "..", "testdata", "topologies", "p40_x8.yaml")
+
+
 def ps_worker(tf):
     """The TF 1.x blog's distributed training shape: tf.compat.v1.train.
     replica_device_setter puts the variables (and their init) on the
@@ -236,6 +284,47 @@ CASES = {
 WRAPPERS = {
     "reshape_fill_wrapper.yaml": ("reshape_fill", "run"),
 }
+
+
+# The tower sample at each tower count, with and without
+# colocate_gradients_with_ops: the GPU graph (written only: TensorFlow cannot
+# place it on this machine's CPU) and the same graph on CPUs, which
+# TensorFlow places on `device_count` CPUs.
+for _towers in TOWER_COUNTS:
+    for _suffix, _colocate in (("", True), ("_nocolocate", False)):
+        CASES[f"tower_sample_{_towers}{_suffix}"] = (
+            functools.partial(tower_sample, towers=_towers, colocate=_colocate, device="/gpu:{}"),
+            f"tower_sample_{_towers}{_suffix}.pb", [])
+        CASES[f"tower_sample_cpu_{_towers}{_suffix}"] = (
+            functools.partial(tower_sample, towers=_towers, colocate=_colocate, device="/cpu:{}"),
+            f"tower_sample_cpu_{_towers}{_suffix}.pb",
+            [(f"cpu{_towers}", {"device_count": {"CPU": _towers}}, False, "session", f"--device-count CPU={_towers}")])
+
+
+def write_p40_goldens():
+    """The GPU graph on eight simulated P40s, derived: every op of the
+    sample has a GPU kernel for its dtypes in TensorFlow's tables, so the
+    placer makes the same groups and choices over GPUs as over CPUs, and
+    the placement is TensorFlow's own CPU placement (the cpuN goldens) with
+    each CPU:i read as GPU:i; the device mapping is TensorFlow's lines for
+    the topology's GPUs."""
+    import yaml
+    with open(P40_TOPOLOGY) as f:
+        gpus = yaml.safe_load(f)["gpus"]
+    mapping = ["Device mapping:"] + [
+        f"/job:localhost/replica:0/task:0/device:GPU:{i} -> device: {i}, name: {g['name']}, pci bus id: "
+        f"{g['pci_bus_id']}, compute capability: {g['compute_capability']}" for i, g in enumerate(gpus)]
+    for towers in TOWER_COUNTS:
+        for suffix in ("", "_nocolocate"):
+            with open(os.path.join(HERE, f"tower_sample_cpu_{towers}{suffix}.cpu{towers}.expected")) as f:
+                cpu = f.read().splitlines()
+            placement = [line.replace("/device:CPU:", "/device:GPU:") for line in cpu if ": (" in line]
+            stem = os.path.join(HERE, f"tower_sample_{towers}{suffix}.p40")
+            with open(stem + ".expected", "w") as f:
+                f.write("# args: --place-only --log-placement --devices ../../testdata/topologies/p40_x8.yaml\n" +
+                        "".join(line + "\n" for line in mapping + placement))
+            open(stem + ".expected-stderr", "w").close()
+            print(f"tower_sample_{towers}{suffix}.p40: {len(placement)} placement lines (derived)")
 
 
 # Cluster runs of a graph file above, as tfrun's ps_worker_cluster.yaml wraps
@@ -399,6 +488,7 @@ def main():
                 if errors:
                     f.write(tfrun_error(errors[0], file_name))
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
+    write_p40_goldens()
     for golden in CLUSTER_RUNS:
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
         p = subprocess.run([sys.executable, __file__, "--cluster", golden], capture_output=True, text=True, env=env,
