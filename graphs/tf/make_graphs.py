@@ -203,6 +203,57 @@ TOWER_COUNTS = [1, 2, 4, 8]
 P40_TOPOLOGY = os.path.join(HERE, "..", "..", "testdata", "topologies", "p40_x8.yaml")
 
 
+def blog_addn(tf):
+    """The TF 1.x blog's AddN (graphs/addn.yaml's program)."""
+    a = tf.constant([1.0, 2.0, 3.0], shape=[3], name="a")
+    b = tf.constant([1.0, 2.0, 3.0], shape=[3], name="b")
+    tf.add_n([a, b], name="c")
+
+
+def blog_variables(tf):
+    """The TF 1.x blog's variables, one asked for on a GPU
+    (graphs/tf1_blog_variables.yaml's program)."""
+    with tf.device("/cpu:0"):
+        tf.compat.v1.Variable(0, name="a_cpu", use_resource=False)
+    with tf.device("/gpu:0"):
+        tf.compat.v1.Variable(0, name="a_gpu", use_resource=False)
+    tf.compat.v1.global_variables_initializer()
+
+
+def tutorial_matmul(tf):
+    """The "Using GPUs" tutorial's first example (graphs/matmul.yaml)."""
+    a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3], name="a")
+    b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2], name="b")
+    tf.matmul(a, b)
+
+
+def tutorial_multi_tower(tf):
+    """The "Using GPUs" tutorial's towers on GPUs 2 and 3, summed on the CPU
+    (graphs/multi_tower.yaml)."""
+    c = []
+    for d in ["/gpu:2", "/gpu:3"]:
+        with tf.device(d):
+            a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3])
+            b = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2])
+            c.append(tf.matmul(a, b))
+    with tf.device("/cpu:0"):
+        tf.add_n(c)
+
+
+# The same programs as graphs/*.yaml, written by TensorFlow: graph file:
+# (the YAML golden of the same run, the flags that give it). tfrun must
+# print for TensorFlow's GraphDef what it prints for the YAML file (those
+# goldens say where their output comes from).
+SAME_AS_YAML = {
+    "blog_addn.pbtxt": ("addn.tf2", "--log-placement --fetch c"),
+    "blog_variables.pbtxt": ("tf1_blog_variables.tf-log", "--log-placement --soft-placement --targets init"),
+    "tutorial_matmul.pbtxt": ("matmul.gpu1_matmul-tf2",
+                              "--log-placement --devices ../../testdata/topologies/k40c_x1.yaml --fetch MatMul"),
+    "tutorial_multi_tower.pbtxt": ("multi_tower.gpu4_multi_tower-tf2", "--log-placement --soft-placement "
+                                   "--devices ../../testdata/topologies/k20m_x4.yaml --fetch AddN"),
+}
+
+
 def ps_worker(tf):
     """The TF 1.x blog's distributed training shape: tf.compat.v1.train.
     replica_device_setter puts the variables (and their init) on the
@@ -270,6 +321,11 @@ CASES = {
     ]),
     # Written only: the cluster run below places and runs it.
     "ps_worker": (ps_worker, "ps_worker.pbtxt", []),
+    # Written only: their goldens are the YAML files' (SAME_AS_YAML).
+    "blog_addn": (blog_addn, "blog_addn.pbtxt", []),
+    "blog_variables": (blog_variables, "blog_variables.pbtxt", []),
+    "tutorial_matmul": (tutorial_matmul, "tutorial_matmul.pbtxt", []),
+    "tutorial_multi_tower": (tutorial_multi_tower, "tutorial_multi_tower.pbtxt", []),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
         ("session", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
         ("python", {"device_count": {"CPU": 3}}, False, "python", "--device-count CPU=3 --import python"),
@@ -489,6 +545,18 @@ def main():
                     f.write(tfrun_error(errors[0], file_name))
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
     write_p40_goldens()
+    for graph_file, (golden, args) in SAME_AS_YAML.items():
+        stem = os.path.join(HERE, graph_file.rsplit(".", 1)[0] + ".same_as_yaml")
+        for ext in (".expected", ".expected-stderr"):
+            with open(os.path.join(HERE, "..", golden + ext)) as f:
+                lines = f.read().splitlines(keepends=True)
+            if ext == ".expected":
+                lines = [f"# args: {args}\n"] + [line for line in lines if not line.startswith("# args:")]
+            else:  # a path tfrun names, from one folder further down
+                lines = [line.replace(" ../testdata/", " ../../testdata/") for line in lines]
+            with open(stem + ext, "w") as f:
+                f.write("".join(lines))
+        print(f"{graph_file}: graphs/{golden}'s output")
     for golden in CLUSTER_RUNS:
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
         p = subprocess.run([sys.executable, __file__, "--cluster", golden], capture_output=True, text=True, env=env,
