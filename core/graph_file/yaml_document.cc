@@ -137,52 +137,17 @@ struct Piece {
   bool read_by_libyaml = false;
 };
 
-// Builds a Piece from yaml-cpp's events, as YAML::NodeBuilder builds its tree.
-class PieceBuilder final : public YAML::EventHandler {
+// Appends a parser's nodes to a Piece in event order: each new node is the
+// root or the next child of the innermost open collection. Both parsers'
+// builders below feed it.
+class PieceTree {
  public:
-  PieceBuilder(Piece* piece, int line_offset) : piece_(piece), line_offset_(line_offset) {}
+  PieceTree(Piece* piece, int line_offset) : piece_(piece), line_offset_(line_offset) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Add(mark, Kind::kNull, anchor); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    const uint32_t index = Add(mark, Kind::kAlias, YAML::NullAnchor);
-    piece_->items[index].first = anchors_[anchor];
-  }
-  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& value) override {
-    const uint32_t index = Add(mark, Kind::kScalar, anchor);
-    Item& item = piece_->items[index];
-    item.quoted = tag == "!";
-    item.first = static_cast<uint32_t>(piece_->text.size());
-    item.count = static_cast<uint32_t>(value.size());
-    piece_->text.append(value);
-    piece_->text.push_back('\0');
-  }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value style) override {
-    Open(Add(mark, Kind::kSequence, anchor), style);
-  }
-  void OnSequenceEnd() override { open_.pop_back(); }
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value style) override {
-    Open(Add(mark, Kind::kMap, anchor), style);
-  }
-  void OnMapEnd() override { open_.pop_back(); }
-
- private:
-  struct OpenCollection {
-    uint32_t index;
-    uint32_t last_child;
-  };
-
-  uint32_t Add(const YAML::Mark& mark, Kind kind, YAML::anchor_t anchor) {
+  // The new node's index. `line` is the parser's 0-based line in its text.
+  uint32_t Add(int line, int column, Kind kind) {
     const uint32_t index = static_cast<uint32_t>(piece_->items.size());
-    piece_->items.push_back(Item{mark.line + line_offset_, mark.column, kNone, kNone, 0, kind, 0, 0});
-    if (anchor != YAML::NullAnchor) {
-      if (anchors_.size() <= anchor) anchors_.resize(anchor + 1, kNone);
-      anchors_[anchor] = index;
-    }
+    piece_->items.push_back(Item{line + line_offset_, column, kNone, kNone, 0, kind, 0, 0});
     if (open_.empty()) {
       if (piece_->root == kNone) piece_->root = index;
       return index;
@@ -198,14 +163,74 @@ class PieceBuilder final : public YAML::EventHandler {
     return index;
   }
 
-  void Open(uint32_t index, YAML::EmitterStyle::value style) {
-    piece_->items[index].flow = style == YAML::EmitterStyle::Flow;
-    open_.push_back({index, kNone});
+  // A scalar's text, NUL-terminated in the piece's text.
+  void SetText(uint32_t index, std::string_view value, bool quoted) {
+    Item& item = piece_->items[index];
+    item.quoted = quoted;
+    item.first = static_cast<uint32_t>(piece_->text.size());
+    item.count = static_cast<uint32_t>(value.size());
+    piece_->text.append(value);
+    piece_->text.push_back('\0');
   }
+
+  // Later nodes are the collection's children until Close.
+  void Open(uint32_t collection, bool flow) {
+    piece_->items[collection].flow = flow;
+    open_.push_back({collection, kNone});
+  }
+  void Close() { open_.pop_back(); }
+  size_t depth() const { return open_.size(); }
+  Item& item(uint32_t index) { return piece_->items[index]; }
+
+ private:
+  struct OpenCollection {
+    uint32_t index;
+    uint32_t last_child;
+  };
 
   Piece* piece_;
   int line_offset_;
   std::vector<OpenCollection> open_;
+};
+
+// Builds a Piece from yaml-cpp's events, as YAML::NodeBuilder builds its tree.
+class PieceBuilder final : public YAML::EventHandler {
+ public:
+  PieceBuilder(Piece* piece, int line_offset) : tree_(piece, line_offset) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Add(mark, Kind::kNull, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const uint32_t index = Add(mark, Kind::kAlias, YAML::NullAnchor);
+    tree_.item(index).first = anchors_[anchor];
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    tree_.SetText(Add(mark, Kind::kScalar, anchor), value, tag == "!");
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value style) override {
+    tree_.Open(Add(mark, Kind::kSequence, anchor), style == YAML::EmitterStyle::Flow);
+  }
+  void OnSequenceEnd() override { tree_.Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value style) override {
+    tree_.Open(Add(mark, Kind::kMap, anchor), style == YAML::EmitterStyle::Flow);
+  }
+  void OnMapEnd() override { tree_.Close(); }
+
+ private:
+  uint32_t Add(const YAML::Mark& mark, Kind kind, YAML::anchor_t anchor) {
+    const uint32_t index = tree_.Add(mark.line, mark.column, kind);
+    if (anchor != YAML::NullAnchor) {
+      if (anchors_.size() <= anchor) anchors_.resize(anchor + 1, kNone);
+      anchors_[anchor] = index;
+    }
+    return index;
+  }
+
+  PieceTree tree_;
   std::vector<uint32_t> anchors_;  // by yaml-cpp's anchor id (from 1)
 };
 
@@ -244,7 +269,7 @@ Piece ParsePieceWithYamlCpp(const char* begin, const char* end, int line_offset)
 // have any of these.
 class LibyamlPieceBuilder {
  public:
-  LibyamlPieceBuilder(Piece* piece, int line_offset) : piece_(piece), line_offset_(line_offset) {}
+  LibyamlPieceBuilder(Piece* piece, int line_offset) : tree_(piece, line_offset) {}
 
   // False where yaml-cpp must parse instead.
   bool Build(std::string_view text) {
@@ -283,7 +308,7 @@ class LibyamlPieceBuilder {
           break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
-          open_.pop_back();
+          tree_.Close();
           break;
         case YAML_ALIAS_EVENT:
           ok = false;
@@ -298,10 +323,6 @@ class LibyamlPieceBuilder {
   }
 
  private:
-  struct OpenCollection {
-    uint32_t index;
-    uint32_t last_child;
-  };
   // yaml-cpp's DepthGuard<500> counts nested nodes; well below it, yaml-cpp
   // cannot fail on depth, above it yaml-cpp decides.
   static constexpr size_t kMaxDepth = 400;
@@ -338,46 +359,21 @@ class LibyamlPieceBuilder {
       Add(event.start_mark, Kind::kNull);
       return true;
     }
-    const uint32_t index = Add(event.start_mark, Kind::kScalar);
-    Item& item = piece_->items[index];
-    item.quoted = !plain;
-    item.first = static_cast<uint32_t>(piece_->text.size());
-    item.count = static_cast<uint32_t>(value.size());
-    piece_->text.append(value);
-    piece_->text.push_back('\0');
+    tree_.SetText(Add(event.start_mark, Kind::kScalar), value, !plain);
     return true;
   }
 
   bool Open(const yaml_event_t& event, Kind kind, bool flow) {
-    if (open_.size() >= kMaxDepth) return false;
-    const uint32_t index = Add(event.start_mark, kind);
-    piece_->items[index].flow = flow;
-    open_.push_back({index, kNone});
+    if (tree_.depth() >= kMaxDepth) return false;
+    tree_.Open(Add(event.start_mark, kind), flow);
     return true;
   }
 
   uint32_t Add(const yaml_mark_t& mark, Kind kind) {
-    const uint32_t index = static_cast<uint32_t>(piece_->items.size());
-    piece_->items.push_back(Item{static_cast<int32_t>(mark.line) + line_offset_, static_cast<int32_t>(mark.column),
-                                 kNone, kNone, 0, kind, 0, 0});
-    if (open_.empty()) {
-      if (piece_->root == kNone) piece_->root = index;
-      return index;
-    }
-    OpenCollection& parent = open_.back();
-    if (parent.last_child == kNone) {
-      piece_->items[parent.index].first = index;
-    } else {
-      piece_->items[parent.last_child].next = index;
-    }
-    parent.last_child = index;
-    ++piece_->items[parent.index].count;
-    return index;
+    return tree_.Add(static_cast<int>(mark.line), static_cast<int>(mark.column), kind);
   }
 
-  Piece* piece_;
-  int line_offset_;
-  std::vector<OpenCollection> open_;
+  PieceTree tree_;
 };
 
 // Parses the first document of [begin, end): with libyaml where it gives

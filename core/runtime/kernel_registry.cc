@@ -55,6 +55,28 @@ int64_t IntAt(const Tensor& t, int64_t i) { return static_cast<int64_t>(t.GetAsD
 
 bool IsVector(const Tensor& t) { return t.rank() == 1; }
 
+// The dims of a shape vector (Fill's dims, a random op's shape), each at
+// least 0 as TensorShapeUtils::MakeShape requires.
+StatusOr<Shape> ShapeFromVector(KernelContext& c, const Tensor& dims) {
+  Shape shape;
+  for (int64_t d = 0; d < dims.num_elements(); ++d) {
+    const int64_t size = IntAt(dims, d);
+    if (size < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", size));
+    shape.push_back(size);
+  }
+  return shape;
+}
+
+// A result made in host memory becomes the output in the device's memory.
+Status OutputFromHost(KernelContext& c, Tensor host) {
+  if (c.allocator == CpuAllocator()) {
+    c.output = std::move(host);
+    return Status::Ok();
+  }
+  TFRUN_ASSIGN_OR_RETURN(c.output, host.CopyTo(c.allocator, c.device_name));
+  return Status::Ok();
+}
+
 }  // namespace
 
 // TensorFlow's ReshapeOp (reshape_op.h), its checks and texts: at most one
@@ -138,12 +160,7 @@ Status FillKernel(KernelContext& c) {
   const Tensor& value = c.inputs[1];
   if (!IsVector(dims)) return c.Fail("dims must represent a vector, got shape " + ShapeDebugString(dims.shape()));
   if (value.rank() != 0) return c.Fail("value must represent a scalar, got shape " + ShapeDebugString(value.shape()));
-  Shape shape;
-  for (int64_t d = 0; d < dims.num_elements(); ++d) {
-    const int64_t size = IntAt(dims, d);
-    if (size < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", size));
-    shape.push_back(size);
-  }
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, dims));
   Tensor host_value = value;
   if (value.allocator() != CpuAllocator()) {
     TFRUN_ASSIGN_OR_RETURN(host_value, value.CopyTo(CpuAllocator(), c.device_name));
@@ -152,12 +169,7 @@ Status FillKernel(KernelContext& c) {
   const size_t element = Info(value.dtype()).size;
   auto* out = static_cast<char*>(filled.raw());
   for (int64_t i = 0; i < filled.num_elements(); ++i) std::memcpy(out + i * element, host_value.raw(), element);
-  if (c.allocator == CpuAllocator()) {
-    c.output = std::move(filled);
-  } else {
-    TFRUN_ASSIGN_OR_RETURN(c.output, filled.CopyTo(c.allocator, c.device_name));
-  }
-  return Status::Ok();
+  return OutputFromHost(c, std::move(filled));
 }
 
 namespace {
@@ -178,12 +190,7 @@ Status RandomKernel(KernelContext& c) {
   if (!IsVector(dims)) {
     return c.Fail("shape must be a vector of {int32,int64}, got shape " + ShapeDebugString(dims.shape()));
   }
-  Shape shape;
-  for (int64_t d = 0; d < dims.num_elements(); ++d) {
-    const int64_t size = IntAt(dims, d);
-    if (size < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", size));
-    shape.push_back(size);
-  }
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, dims));
   auto [it, made] = c.random_generators->try_emplace(c.node.id, IntAttr(c, "seed"), IntAttr(c, "seed2"));
   TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
   const PhiloxRandom gen = it->second.ReserveOutputs(drawn.num_elements());
@@ -196,12 +203,7 @@ Status RandomKernel(KernelContext& c) {
   } else {
     single ? FillTruncatedNormal(gen, drawn.data<float>(), n) : FillTruncatedNormal(gen, drawn.data<double>(), n);
   }
-  if (c.allocator == CpuAllocator()) {
-    c.output = std::move(drawn);
-  } else {
-    TFRUN_ASSIGN_OR_RETURN(c.output, drawn.CopyTo(c.allocator, c.device_name));
-  }
-  return Status::Ok();
+  return OutputFromHost(c, std::move(drawn));
 }
 
 namespace {
@@ -257,12 +259,7 @@ Status AssignVariableKernel(KernelContext& c) {
 Status VarIsInitializedKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(DType::kBool, {}));
   out.data<bool>()[0] = c.variables->count(std::string(c.inputs[0].StringAt(0))) > 0;
-  if (c.allocator == CpuAllocator()) {
-    c.output = std::move(out);
-  } else {
-    TFRUN_ASSIGN_OR_RETURN(c.output, out.CopyTo(c.allocator, c.device_name));
-  }
-  return Status::Ok();
+  return OutputFromHost(c, std::move(out));
 }
 
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
