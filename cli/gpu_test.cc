@@ -36,7 +36,14 @@ INSTANTIATE_TEST_SUITE_P(Examples, GpuGraphTest,
                          ::testing::Values("graphs/matmul.yaml", "graphs/addn.yaml", "graphs/multi_tower.yaml",
                                            "graphs/cast_cpu_only.yaml", "graphs/variable_int32_gpu.yaml",
                                            "graphs/npy_input.yaml", "testdata/graphs/ops_dtypes.yaml",
-                                           "testdata/graphs/variables.yaml"));
+                                           "testdata/graphs/variables.yaml",
+                                           // TensorFlow's graph files: its random numbers (drawn on the
+                                           // host, so the CPU kernels' on a GPU too), resource variables,
+                                           // Reshape, Shape and Fill.
+                                           "graphs/tf/initializers_run.pbtxt --targets init --fetch w --fetch v "
+                                           "--fetch t --fetch y",
+                                           "graphs/tf/resource_run.pbtxt --targets init --fetch y",
+                                           "graphs/tf/reshape_fill.pbtxt --fetch z --fetch r --fetch s --fetch f"));
 
 // Two towers on four virtual GPUs of one device (their streams ordered by
 // events), an allow_growth run with real allocations, and a real
