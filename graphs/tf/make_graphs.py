@@ -220,6 +220,12 @@ def blog_variables(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def blog_cluster_hello(tf):
+    """The TF 1.x blog's ClusterSpec example's graph (graphs/cluster_hello.yaml):
+    one string constant, run on the first task's server."""
+    tf.constant("Hello ,this is the server1!")
+
+
 def tutorial_matmul(tf):
     """The "Using GPUs" tutorial's first example (graphs/matmul.yaml)."""
     a = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3], name="a")
@@ -324,6 +330,9 @@ CASES = {
     # Written only: their goldens are the YAML files' (SAME_AS_YAML).
     "blog_addn": (blog_addn, "blog_addn.pbtxt", []),
     "blog_variables": (blog_variables, "blog_variables.pbtxt", []),
+    # Its wrapper blog_cluster_hello.yaml runs it on the blog's cluster
+    # (testdata/golden/cluster_cases.txt).
+    "blog_cluster_hello": (blog_cluster_hello, "blog_cluster_hello.pbtxt", []),
     "tutorial_matmul": (tutorial_matmul, "tutorial_matmul.pbtxt", []),
     "tutorial_multi_tower": (tutorial_multi_tower, "tutorial_multi_tower.pbtxt", []),
     "colocated_conflict": (colocated_conflict, "colocated_conflict.pbtxt", [
