@@ -118,21 +118,29 @@ INSTANTIATE_TEST_SUITE_P(Cases, ExpectedFileTest, ::testing::ValuesIn(ExpectedFi
                            return s;
                          });
 
-// Every example graph has at least one expected file beside it.
+// Every example graph, and every graph TensorFlow wrote in graphs/tf, has
+// at least one expected file beside it.
 TEST(GoldenCoverageTest, EveryExampleGraphHasACase) {
   const std::vector<std::string> expected = ExpectedFiles({"graphs"});
-  DIR* dir = opendir("graphs");
-  ASSERT_NE(dir, nullptr);
-  while (dirent* e = readdir(dir)) {
-    const std::string f = e->d_name;
-    if (f.size() <= 5 || f.substr(f.size() - 5) != ".yaml") continue;
-    const std::string stem = "graphs/" + f.substr(0, f.size() - 5);
-    const bool covered = std::any_of(expected.begin(), expected.end(), [&](const std::string& x) {
-      return x == stem + ".expected" || x.rfind(stem + ".", 0) == 0;
-    });
-    EXPECT_TRUE(covered) << "graphs/" << f << " has no expected file";
+  int graphs = 0;
+  for (const char* folder : {"graphs", "graphs/tf"}) {
+    DIR* dir = opendir(folder);
+    ASSERT_NE(dir, nullptr) << folder;
+    while (dirent* e = readdir(dir)) {
+      const std::string f = e->d_name;
+      const size_t dot = f.rfind('.');
+      const std::string ext = dot == std::string::npos ? "" : f.substr(dot);
+      if (ext != ".yaml" && ext != ".pbtxt" && ext != ".pb" && ext != ".meta") continue;
+      const std::string stem = std::string(folder) + "/" + f.substr(0, dot);
+      const bool covered = std::any_of(expected.begin(), expected.end(), [&](const std::string& x) {
+        return x == stem + ".expected" || x.rfind(stem + ".", 0) == 0;
+      });
+      EXPECT_TRUE(covered) << folder << "/" << f << " has no expected file";
+      ++graphs;
+    }
+    closedir(dir);
   }
-  closedir(dir);
+  EXPECT_GT(graphs, 50);
 }
 
 // Every golden in testdata/golden is some case's: a golden that no test

@@ -325,8 +325,12 @@ CASES = {
     "variables_meta": (variables_run, "variables_meta.meta", [
         ("run", {}, False, "session", "", ["^init", "^train_op", "y"]),
     ]),
-    # Written only: the cluster run below places and runs it.
-    "ps_worker": (ps_worker, "ps_worker.pbtxt", []),
+    # The cluster run below places and runs it; alone, without its cluster,
+    # even soft placement cannot place a node asked for on another job
+    # (TensorFlow's error).
+    "ps_worker": (ps_worker, "ps_worker.pbtxt", [
+        ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
+    ]),
     # Written only: their goldens are the YAML files' (SAME_AS_YAML).
     "blog_addn": (blog_addn, "blog_addn.pbtxt", []),
     "blog_variables": (blog_variables, "blog_variables.pbtxt", []),
