@@ -275,6 +275,23 @@ def ps_worker(tf):
         tf.compat.v1.global_variables_initializer()
 
 
+def ps_worker_train(tf):
+    """The same with its training step: a loss, a global step and
+    GradientDescentOptimizer.minimize, as the blog's distributed training
+    builds it: placed on the cluster (tfrun runs no gradient ops yet)."""
+    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
+    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                                                       cluster=cluster)):
+        w = tf.compat.v1.Variable(tf.ones([2, 2]), name="w", use_resource=False)
+        b = tf.compat.v1.Variable(tf.zeros([2]), name="b", use_resource=False)
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+        y = tf.add(tf.matmul(x, w), b, name="y")
+        loss = tf.reduce_mean(tf.square(y), name="loss")
+        step = tf.compat.v1.train.get_or_create_global_step()
+        tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step, name="train")
+        tf.compat.v1.global_variables_initializer()
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -329,6 +346,9 @@ CASES = {
     # even soft placement cannot place a node asked for on another job
     # (TensorFlow's error).
     "ps_worker": (ps_worker, "ps_worker.pbtxt", [
+        ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
+    ]),
+    "ps_worker_train": (ps_worker_train, "ps_worker_train.pbtxt", [
         ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
     ]),
     # Written only: their goldens are the YAML files' (SAME_AS_YAML).
@@ -404,6 +424,9 @@ def write_p40_goldens():
 CLUSTER_RUNS = {
     "tf_ps_worker.log": ("ps_worker.pbtxt", ["^init", "y"], True),
     "tf_ps_worker.plain": ("ps_worker.pbtxt", ["^init", "y"], False),
+    # The session places the whole graph at its first run: `init` logs every
+    # node, the training step's included.
+    "tf_ps_worker_train.log": ("ps_worker_train.pbtxt", ["^init"], True),
 }
 
 
