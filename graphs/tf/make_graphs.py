@@ -246,18 +246,21 @@ def tutorial_multi_tower(tf):
         tf.add_n(c)
 
 
-# The same programs as graphs/*.yaml, written by TensorFlow: graph file:
-# (the YAML golden of the same run, the flags that give it). tfrun must
-# print for TensorFlow's GraphDef what it prints for the YAML file (those
-# goldens say where their output comes from).
-SAME_AS_YAML = {
-    "blog_addn.pbtxt": ("addn.tf2", "--log-placement --fetch c"),
-    "blog_variables.pbtxt": ("tf1_blog_variables.tf-log", "--log-placement --soft-placement --targets init"),
-    "tutorial_matmul.pbtxt": ("matmul.gpu1_matmul-tf2",
-                              "--log-placement --devices ../../testdata/topologies/k40c_x1.yaml --fetch MatMul"),
-    "tutorial_multi_tower.pbtxt": ("multi_tower.gpu4_multi_tower-tf2", "--log-placement --soft-placement "
-                                   "--devices ../../testdata/topologies/k20m_x4.yaml --fetch AddN"),
-}
+# The same programs as graphs/*.yaml, written by TensorFlow: (graph file,
+# variant, the YAML golden of the same run, the flags that give it). tfrun
+# must print for TensorFlow's GraphDef what it prints for the YAML file
+# (those goldens say where their output comes from).
+SAME_AS_YAML = [
+    ("blog_addn.pbtxt", "same_as_yaml", "addn.tf2", "--log-placement --fetch c"),
+    ("blog_addn.pbtxt", "same_as_yaml_gpu", "addn.gpu1_addn-tf2",
+     "--log-placement --devices ../../testdata/topologies/k40c_x1.yaml --fetch c"),
+    ("blog_variables.pbtxt", "same_as_yaml", "tf1_blog_variables.tf-log",
+     "--log-placement --soft-placement --targets init"),
+    ("tutorial_matmul.pbtxt", "same_as_yaml", "matmul.gpu1_matmul-tf2",
+     "--log-placement --devices ../../testdata/topologies/k40c_x1.yaml --fetch MatMul"),
+    ("tutorial_multi_tower.pbtxt", "same_as_yaml", "multi_tower.gpu4_multi_tower-tf2",
+     "--log-placement --soft-placement --devices ../../testdata/topologies/k20m_x4.yaml --fetch AddN"),
+]
 
 
 def ps_worker(tf):
@@ -581,8 +584,8 @@ def main():
                     f.write(tfrun_error(errors[0], file_name))
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
     write_p40_goldens()
-    for graph_file, (golden, args) in SAME_AS_YAML.items():
-        stem = os.path.join(HERE, graph_file.rsplit(".", 1)[0] + ".same_as_yaml")
+    for graph_file, variant, golden, args in SAME_AS_YAML:
+        stem = os.path.join(HERE, graph_file.rsplit(".", 1)[0] + "." + variant)
         for ext in (".expected", ".expected-stderr"):
             with open(os.path.join(HERE, "..", golden + ext)) as f:
                 lines = f.read().splitlines(keepends=True)
