@@ -263,25 +263,14 @@ SAME_AS_YAML = [
 ]
 
 
-def ps_worker(tf):
+def ps_worker(tf, train=False):
     """The TF 1.x blog's distributed training shape: tf.compat.v1.train.
     replica_device_setter puts the variables (and their init) on the
     parameter server task and the rest on worker 0, as the program's
-    `with tf.device(replica_device_setter(...))` does."""
-    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
-    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
-                                                                       cluster=cluster)):
-        w = tf.compat.v1.Variable(tf.ones([2, 2]), name="w", use_resource=False)
-        b = tf.compat.v1.Variable(tf.zeros([2]), name="b", use_resource=False)
-        x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
-        tf.add(tf.matmul(x, w), b, name="y")
-        tf.compat.v1.global_variables_initializer()
-
-
-def ps_worker_train(tf):
-    """The same with its training step: a loss, a global step and
-    GradientDescentOptimizer.minimize, as the blog's distributed training
-    builds it: placed on the cluster (tfrun runs no gradient ops yet)."""
+    `with tf.device(replica_device_setter(...))` does. With `train`, its
+    training step too: a loss, a global step and
+    GradientDescentOptimizer.minimize (placed on the cluster: tfrun runs no
+    gradient ops yet)."""
     cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
     with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
                                                                        cluster=cluster)):
@@ -289,9 +278,10 @@ def ps_worker_train(tf):
         b = tf.compat.v1.Variable(tf.zeros([2]), name="b", use_resource=False)
         x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
         y = tf.add(tf.matmul(x, w), b, name="y")
-        loss = tf.reduce_mean(tf.square(y), name="loss")
-        step = tf.compat.v1.train.get_or_create_global_step()
-        tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step, name="train")
+        if train:
+            loss = tf.reduce_mean(tf.square(y), name="loss")
+            step = tf.compat.v1.train.get_or_create_global_step()
+            tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step, name="train")
         tf.compat.v1.global_variables_initializer()
 
 
@@ -351,7 +341,7 @@ CASES = {
     "ps_worker": (ps_worker, "ps_worker.pbtxt", [
         ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
     ]),
-    "ps_worker_train": (ps_worker_train, "ps_worker_train.pbtxt", [
+    "ps_worker_train": (functools.partial(ps_worker, train=True), "ps_worker_train.pbtxt", [
         ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
     ]),
     # Written only: their goldens are the YAML files' (SAME_AS_YAML).
