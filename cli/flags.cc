@@ -141,6 +141,27 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("NODE")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(kInputsAndOutputs);
+  app->add_option("--init", options->init,
+                  "node to run once before anything else, as sess.run(init) (repeatable; each its own run)")
+      ->type_name("NODE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(kInputsAndOutputs);
+  app->add_option("--steps", options->steps,
+                  "a training loop: run the fetches and --targets together N times in one session, keeping the "
+                  "variables, each step printed as print(sess.run([fetches...])) prints")
+      ->type_name("N")
+      ->check(Quiet(1, 1000000000))
+      ->group(kInputsAndOutputs);
+  app->add_option("--print-every", options->print_every, "with --steps: print steps K, 2K, ... (default 1)")
+      ->type_name("K")
+      ->check(Quiet(1, 1000000000))
+      ->group(kInputsAndOutputs);
+  app->add_option("--batch", options->batch,
+                  "with --steps: feed each step the next B rows of every NAME=@FILE.npy feed (wrapping around), as "
+                  "the sample's next_batch loop does")
+      ->type_name("B")
+      ->check(Quiet(1, 1000000000))
+      ->group(kInputsAndOutputs);
   app->add_option("--feed", options->feeds,
                   "give a tensor a value as feed_dict does: NAME=@FILE.npy or NAME=VALUE, e.g. 'x=[[1,2,3]]' "
                   "(repeatable)")

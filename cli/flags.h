@@ -28,6 +28,15 @@ struct RunOptions {
   // sess.run in the order given (init, then train).
   std::vector<std::string> targets;
   std::vector<std::string> feeds;  // --feed NAME=@FILE.npy | NAME=VALUE (cli/feeds.h)
+  // A training loop (README "Training"): --init NODE runs once, each its
+  // own run, before anything else (sess.run(init)); --steps N runs the
+  // fetches and --targets together N times (sess.run([loss, train]) in a
+  // loop), printing steps K, 2K, ... (--print-every K); --batch B feeds
+  // each step the next B rows of every .npy feed, as next_batch does.
+  std::vector<std::string> init;
+  int64_t steps = 0;  // 0: no loop (one run)
+  int64_t print_every = 0;  // 0: every step
+  int64_t batch = 0;  // 0: every step the whole feed
   std::string compat = "tf2";
   std::string numpy;  // --numpy 1|2: the NumPy that prints results ("": the --compat era's)
   std::string json_path;

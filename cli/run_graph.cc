@@ -131,8 +131,12 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   if (profile_ == nullptr) {
     return BadInput(fmt::format("--compat {}: expected one of {}", options_.compat, fmt::join(ProfileNames(), ", ")));
   }
+  TFRUN_RETURN_IF_ERROR(CheckTrainingFlags());
   TFRUN_RETURN_IF_ERROR(Load());
   TFRUN_RETURN_IF_ERROR(StartCluster());
+  if (options_.steps > 0 && graph_.config.cluster.size() > 1) {
+    return BadInput(fmt::format("--steps: {} spans a cluster; tfrun runs a cluster's graph for one step", graph_.path));
+  }
   if (!options_.write_graph_path.empty() && prints_output()) {
     std::vector<std::string> requested;
     requested.reserve(graph_.nodes.size());
@@ -147,12 +151,14 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
   // A TensorFlow graph file with nothing to fetch or run: the user asks
   // where its nodes go, which the Session's first run would decide.
-  place_only_ = options_.place_only || (!graph_.imported.empty() && fetch_.empty() && target_runs_.empty());
+  place_only_ = options_.place_only ||
+                (!graph_.imported.empty() && fetch_.empty() && target_runs_.empty() && init_runs_.empty());
   if (place_only_ && !options_.place_only && !log) {
     spdlog::info("{}: nothing to fetch: placed the whole graph (--log-placement prints where each node went)",
                  graph_.path);
   }
-  if (fetch_.empty() && target_runs_.empty() && profile_->execution == ExecutionModel::kSession && !place_only_) {
+  if (fetch_.empty() && target_runs_.empty() && init_runs_.empty() && profile_->execution == ExecutionModel::kSession &&
+      !place_only_) {
     // A TF1 program with nothing to fetch makes its session (which prints
     // the device mapping) and runs no step: nothing is placed or logged.
     if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(devices_.set, *profile_);
@@ -168,7 +174,8 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     report_.timings.total_ms = MsSince(t0);
     return Status::Ok();
   }
-  if (profile_->execution == ExecutionModel::kSession && target_runs_.empty() && AnswerFromFeeds()) {
+  if (profile_->execution == ExecutionModel::kSession && target_runs_.empty() && init_runs_.empty() &&
+      options_.steps == 0 && AnswerFromFeeds()) {
     ExplainUnplaced(stdout_text);
     PrintResults(log, stdout_text);
   } else {
@@ -179,6 +186,25 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     TFRUN_RETURN_IF_ERROR(WriteNpyOutputs(options_.out_dir, graph_, fetch_, result_.fetched));
   }
   report_.timings.total_ms = MsSince(t0);
+  return Status::Ok();
+}
+
+Status GraphRun::CheckTrainingFlags() const {
+  if (options_.steps == 0) {
+    if (options_.print_every > 0) return BadInput("--print-every: only with --steps");
+    if (options_.batch > 0) return BadInput("--batch: only with --steps");
+    return Status::Ok();
+  }
+  if (profile_->execution == ExecutionModel::kEager) {
+    return BadInput(fmt::format("--steps: --compat {} runs op by op; a training loop runs a graph's session "
+                                "(--compat tf2, tf1 or tf0)",
+                                options_.compat));
+  }
+  if (options_.benchmark_runs > 0 || options_.benchmark_duration_s > 0) {
+    return BadInput("--steps and --benchmark: a training loop changes its variables every step; time it with "
+                    "bench/train.py or --trace");
+  }
+  if (options_.place_only) return BadInput("--steps and --place-only: --place-only runs nothing");
   return Status::Ok();
 }
 
@@ -257,31 +283,41 @@ Status GraphRun::ResolveFetch() {
   return Status::Ok();
 }
 
+// A node, or a MetaGraphDef's collection (train_op) of nodes, named by
+// --targets or --init: the nodes one sess.run of it runs.
+StatusOr<std::vector<int>> GraphRun::ResolveRun(std::string_view flag, const std::string& name) const {
+  std::vector<int> run;
+  if (const Node* node = graph_.Find(name)) {
+    run.push_back(node->id);
+  } else if (const std::vector<std::string>* members = graph_.Collection(name)) {
+    for (const std::string& member : *members) {
+      const std::optional<TensorName> tensor = ParseTensorName(member);
+      const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
+      if (node == nullptr) {
+        return BadInput(fmt::format("{} {}: collection member '{}' is no node of {}", flag, ClipForMessage(name),
+                                    ClipForMessage(member), graph_.path));
+      }
+      run.push_back(node->id);
+    }
+  } else {
+    std::vector<std::string> known = graph_.NodeNames();
+    for (const auto& [key, nodes] : graph_.collections) known.push_back(key);
+    return NoSuchNode(flag, name, name, known, graph_.collections.empty() ? "node" : "node or collection");
+  }
+  return run;
+}
+
 Status GraphRun::ResolveTargets() {
+  for (const std::string& name : options_.init) {
+    TFRUN_ASSIGN_OR_RETURN(std::vector<int> run, ResolveRun("--init", name));
+    init_runs_.push_back(std::move(run));
+  }
   if (options_.targets.empty()) {
     if (!graph_.targets.empty()) target_runs_.push_back(graph_.targets);
     return Status::Ok();
   }
   for (const std::string& name : options_.targets) {
-    std::vector<int> run;
-    if (const Node* node = graph_.Find(name)) {
-      run.push_back(node->id);
-    } else if (const std::vector<std::string>* members = graph_.Collection(name)) {
-      // A MetaGraphDef's collection (train_op): its nodes, in one run.
-      for (const std::string& member : *members) {
-        const std::optional<TensorName> tensor = ParseTensorName(member);
-        const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
-        if (node == nullptr) {
-          return BadInput(fmt::format("--targets {}: collection member '{}' is no node of {}", ClipForMessage(name),
-                                      ClipForMessage(member), graph_.path));
-        }
-        run.push_back(node->id);
-      }
-    } else {
-      std::vector<std::string> known = graph_.NodeNames();
-      for (const auto& [key, nodes] : graph_.collections) known.push_back(key);
-      return NoSuchNode("--targets", name, name, known, graph_.collections.empty() ? "node" : "node or collection");
-    }
+    TFRUN_ASSIGN_OR_RETURN(std::vector<int> run, ResolveRun("--targets", name));
     target_runs_.push_back(std::move(run));
   }
   return Status::Ok();
@@ -452,8 +488,19 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   }
   std::vector<int> all_targets;
   for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());
-  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, all_targets, feeds_));
-  for (const std::vector<int>& targets : target_runs_) {  // sess.run(init): run, print nothing
+  std::vector<int> checked = all_targets;
+  for (const std::vector<int>& run : init_runs_) checked.insert(checked.end(), run.begin(), run.end());
+  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, checked, feeds_));
+  for (const std::vector<int>& init : init_runs_) {  // sess.run(init): run, print nothing
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(init, feeds_));
+  }
+  if (options_.steps > 0) {
+    TFRUN_RETURN_IF_ERROR(TrainingLoop(executor, run_fetch, all_targets, stdout_text));
+    report_.timings.run_ms = MsSince(t0);
+    report_.peak_rss_bytes.run = PeakResidentBytes();
+    return Status::Ok();
+  }
+  for (const std::vector<int>& targets : target_runs_) {  // runs before the fetches, printing nothing
     TFRUN_RETURN_IF_ERROR(executor.RunTargets(targets, feeds_));
   }
   StatusOr<RunResult> result = executor.Run(run_fetch, feeds_);
@@ -492,6 +539,64 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   if (!options_.trace_path.empty()) TFRUN_RETURN_IF_ERROR(WriteTrace());
   if (log && eager) *stdout_text += ExecutedOpLines(eager_.executed, devices);
   PrintResults(log, stdout_text);
+  return Status::Ok();
+}
+
+// The feeds of step `step` (from 0): with --batch, each .npy feed's rows
+// step * B ... step * B + B - 1, wrapping around its first dimension.
+StatusOr<std::vector<Feed>> GraphRun::StepFeeds(int64_t step) const {
+  if (options_.batch == 0) return feeds_;
+  std::vector<Feed> feeds = feeds_;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    if (options_.feeds[i].find("=@") == std::string::npos) continue;  // a literal: every step the same
+    const Tensor& all = feeds_[i].value;
+    const std::string name = options_.feeds[i].substr(0, options_.feeds[i].find("=@"));
+    if (all.rank() == 0 || all.shape()[0] < options_.batch) {
+      return BadInput(fmt::format("--batch {}: --feed {} has {} rows, fewer than one batch", options_.batch, name,
+                                  all.rank() == 0 ? 0 : all.shape()[0]));
+    }
+    const int64_t rows = all.shape()[0];
+    const size_t row_bytes = all.num_bytes() / static_cast<size_t>(rows);
+    Shape shape = all.shape();
+    shape[0] = options_.batch;
+    TFRUN_ASSIGN_OR_RETURN(Tensor batch, Tensor::AllocateHost(all.dtype(), shape));
+    for (int64_t r = 0; r < options_.batch; ++r) {
+      const int64_t source = (step * options_.batch + r) % rows;
+      std::memcpy(static_cast<char*>(batch.raw()) + r * row_bytes, static_cast<const char*>(all.raw()) + source * row_bytes,
+                  row_bytes);
+    }
+    feeds[i].value = std::move(batch);
+  }
+  return feeds;
+}
+
+// --steps N: one session run of the fetches and targets per step, printed
+// as print(sess.run([fetches...])) prints the list of values; a progress
+// line on standard error every few seconds of a long loop (not --quiet).
+Status GraphRun::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& fetch,
+                              const std::vector<int>& targets, std::string* stdout_text) {
+  const bool numpy2 = options_.numpy.empty() ? profile_->numpy2 : options_.numpy == "2";
+  const auto start = Clock::now();
+  auto last_progress = start;
+  for (int64_t step = 0; step < options_.steps; ++step) {
+    TFRUN_ASSIGN_OR_RETURN(const std::vector<Feed> feeds, StepFeeds(step));
+    StatusOr<RunResult> result = executor.Run(fetch, feeds, targets);
+    if (!result.ok()) {
+      return Status(result.status().kind(), fmt::format("step {}: {}", step + 1, result.status().message()));
+    }
+    result_ = std::move(*result);
+    if ((step + 1) % std::max<int64_t>(options_.print_every, 1) == 0) {
+      std::vector<std::string> values;
+      for (const Tensor& t : result_.fetched) values.push_back(t.is_valid() ? PythonListItemRepr(t, numpy2) : "None");
+      *stdout_text += fmt::format("[{}]\n", fmt::join(values, ", "));
+    }
+    if (prints_output() && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 5) {
+      last_progress = Clock::now();
+      const double seconds = std::chrono::duration<double>(last_progress - start).count();
+      spdlog::info("step {}/{}: {:.3g} steps/s", step + 1, options_.steps, (step + 1) / seconds);
+    }
+  }
+  report_.result = &result_;
   return Status::Ok();
 }
 

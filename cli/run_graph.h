@@ -59,8 +59,10 @@ class GraphRun {
   Status WriteGraphDef(const std::string& path, std::string_view flag, const std::vector<std::string>& devices) const;
   Status StartCluster();
   Status ResolveFetch();
-  // target_runs_: one run per --targets, else the file's `targets:` as one.
+  // init_runs_ (one per --init) and target_runs_: one run per --targets,
+  // else the file's `targets:` as one.
   Status ResolveTargets();
+  StatusOr<std::vector<int>> ResolveRun(std::string_view flag, const std::string& name) const;
   // "--FLAG GIVEN: FILE has no KIND named 'NAME' (did you mean ...?)", the
   // suggestion drawn from `known`.
   Status NoSuchNode(std::string_view flag, const std::string& given, const std::string& name,
@@ -80,6 +82,10 @@ class GraphRun {
   void AppendExplanations(std::string* stdout_text) const;
   void ExplainUnplaced(std::string* stdout_text);
   Status Execute(std::string* stdout_text, bool log);
+  Status CheckTrainingFlags() const;
+  StatusOr<std::vector<Feed>> StepFeeds(int64_t step) const;
+  Status TrainingLoop(Executor& executor, const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                      std::string* stdout_text);
   // What print() shows for fetch `i` in the profile's era; eager's log
   // gets the ops printing executes (a Variable's read).
   std::string PrintFetched(size_t i, bool log, std::string* stdout_text) const;
@@ -103,6 +109,7 @@ class GraphRun {
   // The runs before the fetches, each one sess.run of its nodes: the file's
   // `targets:` together, or one per --targets (which replace them).
   std::vector<std::vector<int>> target_runs_;
+  std::vector<std::vector<int>> init_runs_;  // --init: each once, before everything
   std::vector<Feed> feeds_;
   std::vector<TracePhase> phases_;        // load, devices, placement: for --trace
   std::vector<RunResult> benchmark_runs_;  // the benchmark's runs --trace shows  // --feed, read once (a benchmark feeds them to every run)

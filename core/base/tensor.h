@@ -45,6 +45,10 @@ class Tensor {
   // The allocator (and so the device memory) the data lives in.
   Allocator* allocator() const { return buffer_ ? buffer_->allocator() : nullptr; }
   template <typename T> T* data() const { return static_cast<T*>(raw()); }
+  // Whether another Tensor holds this one's buffer: a variable's update
+  // writes in place only where no reader still holds the old value
+  // (TensorFlow's copy-on-write for resource variables).
+  bool buffer_shared() const { return buffer_.use_count() > 1; }
 
   // The same data under another shape of as many elements (Reshape: no
   // copy, as TensorFlow's Tensor::CopyFrom shares the buffer).

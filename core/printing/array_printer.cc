@@ -288,6 +288,19 @@ std::string NumpyRepr(const Tensor& t, bool numpy2) {
   return text + (wrap ? "\n" + std::string(prefix.size(), ' ') : " ") + dtype;
 }
 
+std::string PythonListItemRepr(const Tensor& t, bool numpy2) {
+  if (t.rank() != 0) return NumpyRepr(t, numpy2);
+  if (t.dtype() == DType::kString) return PythonBytesRepr(t.StringAt(0));
+  if (t.dtype() == DType::kBool) {
+    const bool v = t.GetAsDouble(0) != 0;
+    return numpy2 ? (v ? "np.True_" : "np.False_") : (v ? "True" : "False");
+  }
+  const std::string value = ScalarStr(t, false, numpy2);
+  // ml_dtypes' bfloat16 scalar has no np. name.
+  if (!numpy2 || t.dtype() == DType::kBFloat16) return value;
+  return fmt::format("np.{}({})", Name(t.dtype()), value);
+}
+
 // repr() of the Python scalar .item() gives for a rank-0 tensor.
 std::string PythonItemRepr(const Tensor& t) {
   switch (t.dtype()) {

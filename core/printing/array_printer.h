@@ -27,6 +27,10 @@ std::string NumpyStr(const Tensor& t, const NumpyPrintOptions& options);
 // repr() of the ndarray: "array([1., 2.], dtype=float32)" (what a
 // tf.Variable's repr shows after numpy=).
 std::string NumpyRepr(const Tensor& t, bool numpy2 = false);
+// repr() of what sess.run returns for `t` inside a printed list: a NumPy
+// scalar for rank 0 (np.float32(2.5) under NumPy 2, 2.5 under NumPy 1;
+// bytes for a string), else the array's repr.
+std::string PythonListItemRepr(const Tensor& t, bool numpy2);
 
 // print(t) for an eager tensor: "tf.Tensor(<numpy str>, shape=(2, 2),
 // dtype=float32)", the value on its own line when it spans several.

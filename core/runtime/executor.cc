@@ -339,10 +339,13 @@ Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* res
   return RunNodes(assigns, Needed(assigns, {}), {}, result, false);
 }
 
-StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) {
+StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds,
+                                  const std::vector<int>& targets) {
   RunResult result;
   result.start_ns = NowNs();
-  const std::vector<bool> needed = Needed(fetch, feeds);
+  std::vector<NodeOutput> wanted = fetch;
+  for (int t : targets) wanted.push_back({t, 0});
+  const std::vector<bool> needed = Needed(wanted, feeds);
   TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
   TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, feeds, &result, true));
   result.end_ns = NowNs();

@@ -100,7 +100,10 @@ class Executor {
   // When they read a Variable, the graph's `init` runs first, as a TF1
   // program runs sess.run(init) before using them. In a cluster run only
   // the master's result holds the fetched tensors.
-  StatusOr<RunResult> Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds = {});
+  // `targets` run in the same run, for their effects (sess.run([loss,
+  // train]): one step of a training loop, its random ops drawn once).
+  StatusOr<RunResult> Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds = {},
+                          const std::vector<int>& targets = {});
   // Runs nodes for their effects (sess.run(init)): nothing is kept.
   Status RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds = {});
 

@@ -8,6 +8,44 @@
 
 namespace tfrun {
 
+namespace {
+
+const AttrValue* FindAttr(const KernelContext& c, std::string_view name) {
+  if (c.attrs == nullptr) return nullptr;
+  const auto it = c.attrs->find(name);
+  return it == c.attrs->end() || it->second.items.empty() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+int64_t KernelContext::IntAttr(std::string_view name, int64_t fallback) const {
+  const AttrValue* v = FindAttr(*this, name);
+  return v == nullptr ? fallback : std::strtoll(v->items[0].c_str(), nullptr, 10);
+}
+
+float KernelContext::FloatAttr(std::string_view name, float fallback) const {
+  const AttrValue* v = FindAttr(*this, name);
+  return v == nullptr ? fallback : std::strtof(v->items[0].c_str(), nullptr);
+}
+
+bool KernelContext::BoolAttr(std::string_view name, bool fallback) const {
+  const AttrValue* v = FindAttr(*this, name);
+  return v == nullptr ? fallback : v->items[0] == "true";
+}
+
+std::string KernelContext::StringAttr(std::string_view name, std::string_view fallback) const {
+  const AttrValue* v = FindAttr(*this, name);
+  return v == nullptr ? std::string(fallback) : v->items[0];
+}
+
+std::vector<int64_t> KernelContext::IntListAttr(std::string_view name) const {
+  std::vector<int64_t> values;
+  if (const AttrValue* v = FindAttr(*this, name)) {
+    for (const std::string& item : v->items) values.push_back(std::strtoll(item.c_str(), nullptr, 10));
+  }
+  return values;
+}
+
 Status ConstKernel(KernelContext& c) {
   if (c.node.value.allocator() == c.allocator) {
     c.output = c.node.value;
@@ -41,9 +79,14 @@ Status VariableKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// The variable keeps its own copy of the value, as TensorFlow's Assign
+// does when it cannot take over the input's buffer: the optimizers update
+// variables in place (kernels/cpu/optimizer_kernels.cc), which must never
+// reach the Const or the tensor the value came from.
 Status AssignKernel(KernelContext& c) {
-  (*c.variables)[c.node.variable] = c.inputs[1];
-  c.output = c.inputs[1];
+  TFRUN_ASSIGN_OR_RETURN(Tensor stored, c.inputs[1].CopyTo(c.inputs[1].allocator(), c.device_name));
+  (*c.variables)[c.node.variable] = stored;
+  c.output = std::move(stored);
   return Status::Ok();
 }
 
@@ -172,15 +215,6 @@ Status FillKernel(KernelContext& c) {
   return OutputFromHost(c, std::move(filled));
 }
 
-namespace {
-
-int64_t IntAttr(const KernelContext& c, std::string_view name) {
-  if (c.attrs == nullptr) return 0;
-  const auto it = c.attrs->find(name);
-  return it == c.attrs->end() || it->second.items.empty() ? 0 : std::strtoll(it->second.items[0].c_str(), nullptr, 10);
-}
-
-}  // namespace
 
 // PhiloxRandomOp (random_op.cc): the output's shape from a vector of
 // int32 or int64, 256 samples per output reserved from the node's
@@ -191,7 +225,7 @@ Status RandomKernel(KernelContext& c) {
     return c.Fail("shape must be a vector of {int32,int64}, got shape " + ShapeDebugString(dims.shape()));
   }
   TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, dims));
-  auto [it, made] = c.random_generators->try_emplace(c.node.id, IntAttr(c, "seed"), IntAttr(c, "seed2"));
+  auto [it, made] = c.random_generators->try_emplace(c.node.id, c.IntAttr("seed"), c.IntAttr("seed2"));
   TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
   const PhiloxRandom gen = it->second.ReserveOutputs(drawn.num_elements());
   const int64_t n = drawn.num_elements();
@@ -210,12 +244,6 @@ namespace {
 
 constexpr std::string_view kResourceContainer = "localhost/";
 
-const std::string* StringAttr(const KernelContext& c, std::string_view name) {
-  if (c.attrs == nullptr) return nullptr;
-  const auto it = c.attrs->find(name);
-  return it == c.attrs->end() || it->second.items.empty() ? nullptr : &it->second.items[0];
-}
-
 }  // namespace
 
 // A resource variable's handle: its name in the session's resource manager
@@ -223,36 +251,43 @@ const std::string* StringAttr(const KernelContext& c, std::string_view name) {
 // without one), a string scalar in host memory, where TensorFlow keeps
 // resource handles on every device.
 Status VarHandleKernel(KernelContext& c) {
-  const std::string* shared = StringAttr(c, "shared_name");
-  const std::string name = shared != nullptr && !shared->empty() ? *shared : c.node.name;
+  const std::string shared = c.StringAttr("shared_name");
+  const std::string name = !shared.empty() ? shared : c.node.name;
   TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromStrings({}, {std::string(kResourceContainer) + name}));
   return Status::Ok();
 }
 
-Status ReadVariableKernel(KernelContext& c) {
-  const std::string key(c.inputs[0].StringAt(0));
+StatusOr<Tensor*> LookupResourceVariable(KernelContext& c, const Tensor& handle) {
+  const std::string key(handle.StringAt(0));
   const auto it = c.variables->find(key);
-  if (it == c.variables->end()) {
-    // lookup_util's text; the container exists once any resource does.
-    const bool container = std::any_of(c.variables->begin(), c.variables->end(), [](const auto& v) {
-      return v.first.compare(0, kResourceContainer.size(), kResourceContainer) == 0;
-    });
-    const std::string name = key.substr(kResourceContainer.size());
-    c.op_error = true;
-    return RuntimeError(fmt::format(
-        "FailedPreconditionError: Could not find variable {}. This could mean that the variable has been deleted. In "
-        "TF1, it can also mean the variable is uninitialized. Debug info: container=localhost, status error "
-        "message={}",
-        name,
-        container ? fmt::format("Resource localhost/{}/N10tensorflow3VarE does not exist.", name)
-                  : fmt::format("Container localhost does not exist. (Could not find resource: localhost/{})", name)));
-  }
-  c.output = it->second;  // AssignVariableOp replaces the tensor: no later write reaches this one
+  if (it != c.variables->end()) return &it->second;
+  // lookup_util's text; the container exists once any resource does.
+  const bool container = std::any_of(c.variables->begin(), c.variables->end(), [](const auto& v) {
+    return v.first.compare(0, kResourceContainer.size(), kResourceContainer) == 0;
+  });
+  const std::string name = key.substr(kResourceContainer.size());
+  c.op_error = true;
+  return RuntimeError(fmt::format(
+      "FailedPreconditionError: Could not find variable {}. This could mean that the variable has been deleted. In "
+      "TF1, it can also mean the variable is uninitialized. Debug info: container=localhost, status error "
+      "message={}",
+      name,
+      container ? fmt::format("Resource localhost/{}/N10tensorflow3VarE does not exist.", name)
+                : fmt::format("Container localhost does not exist. (Could not find resource: localhost/{})", name)));
+}
+
+// The read shares the variable's buffer; an update that finds it shared
+// writes a copy (optimizer_kernels.cc), so this value never changes.
+Status ReadVariableKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, c.inputs[0]));
+  c.output = *variable;
   return Status::Ok();
 }
 
+// A copy, as for Assign: later updates write into the variable's buffer.
 Status AssignVariableKernel(KernelContext& c) {
-  (*c.variables)[std::string(c.inputs[0].StringAt(0))] = c.inputs[1];
+  TFRUN_ASSIGN_OR_RETURN(Tensor stored, c.inputs[1].CopyTo(c.inputs[1].allocator(), c.device_name));
+  (*c.variables)[std::string(c.inputs[0].StringAt(0))] = std::move(stored);
   return Status::Ok();
 }
 

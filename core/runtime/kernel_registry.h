@@ -63,6 +63,13 @@ struct KernelContext {
     TFRUN_ASSIGN_OR_RETURN(output, Allocate(node.dtype, std::move(shape)));
     return Status::Ok();
   }
+  // The node's attrs (a TensorFlow graph's NodeDef, defaults filled in):
+  // `fallback` where the node has none (a graph file's node).
+  int64_t IntAttr(std::string_view name, int64_t fallback = 0) const;
+  float FloatAttr(std::string_view name, float fallback = 0) const;
+  bool BoolAttr(std::string_view name, bool fallback = false) const;
+  std::string StringAttr(std::string_view name, std::string_view fallback = {}) const;
+  std::vector<int64_t> IntListAttr(std::string_view name) const;
   // An InvalidArgumentError raised by the op's kernel (OP_REQUIRES).
   Status Fail(std::string message) {
     op_error = true;
@@ -101,6 +108,9 @@ Status VarHandleKernel(KernelContext& context);
 Status ReadVariableKernel(KernelContext& context);
 Status AssignVariableKernel(KernelContext& context);
 Status VarIsInitializedKernel(KernelContext& context);
+// The variable a resource handle names, or TensorFlow's "Could not find
+// variable" error. The pointer lives as long as the variable store entry.
+StatusOr<Tensor*> LookupResourceVariable(KernelContext& context, const Tensor& handle);
 
 // RandomUniform, RandomStandardNormal and TruncatedNormal (float32 and
 // float64): TensorFlow's CPU kernels' numbers for the node's `seed` and

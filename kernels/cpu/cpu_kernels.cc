@@ -3,9 +3,7 @@
 #include "kernels/cpu/matmul_avx2.h"
 
 #include "core/runtime/kernel_shapes.h"
-
-#define EIGEN_USE_THREADS
-#include <fmt/format.h>
+#include "kernels/cpu/cpu_eigen.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,47 +12,12 @@
 #include <memory>
 #include <thread>
 #include <type_traits>
-#include <unsupported/Eigen/CXX11/Tensor>
 
 namespace tfrun {
+
 namespace {
 
-int g_threads = 0;
-
-// Small tensors run inline; the pool starts on first use by a large one.
-constexpr int64_t kParallelElements = 1 << 15;
-
-const Eigen::ThreadPoolDevice& PoolDevice() {
-  static auto* pool =
-      new Eigen::ThreadPool(g_threads > 0 ? g_threads : std::max(1u, std::thread::hardware_concurrency()));
-  static auto* device = new Eigen::ThreadPoolDevice(pool, pool->NumThreads());
-  return *device;
-}
-
-template <typename T>
-using Flat = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor>, Eigen::Aligned>;
-template <typename T>
-using ConstFlat = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor>, Eigen::Aligned>;
-template <typename T>
-using Matrix = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor>, Eigen::Aligned>;
-template <typename T>
-using ConstMatrix = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor>, Eigen::Aligned>;
-
-// Evaluates `out = expr` inline or on the pool, by size.
-template <typename Out, typename Expr>
-void Assign(Out out, const Expr& expr, int64_t n) {
-  if (n >= kParallelElements) {
-    out.device(PoolDevice()) = expr;
-  } else {
-    out = expr;
-  }
-}
-
-// Integer arithmetic wraps (two's complement), as TensorFlow's kernels do in
-// practice, without signed-overflow undefined behaviour.
-template <typename T>
-using Arith = std::conditional_t<std::is_same_v<T, int32_t>, uint32_t,
-                                 std::conditional_t<std::is_same_v<T, int64_t>, uint64_t, T>>;
+using namespace cpu;  // NOLINT: this file's own helpers
 
 // Allocates the node's output of `shape` and calls body(TypeTag<T>{}) for
 // its numeric element type T (the op table keeps bool away from these
@@ -143,7 +106,7 @@ Status MatMulProduct(KernelContext& c) {
           }
         };
         fn(a.data<T>(), a.shape()[0], ka, c.node.transpose_a, b.data<T>(), b.shape()[0], kb, c.node.transpose_b,
-           c.output.data<T>(), g_threads);
+           c.output.data<T>(), Threads());
         return Status::Ok();
       }
     }
@@ -425,8 +388,6 @@ Status ConcatKernel(KernelContext& c) {
 
 }  // namespace
 
-void SetCpuThreads(int threads) { g_threads = threads; }
-
 StatusOr<Tensor> CastOnHost(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
   TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(dtype, t.shape()));
@@ -457,6 +418,10 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   };
   for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.dtypes, b.fn);
   BindHandleKernels(registry, kCpu, kAllTypesAndString);
+  cpu::RegisterMathKernels(registry);
+  cpu::RegisterArrayKernels(registry);
+  cpu::RegisterNnKernels(registry);
+  cpu::RegisterOptimizerKernels(registry);
 }
 
 }  // namespace tfrun

@@ -1,0 +1,406 @@
+// Ops that move or describe elements without arithmetic (array_ops.cc's
+// kernels): ExpandDims, Squeeze, Pack, Unpack, Slice, Tile, GatherV2, and
+// the shape arithmetic gradients use (ShapeN, Size, Rank, Range,
+// BroadcastGradientArgs, ConcatOffset). They copy bytes, so one kernel
+// serves every dtype; their checks and texts are TensorFlow's.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/cpu_eigen.h"
+
+namespace tfrun {
+namespace cpu {
+namespace {
+
+size_t ElementSize(const Tensor& t) { return Info(t.dtype()).size; }
+
+// The output of a kernel that only reinterprets its input's shape.
+Status ShareWithShape(KernelContext& c, Shape shape) {
+  c.output = c.inputs[0].Reshaped(std::move(shape));
+  return Status::Ok();
+}
+
+Status ExpandDimsKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& dim_t = c.inputs[1];
+  if (dim_t.num_elements() != 1) {
+    return c.Fail("'dim' must be a tensor with a single value");
+  }
+  int64_t dim = IntAt(dim_t, 0);
+  const int rank = input.rank();
+  if (dim < -1 - rank || dim > rank) {
+    return c.Fail(fmt::format("Tried to expand dim index {} for tensor with {} dimensions.", dim, rank));
+  }
+  if (dim < 0) dim += rank + 1;
+  Shape shape = input.shape();
+  shape.insert(shape.begin() + dim, 1);
+  return ShareWithShape(c, std::move(shape));
+}
+
+Status SqueezeKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const int rank = input.rank();
+  std::vector<bool> wanted(rank, false);
+  const std::vector<int64_t> dims = c.IntListAttr("squeeze_dims");
+  for (int64_t d : dims) {
+    if (d < -rank || d >= rank) {
+      return c.Fail(fmt::format("Tried to squeeze dim index {} for tensor with {} dimensions.", d, rank));
+    }
+    wanted[d < 0 ? d + rank : d] = true;
+  }
+  Shape shape;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t size = input.shape()[d];
+    if (dims.empty() ? size == 1 : wanted[d]) {
+      if (size != 1) return c.Fail(fmt::format("Can not squeeze dim[{}], expected a dimension of 1, got {}", d, size));
+      continue;
+    }
+    shape.push_back(size);
+  }
+  return ShareWithShape(c, std::move(shape));
+}
+
+// Pack (tf.stack): N inputs of one shape joined along a new axis.
+Status PackKernel(KernelContext& c) {
+  const Tensor& first = c.inputs[0];
+  const int rank = first.rank() + 1;
+  int64_t axis = c.IntAttr("axis");
+  if (axis < -rank || axis >= rank) {
+    return c.Fail(fmt::format("axis = {} not in [{}, {})", axis, -rank, rank));
+  }
+  if (axis < 0) axis += rank;
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    if (c.inputs[i].shape() != first.shape()) {
+      return c.Fail(fmt::format("Shapes of all inputs must match: values[0].shape = {} != values[{}].shape = {}",
+                                ShapeDebugString(first.shape()), i, ShapeDebugString(c.inputs[i].shape())));
+    }
+  }
+  Shape shape = first.shape();
+  shape.insert(shape.begin() + axis, static_cast<int64_t>(c.inputs.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= first.shape()[d];
+  const size_t piece = outer == 0 ? 0 : first.num_bytes() / outer;  // one input's run per outer row
+  char* out = static_cast<char*>(c.output.raw());
+  for (int64_t r = 0; r < outer && piece > 0; ++r) {
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      std::memcpy(out, static_cast<const char*>(c.inputs[i].raw()) + r * piece, piece);
+      out += piece;
+    }
+  }
+  return Status::Ok();
+}
+
+// Unpack (tf.unstack): the inverse of Pack.
+Status UnpackKernel(KernelContext& c) {
+  const Tensor& value = c.inputs[0];
+  const int rank = value.rank();
+  int64_t axis = c.IntAttr("axis");
+  if (axis < -rank || axis >= rank) {
+    return c.Fail(fmt::format("axis = {} not in [{}, {})", axis, -rank, rank));
+  }
+  if (axis < 0) axis += rank;
+  const int64_t num = value.shape()[axis];
+  if (num != c.node.num_outputs) {
+    return c.Fail(fmt::format("Input shape axis {} must equal {}, got shape {}", axis, c.node.num_outputs,
+                              ShapeDebugString(value.shape())));
+  }
+  Shape shape = value.shape();
+  shape.erase(shape.begin() + axis);
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= value.shape()[d];
+  const size_t piece = num == 0 || outer == 0 ? 0 : value.num_bytes() / outer / num;
+  for (int64_t i = 0; i < num; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor out, c.Allocate(value.dtype(), shape));
+    for (int64_t r = 0; r < outer && piece > 0; ++r) {
+      std::memcpy(static_cast<char*>(out.raw()) + r * piece,
+                  static_cast<const char*>(value.raw()) + (r * num + i) * piece, piece);
+    }
+    c.outputs.push_back(std::move(out));
+  }
+  return Status::Ok();
+}
+
+// Copies the box of `input` starting at `begin` with the output's shape:
+// whole innermost runs at a time.
+void CopyBox(const Tensor& input, const std::vector<int64_t>& begin, Tensor& output) {
+  const size_t element = ElementSize(input);
+  const Shape& in_shape = input.shape();
+  const Shape& out_shape = output.shape();
+  const int rank = input.rank();
+  if (output.num_elements() == 0) return;
+  if (rank == 0) {
+    std::memcpy(output.raw(), input.raw(), element);
+    return;
+  }
+  std::vector<int64_t> in_strides(rank, 1);
+  for (int d = rank - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * in_shape[d];
+  const int64_t run = out_shape[rank - 1];
+  const int64_t rows = output.num_elements() / run;
+  std::vector<int64_t> coord(rank, 0);
+  const char* in = static_cast<const char*>(input.raw());
+  char* out = static_cast<char*>(output.raw());
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0;
+    for (int d = 0; d < rank; ++d) offset += (begin[d] + coord[d]) * in_strides[d];
+    std::memcpy(out + r * run * element, in + offset * element, run * element);
+    for (int d = rank - 2; d >= 0; --d) {
+      if (++coord[d] < out_shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+Status SliceKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& begin_t = c.inputs[1];
+  const Tensor& size_t_ = c.inputs[2];
+  const int rank = input.rank();
+  if (begin_t.rank() != 1 || size_t_.rank() != 1 || begin_t.num_elements() != rank ||
+      size_t_.num_elements() != rank) {
+    return c.Fail(fmt::format("Expected begin and size arguments to be 1-D tensors of size {}, but got shapes {} "
+                              "and {} instead.",
+                              rank, ShapeDebugString(begin_t.shape()), ShapeDebugString(size_t_.shape())));
+  }
+  const std::vector<int64_t> begin = IntsOf(begin_t);
+  Shape shape;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t dim = input.shape()[d];
+    int64_t size = IntAt(size_t_, d);
+    if (size == -1) size = dim - begin[d];
+    if (begin[d] < 0 || begin[d] > dim || size < 0 || begin[d] + size > dim) {
+      if (!(0 <= begin[d] && begin[d] <= dim)) {
+        return c.Fail(fmt::format("Expected begin[{}] in [0, {}], but got {}", d, dim, begin[d]));
+      }
+      return c.Fail(fmt::format("Expected size[{}] in [0, {}], but got {}", d, dim - begin[d], size));
+    }
+    shape.push_back(size);
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  CopyBox(input, begin, c.output);
+  return Status::Ok();
+}
+
+Status TileKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& multiples = c.inputs[1];
+  const int rank = input.rank();
+  if (multiples.rank() != 1 || multiples.num_elements() != rank) {
+    return c.Fail(fmt::format("Expected multiples argument to be a vector of length {} but got length {}", rank,
+                              multiples.shape().empty() ? 0 : multiples.shape()[0]));
+  }
+  Shape shape;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t m = IntAt(multiples, d);
+    if (m < 0) return c.Fail(fmt::format("Expected multiples[{}] >= 0, but got {}", d, m));
+    shape.push_back(input.shape()[d] * m);
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  const int64_t n = c.output.num_elements();
+  if (n == 0) return Status::Ok();
+  const size_t element = ElementSize(input);
+  if (rank == 0) {
+    std::memcpy(c.output.raw(), input.raw(), element);
+    return Status::Ok();
+  }
+  // Each output row of the last dimension is the input's row repeated.
+  std::vector<int64_t> in_strides(rank, 1);
+  for (int d = rank - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * input.shape()[d];
+  const int64_t in_run = input.shape()[rank - 1];
+  const int64_t out_run = shape[rank - 1];
+  const int64_t rows = n / out_run;
+  std::vector<int64_t> coord(rank, 0);
+  const char* in = static_cast<const char*>(input.raw());
+  char* out = static_cast<char*>(c.output.raw());
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0;
+    for (int d = 0; d < rank - 1; ++d) offset += (coord[d] % input.shape()[d]) * in_strides[d];
+    char* dst = out + r * out_run * element;
+    for (int64_t k = 0; k < out_run; k += in_run) std::memcpy(dst + k * element, in + offset * element, in_run * element);
+    for (int d = rank - 2; d >= 0; --d) {
+      if (++coord[d] < shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
+// GatherV2(params, indices, axis) with batch_dims 0.
+Status GatherKernel(KernelContext& c) {
+  const Tensor& params = c.inputs[0];
+  const Tensor& indices = c.inputs[1];
+  const Tensor& axis_t = c.inputs[2];
+  if (c.IntAttr("batch_dims") != 0) return c.Fail("tfrun's GatherV2 supports batch_dims = 0 only");
+  const int rank = params.rank();
+  int64_t axis = IntAt(axis_t, 0);
+  if (axis < -rank || axis >= rank) {
+    return c.Fail(fmt::format("Expected axis in the range [{}, {}), but got {}", -rank, rank, axis));
+  }
+  if (axis < 0) axis += rank;
+  Shape shape(params.shape().begin(), params.shape().begin() + axis);
+  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
+  shape.insert(shape.end(), params.shape().begin() + axis + 1, params.shape().end());
+  const int64_t limit = params.shape()[axis];
+  for (int64_t i = 0; i < indices.num_elements(); ++i) {
+    const int64_t v = IntAt(indices, i);
+    if (v < 0 || v >= limit) {
+      return c.Fail(fmt::format("indices[{}] = {} is not in [0, {})", i, v, limit));
+    }
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= params.shape()[d];
+  for (int d = static_cast<int>(axis) + 1; d < rank; ++d) inner *= params.shape()[d];
+  const size_t run = inner * ElementSize(params);
+  const char* in = static_cast<const char*>(params.raw());
+  char* out = static_cast<char*>(c.output.raw());
+  const int64_t count = indices.num_elements();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < count; ++i) {
+      std::memcpy(out + (o * count + i) * run, in + (o * limit + IntAt(indices, i)) * run, run);
+    }
+  }
+  return Status::Ok();
+}
+
+// An integer vector output (int32 or int64 by `dtype`) of `values`.
+StatusOr<Tensor> IntVector(KernelContext& c, DType dtype, const std::vector<int64_t>& values) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor t, c.Allocate(dtype, {static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::kInt64) {
+      t.data<int64_t>()[i] = values[i];
+    } else {
+      t.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+    }
+  }
+  return t;
+}
+
+Status ShapeNKernel(KernelContext& c) {
+  for (const Tensor& in : c.inputs) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor shape, IntVector(c, c.node.dtype, in.shape()));
+    c.outputs.push_back(std::move(shape));
+  }
+  return Status::Ok();
+}
+
+Status SizeKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({}));
+  if (c.node.dtype == DType::kInt64) {
+    c.output.data<int64_t>()[0] = c.inputs[0].num_elements();
+  } else {
+    c.output.data<int32_t>()[0] = static_cast<int32_t>(c.inputs[0].num_elements());
+  }
+  return Status::Ok();
+}
+
+Status RankKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({}));
+  c.output.data<int32_t>()[0] = c.inputs[0].rank();
+  return Status::Ok();
+}
+
+// Range(start, limit, delta) of int32, int64, float or double.
+Status RangeKernel(KernelContext& c) {
+  const double start = c.inputs[0].GetAsDouble(0), limit = c.inputs[1].GetAsDouble(0),
+               delta = c.inputs[2].GetAsDouble(0);
+  if (delta == 0) return c.Fail(fmt::format("Requires delta != 0: {}", delta));
+  if (delta > 0 ? start > limit : start < limit) {
+    return c.Fail(delta > 0 ? fmt::format("Requires start <= limit when delta > 0: {}/{}", start, limit)
+                            : fmt::format("Requires start >= limit when delta < 0: {}/{}", start, limit));
+  }
+  const bool integral = c.node.dtype == DType::kInt32 || c.node.dtype == DType::kInt64;
+  const int64_t size = integral ? (static_cast<int64_t>(std::abs(limit - start)) + static_cast<int64_t>(std::abs(delta)) - 1) /
+                                      static_cast<int64_t>(std::abs(delta))
+                                : static_cast<int64_t>(std::ceil(std::abs((limit - start) / delta)));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({size}));
+  return ForDType<IsRealNumber>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    T value = static_cast<T>(start);
+    for (int64_t i = 0; i < size; ++i) {
+      c.output.data<T>()[i] = value;
+      value += static_cast<T>(delta);
+    }
+    return Status::Ok();
+  });
+}
+
+// BroadcastGradientArgs(s0, s1) -> (r0, r1): the output dimensions each
+// operand was stretched along (bcast.h: where it is 1 and the output is
+// not), for the gradient's reduce_sum.
+Status BroadcastGradientArgsKernel(KernelContext& c) {
+  const std::vector<int64_t> x = IntsOf(c.inputs[0]), y = IntsOf(c.inputs[1]);
+  const size_t rank = std::max(x.size(), y.size());
+  std::vector<int64_t> r0, r1;
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t dx = k + x.size() >= rank ? x[k + x.size() - rank] : 1;
+    const int64_t dy = k + y.size() >= rank ? y[k + y.size() - rank] : 1;
+    if (dx != dy && dx != 1 && dy != 1) {
+      return c.Fail(fmt::format("Incompatible shapes: [{}] vs. [{}]", fmt::join(x, ","), fmt::join(y, ",")));
+    }
+    const int64_t out = dx == 1 ? dy : dx;
+    if (out == 1) continue;  // every operand 1 here: nothing to reduce
+    if (dx == 1) r0.push_back(static_cast<int64_t>(k));
+    if (dy == 1) r1.push_back(static_cast<int64_t>(k));
+  }
+  TFRUN_ASSIGN_OR_RETURN(Tensor t0, IntVector(c, c.node.dtype, r0));
+  TFRUN_ASSIGN_OR_RETURN(Tensor t1, IntVector(c, c.node.dtype, r1));
+  c.outputs = {std::move(t0), std::move(t1)};
+  return Status::Ok();
+}
+
+// ConcatOffset(concat_dim, shapes...): where each input starts in the
+// concatenation (ConcatV2's gradient slices it back).
+Status ConcatOffsetKernel(KernelContext& c) {
+  const Tensor& first = c.inputs[1];
+  const int64_t rank = first.num_elements();
+  int64_t axis = IntAt(c.inputs[0], 0);
+  if (axis < -rank || axis >= rank) {
+    return c.Fail(fmt::format("Concat dim is out of range: {} vs. {}", axis, rank));
+  }
+  if (axis < 0) axis += rank;
+  const std::vector<int64_t> base = IntsOf(first);
+  int64_t offset = 0;
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    const std::vector<int64_t> dims = IntsOf(c.inputs[i]);
+    if (static_cast<int64_t>(dims.size()) != rank) {
+      return c.Fail(fmt::format("input {} should contain {} elements, but got {}", i - 1, rank, dims.size()));
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && dims[d] != base[d]) {
+        return c.Fail(fmt::format("All dimensions except {} must match. Input {} has shape [{}] and doesn't match "
+                                  "input 0 with shape [{}].",
+                                  axis, i - 1, fmt::join(dims, " "), fmt::join(base, " ")));
+      }
+    }
+    std::vector<int64_t> out(rank, 0);
+    out[axis] = offset;
+    offset += dims[axis];
+    TFRUN_ASSIGN_OR_RETURN(Tensor t, IntVector(c, c.inputs[i].dtype(), out));
+    c.outputs.push_back(std::move(t));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterArrayKernels(KernelRegistry* registry) {
+  const DTypeSet any = kAllTypesAndString;
+  const DTypeSet ints{DType::kInt32, DType::kInt64};
+  registry->Bind("ExpandDims", kCpu, any, ExpandDimsKernel);
+  registry->Bind("Squeeze", kCpu, any, SqueezeKernel);
+  registry->Bind("Pack", kCpu, kAllTypes, PackKernel);
+  registry->Bind("Unpack", kCpu, kAllTypes, UnpackKernel);
+  registry->Bind("Slice", kCpu, kAllTypes, SliceKernel);
+  registry->Bind("Tile", kCpu, kAllTypes, TileKernel);
+  registry->Bind("GatherV2", kCpu, kAllTypes, GatherKernel);
+  registry->Bind("ShapeN", kCpu, ints, ShapeNKernel);
+  registry->Bind("Size", kCpu, ints, SizeKernel);
+  registry->Bind("Rank", kCpu, DTypeSet{DType::kInt32}, RankKernel);
+  registry->Bind("Range", kCpu, kFloatTypes | ints, RangeKernel);
+  registry->Bind("BroadcastGradientArgs", kCpu, ints, BroadcastGradientArgsKernel);
+  registry->Bind("ConcatOffset", kCpu, DTypeSet{DType::kInt32}, ConcatOffsetKernel);
+}
+
+}  // namespace cpu
+}  // namespace tfrun

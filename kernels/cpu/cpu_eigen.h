@@ -1,0 +1,123 @@
+// What the CPU kernel files share: Eigen's tensor maps over tfrun's
+// buffers, the intra-op thread pool, and dispatch on the node's dtype.
+#pragma once
+
+#define EIGEN_USE_THREADS
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include "core/runtime/kernel_registry.h"
+
+namespace tfrun {
+namespace cpu {
+
+// The pool every CPU kernel shares (SetCpuThreads sizes it before the
+// first use); started on first use by a large tensor.
+const Eigen::ThreadPoolDevice& PoolDevice();
+// The pool's thread count: what oneDNN and hand-parallel loops use too.
+int Threads();
+
+// Small tensors run inline; larger ones on the pool.
+constexpr int64_t kParallelElements = 1 << 15;
+
+template <typename T>
+using Flat = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor>, Eigen::Aligned>;
+template <typename T>
+using ConstFlat = Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor>, Eigen::Aligned>;
+template <typename T>
+using Matrix = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor>, Eigen::Aligned>;
+template <typename T>
+using ConstMatrix = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor>, Eigen::Aligned>;
+template <typename T, int N>
+using ConstTensorN = Eigen::TensorMap<Eigen::Tensor<const T, N, Eigen::RowMajor>, Eigen::Aligned>;
+template <typename T, int N>
+using TensorN = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor>, Eigen::Aligned>;
+
+template <typename T>
+Flat<T> FlatOf(const Tensor& t) {
+  return Flat<T>(t.data<T>(), t.num_elements());
+}
+template <typename T>
+ConstFlat<T> ConstFlatOf(const Tensor& t) {
+  return ConstFlat<T>(t.data<T>(), t.num_elements());
+}
+
+// Evaluates `out = expr` inline or on the pool, by size.
+template <typename Out, typename Expr>
+void Assign(Out out, const Expr& expr, int64_t n) {
+  if (n >= kParallelElements) {
+    out.device(PoolDevice()) = expr;
+  } else {
+    out = expr;
+  }
+}
+
+// Integer arithmetic wraps (two's complement), as TensorFlow's kernels do in
+// practice, without signed-overflow undefined behaviour.
+template <typename T>
+using Arith = std::conditional_t<std::is_same_v<T, int32_t>, uint32_t,
+                                 std::conditional_t<std::is_same_v<T, int64_t>, uint64_t, T>>;
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, Eigen::half> ||
+                          std::is_same_v<T, Eigen::bfloat16>;
+
+// Calls body(TypeTag<T>{}) for `dtype` when it is one of the types the
+// body's kernel is written for (`Allowed<T>`), else fails naming it.
+template <template <typename> class Allowed, typename Body>
+Status ForDType(DType dtype, Body&& body) {
+  return DispatchDType(dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (Allowed<T>::value) {
+      return body(tag);
+    } else {
+      return RuntimeError(fmt::format("no CPU kernel for {}", Name(dtype)));
+    }
+  });
+}
+
+// (uint8_t stands for a string's bytes in DispatchDType: no number.)
+template <typename T>
+struct IsRealNumber
+    : std::bool_constant<std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, uint8_t>> {};
+template <typename T>
+struct IsNumber : std::bool_constant<IsRealNumber<T>::value || std::is_same_v<T, Eigen::half> ||
+                                     std::is_same_v<T, Eigen::bfloat16>> {};
+template <typename T>
+struct IsFloat : std::bool_constant<kIsFloat<T>> {};
+template <typename T>
+struct IsFloatOrDouble : std::bool_constant<std::is_same_v<T, float> || std::is_same_v<T, double>> {};
+template <typename T>
+struct IsAnyType : std::true_type {};
+
+// 1/sqrt(x) correctly rounded, as TensorFlow's Eigen computes it (Eigen
+// 3.4's rsqrt divides by a rounded sqrt: a last-bit difference in one
+// element in eight, measured).
+struct ExactRsqrt {
+  template <typename T>
+  T operator()(T x) const {
+    if constexpr (std::is_same_v<T, double>) {
+      return 1.0 / std::sqrt(x);
+    } else {
+      return T(1.0 / std::sqrt(static_cast<double>(x)));
+    }
+  }
+};
+
+// Element i of an integer tensor in host memory (a shape, axis or index).
+inline int64_t IntAt(const Tensor& t, int64_t i) { return static_cast<int64_t>(t.GetAsDouble(i)); }
+// All of an integer vector's elements.
+std::vector<int64_t> IntsOf(const Tensor& t);
+
+// The kernel files' bindings, called by RegisterCpuKernels.
+void RegisterMathKernels(KernelRegistry* registry);
+void RegisterArrayKernels(KernelRegistry* registry);
+void RegisterNnKernels(KernelRegistry* registry);
+void RegisterOptimizerKernels(KernelRegistry* registry);
+
+}  // namespace cpu
+}  // namespace tfrun

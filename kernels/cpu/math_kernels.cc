@@ -1,0 +1,693 @@
+// Elementwise math, comparisons, reductions and the softmax family on the
+// CPU, as Eigen expressions where TensorFlow's CPU kernels are Eigen
+// expressions (cwise_ops.h, reduction_ops.h, xent_op.h), so their
+// arithmetic is Eigen's: Sigmoid and Tanh use Eigen's own approximations,
+// sums its tree reductions.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "kernels/cpu/cpu_eigen.h"
+
+namespace tfrun {
+namespace cpu {
+namespace {
+
+// ---- Broadcasting (TensorFlow's BCast, for any number of operands) ----
+
+// The output shape of operands broadcast NumPy-style, and each operand's
+// element step along each output dimension (0 where it stretches).
+struct BroadcastPlan {
+  Shape output;
+  std::vector<std::vector<int64_t>> strides;
+  // Per operand: it has the output's shape (index i) or one element (0),
+  // so the loop needs no coordinates.
+  std::vector<bool> simple;
+  std::vector<bool> single;  // one element
+  bool all_simple = true;
+};
+
+std::optional<BroadcastPlan> PlanBroadcast(const std::vector<const Shape*>& shapes) {
+  size_t rank = 0;
+  for (const Shape* s : shapes) rank = std::max(rank, s->size());
+  BroadcastPlan plan;
+  plan.output.assign(rank, 1);
+  for (const Shape* s : shapes) {
+    for (size_t k = 0; k < s->size(); ++k) {
+      const int64_t d = (*s)[k];
+      int64_t& out = plan.output[rank - s->size() + k];
+      if (d == out || d == 1) continue;
+      if (out != 1) return std::nullopt;
+      out = d;
+    }
+  }
+  for (const Shape* s : shapes) {
+    std::vector<int64_t> strides(rank, 0);
+    int64_t step = 1;
+    for (size_t k = s->size(); k-- > 0;) {
+      const size_t o = rank - s->size() + k;
+      strides[o] = (*s)[k] == 1 && plan.output[o] != 1 ? 0 : step;
+      step *= (*s)[k];
+    }
+    const int64_t elements = NumElements(*s).value_or(0);
+    const bool simple = elements == 1 || *s == plan.output;
+    plan.simple.push_back(simple);
+    plan.single.push_back(elements == 1);
+    plan.all_simple = plan.all_simple && simple;
+    plan.strides.push_back(std::move(strides));
+  }
+  return plan;
+}
+
+// Calls f(i, offsets) for every output element i, offsets[k] being operand
+// k's element (an odometer over the output's coordinates).
+template <size_t K, typename F>
+void ForEachBroadcast(const BroadcastPlan& plan, F&& f) {
+  const int64_t n = NumElements(plan.output).value_or(0);
+  std::array<int64_t, K> offsets{};
+  if (plan.all_simple) {
+    // Each operand is the output's shape (element i) or one element (0).
+    std::array<int64_t, K> scale{};
+    for (size_t k = 0; k < K; ++k) scale[k] = plan.single[k] ? 0 : 1;
+    for (int64_t i = 0; i < n; ++i) {
+      for (size_t k = 0; k < K; ++k) offsets[k] = i * scale[k];
+      f(i, offsets);
+    }
+    return;
+  }
+  const size_t rank = plan.output.size();
+  std::vector<int64_t> coord(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, offsets);
+    for (size_t d = rank; d-- > 0;) {
+      for (size_t k = 0; k < K; ++k) offsets[k] += plan.strides[k][d];
+      if (++coord[d] < plan.output[d]) break;
+      for (size_t k = 0; k < K; ++k) offsets[k] -= plan.strides[k][d] * plan.output[d];
+      coord[d] = 0;
+    }
+  }
+}
+
+// ---- Elementwise binary ops ----
+
+enum class Binary {
+  kRealDiv, kFloorDiv, kFloorMod, kMaximum, kMinimum, kSquaredDifference, kPow,
+  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad
+};
+
+template <typename T>
+T FloorModOf(T x, T y) {
+  if constexpr (std::is_integral_v<T>) {
+    if (y == 0) return 0;  // TensorFlow fails (below) before this is reached
+    T r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return r;
+  } else {
+    const T r = std::fmod(x, y);
+    return r != T(0) && ((r < T(0)) != (y < T(0))) ? r + y : r;
+  }
+}
+
+template <typename T>
+T FloorDivOf(T x, T y) {
+  if constexpr (std::is_integral_v<T>) {
+    if (y == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (y == -1 && x == std::numeric_limits<T>::min()) return x;
+    }
+    const T q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+  } else {
+    return std::floor(x / y);
+  }
+}
+
+// One element of op(x, y) in T (half and bfloat16 through float).
+template <Binary Op, typename T>
+T ApplyBinary(T x, T y) {
+  if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
+    return T(ApplyBinary<Op, float>(static_cast<float>(x), static_cast<float>(y)));
+  } else {
+    if constexpr (Op == Binary::kRealDiv) return x / y;
+    if constexpr (Op == Binary::kFloorDiv) return FloorDivOf(x, y);
+    if constexpr (Op == Binary::kFloorMod) return FloorModOf(x, y);
+    if constexpr (Op == Binary::kMaximum) return x < y ? y : x;
+    if constexpr (Op == Binary::kMinimum) return y < x ? y : x;
+    if constexpr (Op == Binary::kSquaredDifference) return (x - y) * (x - y);
+    if constexpr (Op == Binary::kPow) return static_cast<T>(std::pow(x, y));
+    // The gradient ops take (gradients, features) or (y, dy), as TensorFlow's.
+    if constexpr (Op == Binary::kReluGrad) return y > T(0) ? x : T(0);
+    if constexpr (Op == Binary::kSigmoidGrad) return y * x * (T(1) - x);
+    if constexpr (Op == Binary::kTanhGrad) return y * (T(1) - x * x);
+    if constexpr (Op == Binary::kRsqrtGrad) return T(-0.5) * y * x * x * x;
+    if constexpr (Op == Binary::kSqrtGrad) return T(0.5) * y / x;
+    if constexpr (Op == Binary::kReciprocalGrad) return -y * x * x;
+  }
+}
+
+template <Binary Op>
+constexpr bool kFloatOnly = Op == Binary::kRealDiv || Op == Binary::kPow || Op >= Binary::kReluGrad;
+
+// The gradient ops take two tensors of one shape (no broadcasting).
+template <Binary Op>
+constexpr bool kSameShape = Op >= Binary::kReluGrad;
+
+template <Binary Op>
+Status BinaryKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& y = c.inputs[1];
+  if constexpr (kSameShape<Op>) {
+    if (x.shape() != y.shape()) {
+      return c.Fail(fmt::format("{}: inputs must be of the same shape: {} vs. {}", c.node.op,
+                                ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+    }
+  }
+  const std::optional<BroadcastPlan> plan = PlanBroadcast({&x.shape(), &y.shape()});
+  if (!plan) {
+    return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+  }
+  if constexpr (Op == Binary::kFloorMod || Op == Binary::kFloorDiv) {
+    if (x.dtype() == DType::kInt32 || x.dtype() == DType::kInt64) {
+      for (int64_t i = 0; i < y.num_elements(); ++i) {
+        if (IntAt(y, i) == 0) return c.Fail("Integer division by zero");
+      }
+    }
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (kFloatOnly<Op> && !kIsFloat<T>) {
+      return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
+    } else {
+      const T* px = x.data<T>();
+      const T* py = y.data<T>();
+      T* out = c.output.data<T>();
+      ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) {
+        out[i] = ApplyBinary<Op, T>(px[o[0]], py[o[1]]);
+      });
+      return Status::Ok();
+    }
+  });
+}
+
+// ---- Comparisons and Select ----
+
+enum class Compare { kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual };
+
+template <Compare Op, typename T>
+bool ApplyCompare(T x, T y) {
+  if constexpr (Op == Compare::kLess) return x < y;
+  if constexpr (Op == Compare::kLessEqual) return x <= y;
+  if constexpr (Op == Compare::kGreater) return x > y;
+  if constexpr (Op == Compare::kGreaterEqual) return x >= y;
+  if constexpr (Op == Compare::kEqual) return x == y;
+  if constexpr (Op == Compare::kNotEqual) return x != y;
+}
+
+template <Compare Op>
+Status CompareKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& y = c.inputs[1];
+  const std::optional<BroadcastPlan> plan = PlanBroadcast({&x.shape(), &y.shape()});
+  if (!plan) {
+    return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  return ForDType<IsAnyType>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      return RuntimeError("no CPU kernel for string comparisons");
+    } else {
+      const T* px = x.data<T>();
+      const T* py = y.data<T>();
+      bool* out = c.output.data<bool>();
+      ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) {
+        out[i] = ApplyCompare<Op, T>(px[o[0]], py[o[1]]);
+      });
+      return Status::Ok();
+    }
+  });
+}
+
+// SelectV2(condition, t, e): all three broadcast together.
+Status SelectV2Kernel(KernelContext& c) {
+  const Tensor& cond = c.inputs[0];
+  const Tensor& t = c.inputs[1];
+  const Tensor& e = c.inputs[2];
+  const std::optional<BroadcastPlan> plan = PlanBroadcast({&cond.shape(), &t.shape(), &e.shape()});
+  if (!plan) {
+    return c.Fail(fmt::format("condition {}, then {}, and else {} must be broadcastable",
+                              ShapeDebugString(cond.shape()), ShapeDebugString(t.shape()),
+                              ShapeDebugString(e.shape())));
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  const size_t element = Info(c.node.dtype).size;
+  const bool* pc = cond.data<bool>();
+  const char* pt = static_cast<const char*>(t.raw());
+  const char* pe = static_cast<const char*>(e.raw());
+  char* out = static_cast<char*>(c.output.raw());
+  ForEachBroadcast<3>(*plan, [&](int64_t i, const std::array<int64_t, 3>& o) {
+    std::memcpy(out + i * element, pc[o[0]] ? pt + o[1] * element : pe + o[2] * element, element);
+  });
+  return Status::Ok();
+}
+
+// Select(condition, t, e): condition of t's shape, or a vector along t's
+// first dimension.
+Status SelectKernel(KernelContext& c) {
+  const Tensor& cond = c.inputs[0];
+  const Tensor& t = c.inputs[1];
+  const Tensor& e = c.inputs[2];
+  if (t.shape() != e.shape()) {
+    return c.Fail(fmt::format("'then' and 'else' must have the same size.  but received: {} vs. {}",
+                              ShapeDebugString(t.shape()), ShapeDebugString(e.shape())));
+  }
+  const bool rows = cond.rank() == 1 && t.rank() > 1;
+  if (!rows && cond.shape() != t.shape()) {
+    return c.Fail(fmt::format("'condition' and 'then' must have the same size.  but received: {} vs. {}",
+                              ShapeDebugString(cond.shape()), ShapeDebugString(t.shape())));
+  }
+  if (rows && cond.shape()[0] != t.shape()[0]) {
+    return c.Fail("Number of batches of 'then' must match size of 'cond', but saw: " + std::to_string(t.shape()[0]) +
+                  " vs. " + std::to_string(cond.shape()[0]));
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(t.shape()));
+  const size_t element = Info(c.node.dtype).size;
+  const int64_t n = t.num_elements();
+  const int64_t per_row = rows && cond.num_elements() > 0 ? n / cond.num_elements() : 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool pick = cond.data<bool>()[rows ? i / per_row : i];
+    std::memcpy(static_cast<char*>(c.output.raw()) + i * element,
+                static_cast<const char*>((pick ? t : e).raw()) + i * element, element);
+  }
+  return Status::Ok();
+}
+
+// ---- Elementwise unary ops ----
+
+enum class Unary {
+  kNeg, kSquare, kSqrt, kRsqrt, kExp, kLog, kSigmoid, kTanh, kAbs, kSign, kReciprocal, kLog1p, kSoftplus, kRelu6,
+  kOnesLike, kZerosLike
+};
+
+template <Unary Op>
+constexpr bool kUnaryFloatOnly = Op == Unary::kSqrt || Op == Unary::kRsqrt || Op == Unary::kExp ||
+                                 Op == Unary::kLog || Op == Unary::kSigmoid || Op == Unary::kTanh ||
+                                 Op == Unary::kReciprocal || Op == Unary::kLog1p || Op == Unary::kSoftplus;
+
+template <Unary Op>
+Status UnaryKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(x.shape()));
+  if constexpr (Op == Unary::kOnesLike || Op == Unary::kZerosLike) {
+    return ForDType<IsAnyType>(c.node.dtype, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        return RuntimeError("no CPU kernel for strings");
+      } else {
+        std::fill_n(c.output.data<T>(), c.output.num_elements(), Op == Unary::kOnesLike ? T(1) : T(0));
+        return Status::Ok();
+      }
+    });
+  } else {
+    return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (kUnaryFloatOnly<Op> && !kIsFloat<T>) {
+        return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
+      } else {
+        const int64_t n = x.num_elements();
+        auto in = ConstFlatOf<T>(x);
+        auto out = FlatOf<T>(c.output);
+        if constexpr (Op == Unary::kNeg) Assign(out, -in, n);
+        if constexpr (Op == Unary::kSquare) Assign(out, in.square(), n);
+        if constexpr (Op == Unary::kSqrt) Assign(out, in.sqrt(), n);
+        if constexpr (Op == Unary::kRsqrt) Assign(out, in.unaryExpr(ExactRsqrt()), n);
+        if constexpr (Op == Unary::kExp) Assign(out, in.exp(), n);
+        if constexpr (Op == Unary::kLog) Assign(out, in.log(), n);
+        if constexpr (Op == Unary::kSigmoid) Assign(out, in.sigmoid(), n);
+        if constexpr (Op == Unary::kTanh) Assign(out, in.tanh(), n);
+        if constexpr (Op == Unary::kAbs) Assign(out, in.abs(), n);
+        if constexpr (Op == Unary::kSign) Assign(out, in.sign(), n);
+        if constexpr (Op == Unary::kReciprocal) Assign(out, in.inverse(), n);
+        if constexpr (Op == Unary::kLog1p) Assign(out, in.log1p(), n);
+        if constexpr (Op == Unary::kRelu6) Assign(out, in.cwiseMax(T(0)).cwiseMin(T(6)), n);
+        if constexpr (Op == Unary::kSoftplus) {
+          // softplus_op.h: x above -log(eps)+2 is x, below log(eps)+2 exp(x).
+          const T threshold = T(std::log(std::numeric_limits<float>::epsilon()) + 2);
+          const T* p = x.data<T>();
+          T* o = c.output.data<T>();
+          for (int64_t i = 0; i < n; ++i) {
+            const T v = p[i];
+            o[i] = v > -threshold ? v : v < threshold ? T(std::exp(static_cast<float>(v)))
+                                                      : T(std::log1p(std::exp(static_cast<float>(v))));
+          }
+        }
+        return Status::Ok();
+      }
+    });
+  }
+}
+
+// ---- Reductions (Sum, Mean, Prod, Max, Min, All, Any) ----
+
+enum class Reduce { kSum, kMean, kProd, kMax, kMin, kAll, kAny };
+
+// TensorFlow's ReductionHelper: the input seen with adjacent dimensions of
+// the same kind (reduced or kept) merged and dimensions of size 1 dropped.
+struct ReductionLayout {
+  Shape output;                 // with keep_dims applied
+  std::vector<int64_t> dims;    // merged dimensions
+  bool first_reduced = false;   // whether dims[0] is reduced
+};
+
+StatusOr<ReductionLayout> PlanReduction(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& axes = c.inputs[1];
+  const int rank = input.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t i = 0; i < axes.num_elements(); ++i) {
+    const int64_t a = IntAt(axes, i);
+    if (a < -rank || a >= rank) {
+      return c.Fail(fmt::format("Invalid reduction dimension ({} for input with {} dimension(s)", a, rank));
+    }
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  ReductionLayout layout;
+  const bool keep = c.BoolAttr("keep_dims");
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[d]) {
+      layout.output.push_back(input.shape()[d]);
+    } else if (keep) {
+      layout.output.push_back(1);
+    }
+  }
+  int last = -1;  // kind of the last merged dimension: 0 kept, 1 reduced
+  for (int d = 0; d < rank; ++d) {
+    const int64_t size = input.shape()[d];
+    if (size == 1) continue;
+    const int kind = reduced[d] ? 1 : 0;
+    if (kind == last) {
+      layout.dims.back() *= size;
+    } else {
+      if (layout.dims.empty()) layout.first_reduced = kind == 1;
+      layout.dims.push_back(size);
+      last = kind;
+    }
+  }
+  return layout;
+}
+
+template <Reduce Op, typename T>
+T Identity() {
+  if constexpr (Op == Reduce::kProd || Op == Reduce::kAll) return T(1);
+  if constexpr (Op == Reduce::kMax) return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                                               : std::numeric_limits<T>::lowest();
+  if constexpr (Op == Reduce::kMin) return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                                               : std::numeric_limits<T>::max();
+  return T(0);
+}
+
+// `out = in.reduce(dims)` with the Eigen reducer of Op.
+template <Reduce Op, typename Out, typename In, typename Dims>
+void EigenReduce(Out out, const In& in, const Dims& dims, int64_t n) {
+  if constexpr (Op == Reduce::kSum) Assign(out, in.sum(dims), n);
+  if constexpr (Op == Reduce::kMean) Assign(out, in.mean(dims), n);
+  if constexpr (Op == Reduce::kProd) Assign(out, in.prod(dims), n);
+  if constexpr (Op == Reduce::kMax) Assign(out, in.maximum(dims), n);
+  if constexpr (Op == Reduce::kMin) Assign(out, in.minimum(dims), n);
+  if constexpr (Op == Reduce::kAll) Assign(out, in.all(dims), n);
+  if constexpr (Op == Reduce::kAny) Assign(out, in.any(dims), n);
+}
+
+template <Reduce Op>
+Status ReduceKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const ReductionLayout layout, PlanReduction(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(layout.output));
+  const Tensor& input = c.inputs[0];
+  return ForDType<IsAnyType>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    constexpr bool logical = Op == Reduce::kAll || Op == Reduce::kAny;
+    if constexpr (std::is_same_v<T, uint8_t> || (std::is_same_v<T, bool> != logical)) {
+      return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
+    } else {
+      const T* in = input.data<T>();
+      T* out = c.output.data<T>();
+      const int64_t n_out = c.output.num_elements();
+      const std::vector<int64_t>& d = layout.dims;
+      const int64_t n_in = input.num_elements();
+      if (n_in == 0) {
+        // Nothing to reduce: the reducer's identity (Mean: 0/0).
+        T fill = Identity<Op, T>();
+        if constexpr (Op == Reduce::kMean && kIsFloat<T>) fill = T(std::numeric_limits<float>::quiet_NaN());
+        std::fill_n(out, n_out, fill);
+        return Status::Ok();
+      }
+      using Index = Eigen::Index;
+      if (d.empty() || (d.size() == 1 && !layout.first_reduced)) {  // nothing reduced
+        std::memcpy(out, in, n_in * sizeof(T));
+      } else if (d.size() == 1) {  // everything
+        TensorN<T, 0> o(out);
+        EigenReduce<Op>(o, ConstTensorN<T, 1>(in, d[0]), Eigen::array<Index, 1>{0}, n_in);
+      } else if (d.size() == 2) {
+        TensorN<T, 1> o(out, n_out);
+        EigenReduce<Op>(o, ConstTensorN<T, 2>(in, d[0], d[1]),
+                        Eigen::array<Index, 1>{layout.first_reduced ? 0 : 1}, n_in);
+      } else if (d.size() == 3 && !layout.first_reduced) {
+        TensorN<T, 2> o(out, d[0], d[2]);
+        EigenReduce<Op>(o, ConstTensorN<T, 3>(in, d[0], d[1], d[2]), Eigen::array<Index, 1>{1}, n_in);
+      } else if (d.size() == 3) {
+        TensorN<T, 1> o(out, n_out);
+        EigenReduce<Op>(o, ConstTensorN<T, 3>(in, d[0], d[1], d[2]), Eigen::array<Index, 2>{0, 2}, n_in);
+      } else {
+        // More alternations: reduce the first reduced pair of dimensions at a
+        // time, as TensorFlow's kernel would after its own reshapes (rare in
+        // practice: only for axes like [0, 2, 4]).
+        std::vector<int64_t> dims = d;
+        bool first_reduced = layout.first_reduced;
+        // (unique_ptr, not vector: vector<bool> has no data())
+        int64_t current_size = n_in;
+        std::unique_ptr<T[]> current(new T[n_in]);
+        std::copy(in, in + n_in, current.get());
+        while (dims.size() > 1 || first_reduced) {
+          const size_t r = first_reduced ? 0 : 1;
+          int64_t outer = 1, inner = 1;
+          for (size_t k = 0; k < r; ++k) outer *= dims[k];
+          for (size_t k = r + 1; k < dims.size(); ++k) inner *= dims[k];
+          std::unique_ptr<T[]> next(new T[outer * inner]);
+          TensorN<T, 2> o(next.get(), outer, inner);
+          EigenReduce<Op>(o, ConstTensorN<T, 3>(current.get(), outer, dims[r], inner), Eigen::array<Index, 1>{1},
+                          current_size);
+          current_size = outer * inner;
+          // (Mean: a mean of means over equal-sized groups is the mean.)
+          current.swap(next);
+          dims.erase(dims.begin() + r);
+          if (r == 0) {
+            first_reduced = false;
+          } else if (r < dims.size()) {
+            dims[r - 1] *= dims[r];  // the kept dimensions around it merge
+            dims.erase(dims.begin() + r);
+          }
+          if (dims.size() == 1 && !first_reduced) break;
+        }
+        std::copy(current.get(), current.get() + n_out, out);
+      }
+      return Status::Ok();
+    }
+  });
+}
+
+// ---- The softmax family ----
+
+// Rows of the last dimension: Softmax and LogSoftmax (softmax_op_functor.h:
+// shifted by the row's maximum).
+template <bool Log>
+Status SoftmaxKernel(KernelContext& c) {
+  const Tensor& logits = c.inputs[0];
+  if (logits.rank() < 1) {
+    return c.Fail("logits must have >= 1 dimension, got " + ShapeDebugString(logits.shape()));
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(logits.shape()));
+  return ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const int64_t classes = logits.shape().back();
+    const int64_t rows = classes == 0 ? 0 : logits.num_elements() / classes;
+    if (rows == 0) return Status::Ok();
+    ConstMatrix<T> in(logits.data<T>(), rows, classes);
+    Matrix<T> out(c.output.data<T>(), rows, classes);
+    const Eigen::array<Eigen::Index, 1> along_class{1};
+    const Eigen::array<Eigen::Index, 2> by_class{1, classes};
+    const Eigen::array<Eigen::Index, 2> batch_by_one{rows, 1};
+    const int64_t n = logits.num_elements();
+    Assign(out, in - in.maximum(along_class).eval().reshape(batch_by_one).broadcast(by_class), n);
+    if constexpr (Log) {
+      Assign(out, out - out.exp().sum(along_class).log().eval().reshape(batch_by_one).broadcast(by_class), n);
+    } else {
+      Assign(out, out.exp(), n);
+      Assign(out, out * out.sum(along_class).inverse().eval().reshape(batch_by_one).broadcast(by_class), n);
+    }
+    return Status::Ok();
+  });
+}
+
+// SoftmaxCrossEntropyWithLogits(features, labels) -> (loss, backprop), as
+// xent_op.h computes them; labels and logits broadcast to one 2-D shape.
+Status SoftmaxXentKernel(KernelContext& c) {
+  const Tensor& logits_in = c.inputs[0];
+  const Tensor& labels_in = c.inputs[1];
+  const std::optional<BroadcastPlan> plan = PlanBroadcast({&logits_in.shape(), &labels_in.shape()});
+  if (!plan) {
+    return c.Fail(fmt::format("logits and labels must be broadcastable: logits_size={} labels_size={}",
+                              ShapeDebugString(logits_in.shape()), ShapeDebugString(labels_in.shape())));
+  }
+  if (plan->output.size() != 2) {
+    return c.Fail("logits and labels must be either 2-dimensional, or broadcasted to be 2-dimensional");
+  }
+  const int64_t rows = plan->output[0], classes = plan->output[1];
+  TFRUN_ASSIGN_OR_RETURN(Tensor loss, c.Allocate(c.node.dtype, {rows}));
+  TFRUN_ASSIGN_OR_RETURN(Tensor backprop, c.Allocate(c.node.dtype, plan->output));
+  TFRUN_RETURN_IF_ERROR(ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    // Broadcast operands made whole first (TensorFlow does the same).
+    auto whole = [&](const Tensor& t, int k) -> std::vector<T> {
+      std::vector<T> v(rows * classes);
+      ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) { v[i] = t.data<T>()[o[k]]; });
+      return v;
+    };
+    const std::vector<T> logits_v = whole(logits_in, 0), labels_v = whole(labels_in, 1);
+    if (rows * classes == 0) {
+      std::fill_n(loss.data<T>(), rows, classes == 0 ? T(std::numeric_limits<float>::quiet_NaN()) : T(0));
+      return Status::Ok();
+    }
+    ConstMatrix<T> logits(logits_v.data(), rows, classes);
+    ConstMatrix<T> labels(labels_v.data(), rows, classes);
+    Matrix<T> back(backprop.data<T>(), rows, classes);
+    Flat<T> out_loss(loss.data<T>(), rows);
+    const Eigen::array<Eigen::Index, 1> along_class{1};
+    const Eigen::array<Eigen::Index, 2> by_class{1, classes};
+    const Eigen::array<Eigen::Index, 2> batch_by_one{rows, 1};
+    const int64_t n = rows * classes;
+    std::vector<T> scratch_v(rows);
+    Flat<T> scratch(scratch_v.data(), rows);
+    Assign(scratch, logits.maximum(along_class), n);
+    Assign(back, logits - scratch.reshape(batch_by_one).broadcast(by_class), n);
+    Assign(scratch, back.exp().sum(along_class), n);
+    Assign(out_loss, (labels * (scratch.log().eval().reshape(batch_by_one).broadcast(by_class) - back)).eval().sum(along_class), n);
+    Assign(back, (back.exp() / scratch.reshape(batch_by_one).broadcast(by_class)) - labels, n);
+    return Status::Ok();
+  }));
+  c.outputs = {std::move(loss), std::move(backprop)};
+  return Status::Ok();
+}
+
+// L2Loss: sum(t ** 2) / 2 (l2loss_op.cc).
+Status L2LossKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({}));
+  return ForDType<IsFloat>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    TensorN<T, 0> out(c.output.data<T>());
+    auto in = ConstFlatOf<T>(c.inputs[0]);
+    Assign(out, (in.square() * T(0.5)).sum(), c.inputs[0].num_elements());
+    return Status::Ok();
+  });
+}
+
+// BiasAddGrad: out_backprop summed over every dimension but the channels'
+// (the last for NHWC, the second for NCHW).
+Status BiasAddGradKernel(KernelContext& c) {
+  const Tensor& grad = c.inputs[0];
+  if (grad.rank() < 2) {
+    return c.Fail("Input tensor must be at least 2D: " + ShapeDebugString(grad.shape()));
+  }
+  const bool nchw = c.StringAttr("data_format", "NHWC") == "NCHW";
+  const int channel_dim = nchw ? 1 : grad.rank() - 1;
+  const int64_t channels = grad.shape()[channel_dim];
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({channels}));
+  return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < channel_dim; ++d) outer *= grad.shape()[d];
+    for (int d = channel_dim + 1; d < grad.rank(); ++d) inner *= grad.shape()[d];
+    TensorN<T, 1> out(c.output.data<T>(), channels);
+    if (grad.num_elements() == 0) {
+      out.setZero();
+      return Status::Ok();
+    }
+    ConstTensorN<T, 3> in(grad.data<T>(), outer, channels, inner);
+    Assign(out, in.sum(Eigen::array<Eigen::Index, 2>{0, 2}), grad.num_elements());
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+void RegisterMathKernels(KernelRegistry* registry) {
+  struct Binding {
+    const char* op;
+    DTypeSet dtypes;
+    KernelFn fn;
+  };
+  const DTypeSet floats = kFloatTypes;
+  const DTypeSet numbers = kNumericTypes;
+  const DTypeSet any = kAllTypes;
+  const DTypeSet boolean{DType::kBool};
+  const DTypeSet f32_64{DType::kFloat32, DType::kFloat64};
+  const Binding bindings[] = {
+      {"RealDiv", floats, BinaryKernel<Binary::kRealDiv>},
+      {"Div", floats, BinaryKernel<Binary::kRealDiv>},
+      {"FloorDiv", numbers, BinaryKernel<Binary::kFloorDiv>},
+      {"FloorMod", numbers, BinaryKernel<Binary::kFloorMod>},
+      {"Maximum", numbers, BinaryKernel<Binary::kMaximum>},
+      {"Minimum", numbers, BinaryKernel<Binary::kMinimum>},
+      {"SquaredDifference", numbers, BinaryKernel<Binary::kSquaredDifference>},
+      {"Pow", floats, BinaryKernel<Binary::kPow>},
+      {"ReluGrad", floats, BinaryKernel<Binary::kReluGrad>},
+      {"SigmoidGrad", floats, BinaryKernel<Binary::kSigmoidGrad>},
+      {"TanhGrad", floats, BinaryKernel<Binary::kTanhGrad>},
+      {"RsqrtGrad", floats, BinaryKernel<Binary::kRsqrtGrad>},
+      {"SqrtGrad", floats, BinaryKernel<Binary::kSqrtGrad>},
+      {"ReciprocalGrad", floats, BinaryKernel<Binary::kReciprocalGrad>},
+      {"Less", boolean, CompareKernel<Compare::kLess>},
+      {"LessEqual", boolean, CompareKernel<Compare::kLessEqual>},
+      {"Greater", boolean, CompareKernel<Compare::kGreater>},
+      {"GreaterEqual", boolean, CompareKernel<Compare::kGreaterEqual>},
+      {"Equal", boolean, CompareKernel<Compare::kEqual>},
+      {"NotEqual", boolean, CompareKernel<Compare::kNotEqual>},
+      {"SelectV2", any, SelectV2Kernel},
+      {"Select", any, SelectKernel},
+      {"Neg", numbers, UnaryKernel<Unary::kNeg>},
+      {"Square", numbers, UnaryKernel<Unary::kSquare>},
+      {"Sqrt", floats, UnaryKernel<Unary::kSqrt>},
+      {"Rsqrt", floats, UnaryKernel<Unary::kRsqrt>},
+      {"Exp", floats, UnaryKernel<Unary::kExp>},
+      {"Log", floats, UnaryKernel<Unary::kLog>},
+      {"Log1p", floats, UnaryKernel<Unary::kLog1p>},
+      {"Sigmoid", floats, UnaryKernel<Unary::kSigmoid>},
+      {"Tanh", floats, UnaryKernel<Unary::kTanh>},
+      {"Abs", numbers, UnaryKernel<Unary::kAbs>},
+      {"Sign", numbers, UnaryKernel<Unary::kSign>},
+      {"Reciprocal", floats, UnaryKernel<Unary::kReciprocal>},
+      {"Inv", floats, UnaryKernel<Unary::kReciprocal>},
+      {"Softplus", floats, UnaryKernel<Unary::kSoftplus>},
+      {"Relu6", numbers, UnaryKernel<Unary::kRelu6>},
+      {"OnesLike", any, UnaryKernel<Unary::kOnesLike>},
+      {"ZerosLike", any, UnaryKernel<Unary::kZerosLike>},
+      {"Sum", numbers, ReduceKernel<Reduce::kSum>},
+      {"Mean", numbers, ReduceKernel<Reduce::kMean>},
+      {"Prod", numbers, ReduceKernel<Reduce::kProd>},
+      {"Max", numbers, ReduceKernel<Reduce::kMax>},
+      {"Min", numbers, ReduceKernel<Reduce::kMin>},
+      {"All", boolean, ReduceKernel<Reduce::kAll>},
+      {"Any", boolean, ReduceKernel<Reduce::kAny>},
+      {"Softmax", f32_64, SoftmaxKernel<false>},
+      {"LogSoftmax", f32_64, SoftmaxKernel<true>},
+      {"SoftmaxCrossEntropyWithLogits", f32_64, SoftmaxXentKernel},
+      {"L2Loss", floats, L2LossKernel},
+      {"BiasAddGrad", numbers, BiasAddGradKernel},
+  };
+  for (const Binding& b : bindings) registry->Bind(b.op, kCpu, b.dtypes, b.fn);
+}
+
+}  // namespace cpu
+}  // namespace tfrun
