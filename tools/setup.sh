@@ -10,7 +10,8 @@ set -euo pipefail
 # python3-matplotlib: tools/plot_trace.py draws --trace files (tested).
 # clang and libclang-rt-14-dev: tools/fuzz.sh (libFuzzer), which .ci/run runs.
 # libprotobuf-dev, protobuf-compiler and zlib1g-dev: TensorFlow's graph files.
-# libdnnl-dev: oneDNN, the CPU's convolutions (kernels/cpu/nn_kernels.cc).
+# libdnnl-dev: oneDNN, the CPU's convolutions (kernels/cpu/nn_kernels.cc; its
+# headers, and libdnnl.so.2, which tfrun opens when a convolution runs).
 # libyaml-dev: graph files' YAML, read first by libyaml (yaml-cpp is the
 # authority: core/graph_file/yaml_document.h).
 packages=(bazel-bootstrap bazel-rules-java libyaml-cpp-dev libyaml-dev libcli11-dev libdnnl-dev

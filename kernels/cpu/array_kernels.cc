@@ -326,20 +326,20 @@ Status RangeKernel(KernelContext& c) {
 }
 
 // BroadcastGradientArgs(s0, s1) -> (r0, r1): the output dimensions each
-// operand was stretched along (bcast.h: where it is 1 and the output is
-// not), for the gradient's reduce_sum.
+// operand was stretched along, for the gradient's reduce_sum (bcast.h:
+// none when the shapes are equal; else every dimension where the operand
+// is 1 or missing, also where the other one is 1 too, as TensorFlow 2.21
+// gives [0] and [0] for [1, 3] and [3]).
 Status BroadcastGradientArgsKernel(KernelContext& c) {
   const std::vector<int64_t> x = IntsOf(c.inputs[0]), y = IntsOf(c.inputs[1]);
   const size_t rank = std::max(x.size(), y.size());
   std::vector<int64_t> r0, r1;
-  for (size_t k = 0; k < rank; ++k) {
+  for (size_t k = 0; k < rank && x != y; ++k) {
     const int64_t dx = k + x.size() >= rank ? x[k + x.size() - rank] : 1;
     const int64_t dy = k + y.size() >= rank ? y[k + y.size() - rank] : 1;
     if (dx != dy && dx != 1 && dy != 1) {
       return c.Fail(fmt::format("Incompatible shapes: [{}] vs. [{}]", fmt::join(x, ","), fmt::join(y, ",")));
     }
-    const int64_t out = dx == 1 ? dy : dx;
-    if (out == 1) continue;  // every operand 1 here: nothing to reduce
     if (dx == 1) r0.push_back(static_cast<int64_t>(k));
     if (dy == 1) r1.push_back(static_cast<int64_t>(k));
   }

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "kernels/cpu/cpu_eigen.h"
+#include "kernels/cpu/dnnl_loader.h"
 
 namespace tfrun {
 namespace cpu {
@@ -149,6 +150,8 @@ memory FilterIn(const ConvGeometry& g, const memory::desc& wanted, float* data) 
 // oneDNN errors (an unsupported shape, memory) as the op's error.
 template <typename F>
 Status RunDnnl(KernelContext& c, F&& f) {
+  std::string why;
+  if (!DnnlAvailable(&why)) return RuntimeError(fmt::format("{}: {}", c.node.op, why));
   try {
     f();
     TheDnnl().stream.wait();

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The tower sample's training step on the CPU: tfrun against TensorFlow
+2.21 from the same GraphDef, in the same run (issue 30, item 5).
+
+Trains graphs/tf/tower_sample_cpu_1.pb (two conv + max-pool layers, a
+1024-wide dense layer with dropout, Adam) on batches of --batch 28x28x1
+images (default 256, the sample's), for --steps timed steps after
+--warmup steps, alternating tfrun and TensorFlow --rounds times:
+
+  - time per step and images per second: tfrun's from the difference of
+    two runs (--steps W and --steps W+N: start-up, loading and the
+    initializer cancel out), TensorFlow's from timing sess.run([loss,
+    train]) in its own process;
+  - end to end: one tfrun command of W+N steps against one Python process
+    that imports TensorFlow, imports the graph, opens the session and runs
+    the same steps; TensorFlow's import and session start-up also alone.
+
+Prints a ratio per line (> 1: tfrun faster) with the CPU's model and
+instruction set. Needs a Python with TensorFlow (--python, or
+tools/setup_tensorflow.sh's).
+
+  python3 bench/train.py --python ~/.cache/tfrun/tf-venv/bin/python [--batch 256 --steps 10]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRAPH = os.path.join(HERE, "..", "graphs", "tf", "tower_sample_cpu_1.pb")
+
+TF_PROGRAM = """
+import sys, time
+t0 = time.perf_counter()
+import numpy as np, tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+gd = tf.compat.v1.GraphDef(); gd.ParseFromString(open(sys.argv[1], 'rb').read())
+g = tf.Graph()
+with g.as_default(): tf.compat.v1.import_graph_def(gd, name='')
+x = np.load(sys.argv[2]); y = np.load(sys.argv[3]); batch = int(sys.argv[4]); steps = int(sys.argv[5])
+warmup = int(sys.argv[6])
+with tf.compat.v1.Session(graph=g, config=tf.compat.v1.ConfigProto(device_count={'CPU': 1})) as s:
+    s.run('init')
+    t1 = time.perf_counter()
+    times = []
+    for i in range(warmup + steps):
+        rows = slice((i * batch) % len(x), (i * batch) % len(x) + batch)
+        a = time.perf_counter()
+        s.run(['loss:0', 'train'], {'x:0': x[rows], 'y:0': y[rows]})
+        if i >= warmup: times.append(time.perf_counter() - a)
+print('START', t1 - t0)
+print('STEPS', ' '.join(map(str, times)))
+"""
+
+
+def cpu_description():
+    model, flags = "unknown CPU", set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name") and model == "unknown CPU":
+                model = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "AVX" if "avx" in flags else "SSE"
+    return f"{model}, {isa}, {os.cpu_count()} cores"
+
+
+def run_tfrun(tfrun, x, y, batch, steps):
+    args = [tfrun, GRAPH, "--device-count", "CPU=1", "--init", "init", "--targets", "train", "--fetch", "loss",
+            "--steps", str(steps), "--batch", str(batch), "--feed", f"x=@{x}", "--feed", f"y=@{y}", "--quiet"]
+    t = time.perf_counter()
+    subprocess.run(args, check=True, capture_output=True)
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tfrun", default="bazel-bin/cli/tfrun")
+    ap.add_argument("--python", required=True, help="a Python with TensorFlow 2.21")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    import numpy as np
+    work = tempfile.mkdtemp(prefix="tfrun-bench-train-")
+    rows = a.batch * (a.warmup + a.steps)
+    rng = np.random.RandomState(0)
+    x, y = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
+    np.save(x, rng.uniform(0, 1, (rows, 28, 28, 1)).astype(np.float32))
+    np.save(y, np.eye(10, dtype=np.float32)[rng.randint(0, 10, rows)])
+    program = os.path.join(work, "tf_train.py")
+    with open(program, "w") as f:
+        f.write(TF_PROGRAM)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1")
+    ours_step, ours_total, theirs_step, theirs_total, theirs_start = [], [], [], [], []
+    for _ in range(a.rounds):
+        short = run_tfrun(a.tfrun, x, y, a.batch, a.warmup)
+        full = run_tfrun(a.tfrun, x, y, a.batch, a.warmup + a.steps)
+        ours_step.append((full - short) / a.steps)
+        ours_total.append(full)
+        t = time.perf_counter()
+        p = subprocess.run([a.python, program, GRAPH, x, y, str(a.batch), str(a.steps), str(a.warmup)],
+                           capture_output=True, text=True, env=env, check=True)
+        theirs_total.append(time.perf_counter() - t)
+        theirs_start.append(float(re.search(r"^START (\S+)", p.stdout, re.M).group(1)))
+        theirs_step.append(statistics.median(float(v) for v in re.search(r"^STEPS (.*)", p.stdout, re.M).group(1).split()))
+    o, t = statistics.median(ours_step), statistics.median(theirs_step)
+    print(f"CPU: {cpu_description()}; batch {a.batch}, {a.steps} timed steps after {a.warmup}, {a.rounds} rounds")
+    print(f"time per step: tfrun {o * 1e3:.1f} ms ({a.batch / o:.0f} images/s), TensorFlow {t * 1e3:.1f} ms "
+          f"({a.batch / t:.0f} images/s): ratio {t / o:.2f}")
+    ot, tt = statistics.median(ours_total), statistics.median(theirs_total)
+    print(f"end to end, {a.warmup + a.steps} steps: tfrun {ot:.2f} s, TensorFlow {tt:.2f} s "
+          f"(import, graph and session {statistics.median(theirs_start):.2f} s): ratio {tt / ot:.2f}")
+
+
+if __name__ == "__main__":
+    main()
