@@ -4,6 +4,7 @@
 
 #include "core/runtime/kernel_shapes.h"
 #include "kernels/cpu/cpu_eigen.h"
+#include "kernels/cpu/dnnl_loader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +50,16 @@ Status ForNumericOutput(KernelContext& c, const StatusOr<Shape>& shape, Body&& b
 // Only up to LaunchBatchMatMul's kMaxCostOuterParallelism (128 * 128): above
 // it TensorFlow splits the product into blocks (not measured), and the
 // fast kernel keeps large vector products fast.
+// float32 products of at least this many multiply-adds (m * k * n) go to
+// oneDNN's GEMM, which uses the CPU's widest instructions (AVX-512 where
+// there is), as TensorFlow 2.21's default CPU build sends them to oneDNN.
+// Measured on an AVX-512 Xeon (bench/RESULTS.md), oneDNN is the faster
+// from 32x32x32 up (28 against 4 GFLOP/s there, 211 against 207 at 2048),
+// but below 48^3 the AVX2 kernel stays: there it sums as TensorFlow's
+// Eigen does, which TensorFlow gives bit for bit with oneDNN on or off up
+// to 40x40 (measured), so small products print TensorFlow's last digit.
+constexpr int64_t kDnnlMatMulWork = int64_t{48} * 48 * 48;
+
 bool SumsProductsOneByOne(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
   return !ta && !tb && k > 1 && m * k * n <= 128 * 128 && (m == 1 || (n == 1 && m + k + n < 20));
 }
@@ -96,6 +107,13 @@ Status MatMulProduct(KernelContext& c) {
       if (SumsProductsOneByOne(m, k, n, c.node.transpose_a, c.node.transpose_b)) {
         SequentialMatMul(a.data<T>(), b.data<T>(), m, k, n, c.output.data<T>());
         return Status::Ok();
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (m * n * k >= kDnnlMatMulWork &&
+            DnnlMatMulF32(a.data<T>(), a.shape()[0], ka, c.node.transpose_a, b.data<T>(), b.shape()[0], kb,
+                          c.node.transpose_b, c.output.data<T>())) {
+          return Status::Ok();
+        }
       }
       if (avx2::Available()) {
         auto fn = [](auto... args) {

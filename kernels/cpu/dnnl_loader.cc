@@ -54,6 +54,26 @@ bool DnnlAvailable(std::string* why) {
 }  // namespace cpu
 }  // namespace tfrun
 
+extern "C" dnnl_status_t dnnl_sgemm(char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K, float alpha,
+                                    const float* A, dnnl_dim_t lda, const float* B, dnnl_dim_t ldb, float beta,
+                                    float* C, dnnl_dim_t ldc);
+
+namespace tfrun {
+namespace cpu {
+
+bool DnnlMatMulF32(const float* a, int64_t a_rows, int64_t a_cols, bool transpose_a, const float* b, int64_t b_rows,
+                   int64_t b_cols, bool transpose_b, float* out) {
+  if (!DnnlAvailable(nullptr)) return false;
+  const int64_t m = transpose_a ? a_cols : a_rows;
+  const int64_t k = transpose_a ? a_rows : a_cols;
+  const int64_t n = transpose_b ? b_rows : b_cols;
+  return dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a, a_cols, b, b_cols, 0.0f, out,
+                    n) == dnnl_success;
+}
+
+}  // namespace cpu
+}  // namespace tfrun
+
 // Each trampoline finds its function once; without the library it fails
 // as oneDNN fails (dnnl.hpp turns the status into an exception the
 // kernels report), after DnnlAvailable has said why.
@@ -130,3 +150,7 @@ TFRUN_DNNL_STATUS(dnnl_stream_create, (dnnl_stream_t * stream, dnnl_engine_t eng
                   (stream, engine, flags))
 TFRUN_DNNL_STATUS(dnnl_stream_destroy, (dnnl_stream_t stream), (stream))
 TFRUN_DNNL_STATUS(dnnl_stream_wait, (dnnl_stream_t stream), (stream))
+TFRUN_DNNL_STATUS(dnnl_sgemm,
+                  (char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K, float alpha, const float* A,
+                   dnnl_dim_t lda, const float* B, dnnl_dim_t ldb, float beta, float* C, dnnl_dim_t ldc),
+                  (transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
