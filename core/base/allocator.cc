@@ -25,7 +25,7 @@ void* HostAllocator::Allocate(size_t bytes) {
 }
 
 void HostAllocator::Deallocate(void* ptr, size_t bytes) {
-  std::free(ptr);
+  FreeHostBytes(ptr, bytes);
   RecordDeallocate(bytes);
 }
 

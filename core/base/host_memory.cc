@@ -3,17 +3,69 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 namespace tfrun {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Freed large blocks kept for the next allocation of the same rounded size:
+// a training step allocates the same activations every step, and handing
+// them back to the kernel (glibc unmaps blocks this large) made it zero
+// fresh pages each time, an eighth of the tower sample's step (perf). At
+// most kCacheBytes are kept; TensorFlow's BFC allocator keeps all of them.
+constexpr size_t kCacheBytes = size_t{1} << 30;
+
+struct BlockCache {
+  std::mutex mu;
+  std::multimap<size_t, void*> blocks;  // by rounded size
+  size_t bytes = 0;
+};
+
+BlockCache& Cache() {
+  static auto* cache = new BlockCache();  // never destroyed: freed blocks may arrive during exit
+  return *cache;
+}
+
+size_t Rounded(size_t bytes, size_t align) { return (bytes + align - 1) / align * align; }
+
+}  // namespace
 
 void* AllocateHostBytes(size_t bytes) {
-  constexpr size_t kHugePage = size_t{2} << 20;
   const bool huge = bytes >= 2 * kHugePage;
   const size_t align = huge ? kHugePage : 64;
-  const size_t rounded = (bytes + align - 1) / align * align;
+  const size_t rounded = Rounded(bytes, align);
+  if (huge) {
+    BlockCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.blocks.find(rounded);
+    if (it != cache.blocks.end()) {
+      void* p = it->second;
+      cache.blocks.erase(it);
+      cache.bytes -= rounded;
+      return p;
+    }
+  }
   void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
   if (p != nullptr && huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure means small pages
   return p;
+}
+
+void FreeHostBytes(void* p, size_t bytes) {
+  if (p == nullptr) return;
+  if (bytes >= 2 * kHugePage) {
+    const size_t rounded = Rounded(bytes, kHugePage);
+    BlockCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    if (cache.bytes + rounded <= kCacheBytes) {
+      cache.blocks.emplace(rounded, p);
+      cache.bytes += rounded;
+      return;
+    }
+  }
+  std::free(p);
 }
 
 }  // namespace tfrun

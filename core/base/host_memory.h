@@ -1,4 +1,5 @@
-// Host memory for tensors and kernel buffers, released with std::free:
+// Host memory for tensors and kernel buffers, released with FreeHostBytes
+// (or std::free, which never returns a block to the cache below):
 // 64-byte aligned (Eigen's packets, cache lines); from 4 MiB on a 2 MiB
 // boundary with transparent huge pages requested, as NumPy does, since a
 // large MatMul walks its rows a page or more apart. A header of its own,
@@ -11,5 +12,8 @@
 namespace tfrun {
 
 void* AllocateHostBytes(size_t bytes);
+// Frees a block of `bytes` from AllocateHostBytes; a large one (4 MiB and
+// up) may be kept, up to 1 GiB in all, for the next request of its size.
+void FreeHostBytes(void* p, size_t bytes);
 
 }  // namespace tfrun

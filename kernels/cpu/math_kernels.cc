@@ -147,6 +147,11 @@ T ApplyBinary(T x, T y) {
   }
 }
 
+template <Binary Op, typename T>
+struct BinaryFunctor {
+  T operator()(const T& x, const T& y) const { return ApplyBinary<Op, T>(x, y); }
+};
+
 template <Binary Op>
 constexpr bool kFloatOnly = Op == Binary::kRealDiv || Op == Binary::kPow || Op >= Binary::kReluGrad;
 
@@ -184,6 +189,11 @@ Status BinaryKernel(KernelContext& c) {
       const T* px = x.data<T>();
       const T* py = y.data<T>();
       T* out = c.output.data<T>();
+      const int64_t n = c.output.num_elements();
+      if (x.shape() == y.shape()) {  // the gradients' case: on the pool when large
+        Assign(FlatOf<T>(c.output), ConstFlatOf<T>(x).binaryExpr(ConstFlatOf<T>(y), BinaryFunctor<Op, T>()), n);
+        return Status::Ok();
+      }
       ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) {
         out[i] = ApplyBinary<Op, T>(px[o[0]], py[o[1]]);
       });
@@ -612,6 +622,29 @@ Status BiasAddGradKernel(KernelContext& c) {
     TensorN<T, 1> out(c.output.data<T>(), channels);
     if (grad.num_elements() == 0) {
       out.setZero();
+      return Status::Ok();
+    }
+    if (inner == 1 && grad.num_elements() >= kParallelElements) {
+      // NHWC: column sums of [outer, channels], each block of rows summed
+      // on its own thread, the blocks' sums then added in order.
+      const int64_t blocks = std::min<int64_t>(outer, Threads() * 4);
+      std::vector<T> partial(blocks * channels, T(0));
+      const T* in = grad.data<T>();
+      PoolDevice().parallelFor(blocks, Eigen::TensorOpCost(0, 0, static_cast<double>(grad.num_elements() / blocks)),
+                               [&](Eigen::Index first, Eigen::Index last) {
+                                 for (Eigen::Index b = first; b < last; ++b) {
+                                   T* sum = partial.data() + b * channels;
+                                   for (int64_t r = b * outer / blocks; r < (b + 1) * outer / blocks; ++r) {
+                                     const T* row = in + r * channels;
+                                     for (int64_t k = 0; k < channels; ++k) sum[k] += row[k];
+                                   }
+                                 }
+                               });
+      T* o = c.output.data<T>();
+      std::fill_n(o, channels, T(0));
+      for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t k = 0; k < channels; ++k) o[k] += partial[b * channels + k];
+      }
       return Status::Ok();
     }
     ConstTensorN<T, 3> in(grad.data<T>(), outer, channels, inner);
