@@ -16,7 +16,14 @@ images (default 256, the sample's), for --steps timed steps after
     the same steps; TensorFlow's import and session start-up also alone.
 
 Prints a ratio per line (> 1: tfrun faster) with the CPU's model and
-instruction set. Needs a Python with TensorFlow (--python, or
+instruction set.
+
+--scaling prints the sample's scaling table instead: the GPU graphs
+(graphs/tf/tower_sample_{1,2,4,8}.pb) trained on eight Tesla P40s
+(testdata/topologies/p40_x8.yaml), time per step, speedup and
+efficiency. Without real GPUs those are simulated: their kernels run on
+the host one after another, so the table shows host timings, not GPU
+scaling (and says so). Needs a Python with TensorFlow (--python, or
 tools/setup_tensorflow.sh's).
 
   python3 bench/train.py --python ~/.cache/tfrun/tf-venv/bin/python [--batch 256 --steps 10]
@@ -77,14 +84,37 @@ def run_tfrun(tfrun, x, y, batch, steps):
     return time.perf_counter() - t
 
 
+def run_scaling(a, x, y):
+    topology = os.path.join(HERE, "..", "testdata", "topologies", "p40_x8.yaml")
+    print(f"tower sample scaling, batch {a.batch}, {a.steps} timed steps: eight SIMULATED Tesla P40s "
+          f"({topology}): kernels run on the host one after another; host timings, not GPU scaling")
+    print("| towers | time/step (ms) | speedup | efficiency |")
+    print("|---|---|---|---|")
+    base = None
+    for towers in (1, 2, 4, 8):
+        graph = os.path.join(HERE, "..", "graphs", "tf", f"tower_sample_{towers}.pb")
+
+        def run(steps):
+            args = [a.tfrun, graph, "--devices", topology, "--init", "init", "--targets", "train", "--fetch", "loss",
+                    "--steps", str(steps), "--batch", str(a.batch), "--feed", f"x=@{x}", "--feed", f"y=@{y}", "--quiet"]
+            t = time.perf_counter()
+            subprocess.run(args, check=True, capture_output=True)
+            return time.perf_counter() - t
+
+        per_step = statistics.median((run(a.warmup + a.steps) - run(a.warmup)) / a.steps for _ in range(a.rounds))
+        base = base or per_step
+        print(f"| {towers} | {per_step * 1e3:.1f} | {base / per_step:.2f}x | {base / per_step / towers:.0%} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tfrun", default="bazel-bin/cli/tfrun")
-    ap.add_argument("--python", required=True, help="a Python with TensorFlow 2.21")
+    ap.add_argument("--python", help="a Python with TensorFlow 2.21 (not for --scaling)")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scaling", action="store_true", help="the 1/2/4/8-tower table on P40s instead")
     a = ap.parse_args()
     import numpy as np
     work = tempfile.mkdtemp(prefix="tfrun-bench-train-")
@@ -93,6 +123,9 @@ def main():
     x, y = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
     np.save(x, rng.uniform(0, 1, (rows, 28, 28, 1)).astype(np.float32))
     np.save(y, np.eye(10, dtype=np.float32)[rng.randint(0, 10, rows)])
+    if a.scaling:
+        run_scaling(a, x, y)
+        return
     program = os.path.join(work, "tf_train.py")
     with open(program, "w") as f:
         f.write(TF_PROGRAM)

@@ -1106,5 +1106,23 @@ TEST(Cli, TowerSplitOfABadBatchFailsAsInTensorFlow) {
   EXPECT_NE(o.err.find("step 1:"), std::string::npos) << o.err;
 }
 
+// Memory (issue 30, item 7): a training graph larger than its simulated
+// GPUs' memory fails with TensorFlow's OOM text naming the tensor, the
+// device and its allocator (exit 4), never a crash. (At the sample's own
+// batch of 20,000 on eight P40s it fits: bench/RESULTS.md.)
+TEST(Cli, TrainingOutOfGpuMemoryIsTensorFlowsOom) {
+  const Outcome o = Tfrun(
+      "graphs/tf/tower_sample_2.pb --devices testdata/topologies/p40_x8.yaml --per-process-gpu-memory-fraction 0.0005 "
+      "--init init --targets train --fetch loss --steps 1 --feed x=@testdata/train/tower_x16.npy "
+      "--feed y=@testdata/train/tower_y16.npy --quiet");
+  ASSERT_TRUE(o.exited) << o.err;
+  EXPECT_EQ(o.exit_code, 4) << o.err;
+  EXPECT_NE(o.err.find("ResourceExhaustedError: OOM when allocating tensor with shape[3136,1024] and type float on "
+                       "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.out, "");
+}
+
 }  // namespace
 }  // namespace tfrun
