@@ -211,6 +211,17 @@ NUMPY_BLAS = ("import numpy as np; a = np.ones((64, 64), np.float32); a @ a; "
               "print(open('/proc/self/maps').read())")
 
 
+def cpu_isa():
+    """The widest vector instructions the CPU has: every GEMM ratio depends on it."""
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    return "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "AVX" if "avx" in flags else "SSE"
+
+
 def numpy_blas():
     """The BLAS library NumPy actually loaded (from the process's memory
     map after a matmul), named for the reference column; None for the
@@ -256,7 +267,7 @@ def main():
             ref_rounds.append(numpy_matmul_ms(n, runs))
         ours, ref = statistics.median(ours_rounds), statistics.median(ref_rounds)
         gf = lambda ms: 2 * n ** 3 / (ms * 1e6)
-        row(f"(a) CPU MatMul f32 {n}: GFLOP/s vs NumPy+{blas}", gf(ours), gf(ref), "GF", True)
+        row(f"(a) CPU MatMul f32 {n} ({cpu_isa()}): GFLOP/s vs NumPy+{blas}", gf(ours), gf(ref), "GF", True)
 
     tutorial = [a.tfrun, "graphs/matmul.yaml"]
     numpy_tutorial = [sys.executable, "-c", NUMPY_TUTORIAL]

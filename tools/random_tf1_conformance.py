@@ -197,6 +197,22 @@ def batch_program(programs, work):
     return "\n".join(lines) + "\n"
 
 
+def run_tf_batch(python, text, work, env, count):
+    """Runs a batch program (its text) in one TensorFlow process: each
+    program's lines, between its "=== PROGRAM k" markers, by k. Exits 2
+    when the process stopped before the last of `count` programs."""
+    source = os.path.join(work, "batch.py")
+    with open(source, "w") as f:
+        f.write(text)
+    p = subprocess.run([python, "-u", source], capture_output=True, text=True, env=env)
+    parts = re.split(r"^=== PROGRAM (\d+)$", p.stdout, flags=re.M)
+    theirs = {int(parts[i]): parts[i + 1].strip("\n").splitlines() for i in range(1, len(parts) - 1, 2)}
+    if len(theirs) < count:
+        print(f"TensorFlow's process failed after {len(theirs)} programs:\n{p.stderr[-3000:]}")
+        sys.exit(2)
+    return theirs
+
+
 def tf_error_text(line):
     """The C++ status text of a TF-ERROR line (newlines escaped as \\n):
     from "Cannot ..." on, without Python's decoration before it and the
@@ -271,15 +287,7 @@ def main():
     programs = [Program(rng, k).build() for k in range(a.count)]
     env = dict(os.environ, TF_XLA_FLAGS="--tf_xla_enable_xla_devices", CUDA_VISIBLE_DEVICES="-1",
                TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
-    source = os.path.join(work, "batch.py")
-    with open(source, "w") as f:
-        f.write(batch_program(programs, work))
-    p = subprocess.run([a.python, "-u", source], capture_output=True, text=True, env=env)
-    parts = re.split(r"^=== PROGRAM (\d+)$", p.stdout, flags=re.M)
-    theirs = {int(parts[i]): parts[i + 1].strip("\n").splitlines() for i in range(1, len(parts) - 1, 2)}
-    if len(theirs) < len(programs):
-        print(f"TensorFlow's process failed after {len(theirs)} programs:\n{p.stderr[-3000:]}")
-        sys.exit(2)
+    theirs = run_tf_batch(a.python, batch_program(programs, work), work, env, len(programs))
     classes = collections.Counter()
     listing = open(os.path.join(out_dir, "differences.txt"), "w")
     skipped = 0

@@ -209,15 +209,7 @@ def main():
 
     rng = random.Random(a.seed)
     programs = [placement.Program(rng, k).build() for k in range(a.count)]
-    source = os.path.join(work, "batch.py")
-    with open(source, "w") as f:
-        f.write(tf_batch_program(programs, work))
-    p = subprocess.run([a.python, "-u", source], capture_output=True, text=True, env=env)
-    parts = re.split(r"^=== PROGRAM (\d+)$", p.stdout, flags=re.M)
-    theirs = {int(parts[i]): parts[i + 1].strip("\n").splitlines() for i in range(1, len(parts) - 1, 2)}
-    if len(theirs) < len(programs):
-        print(f"TensorFlow's process failed after {len(theirs)} programs:\n{p.stderr[-3000:]}")
-        sys.exit(2)
+    theirs = placement.run_tf_batch(a.python, tf_batch_program(programs, work), work, env, len(programs))
     skipped = racing = 0
     for prog in programs:
         k = prog.index

@@ -4,6 +4,7 @@
 // BroadcastGradientArgs, ConcatOffset). They copy bytes, so one kernel
 // serves every dtype; their checks and texts are TensorFlow's.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/cpu_eigen.h"
@@ -168,7 +169,7 @@ Status SliceKernel(KernelContext& c) {
     const int64_t dim = input.shape()[d];
     int64_t size = IntAt(size_t_, d);
     if (size == -1) size = dim - begin[d];
-    if (begin[d] < 0 || begin[d] > dim || size < 0 || begin[d] + size > dim) {
+    if (begin[d] < 0 || begin[d] > dim || size < 0 || size > dim - begin[d]) {
       if (!(0 <= begin[d] && begin[d] <= dim)) {
         return c.Fail(fmt::format("Expected begin[{}] in [0, {}], but got {}", d, dim, begin[d]));
       }
@@ -193,6 +194,9 @@ Status TileKernel(KernelContext& c) {
   for (int d = 0; d < rank; ++d) {
     const int64_t m = IntAt(multiples, d);
     if (m < 0) return c.Fail(fmt::format("Expected multiples[{}] >= 0, but got {}", d, m));
+    if (m > 0 && input.shape()[d] > (int64_t{1} << 62) / m) {
+      return c.Fail(fmt::format("Tile: multiples[{}] = {} makes a dimension too large", d, m));
+    }
     shape.push_back(input.shape()[d] * m);
   }
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
@@ -232,6 +236,7 @@ Status GatherKernel(KernelContext& c) {
   const Tensor& axis_t = c.inputs[2];
   if (c.IntAttr("batch_dims") != 0) return c.Fail("tfrun's GatherV2 supports batch_dims = 0 only");
   const int rank = params.rank();
+  if (axis_t.num_elements() != 1) return c.Fail("axis must be scalar");
   int64_t axis = IntAt(axis_t, 0);
   if (axis < -rank || axis >= rank) {
     return c.Fail(fmt::format("Expected axis in the range [{}, {}), but got {}", -rank, rank, axis));
@@ -302,6 +307,12 @@ Status RankKernel(KernelContext& c) {
 
 // Range(start, limit, delta) of int32, int64, float or double.
 Status RangeKernel(KernelContext& c) {
+  for (int i = 0; i < 3; ++i) {
+    if (c.inputs[i].num_elements() != 1) {
+      return c.Fail(fmt::format("{} must be a scalar, not shape {}", i == 0 ? "start" : i == 1 ? "limit" : "delta",
+                                ShapeDebugString(c.inputs[i].shape())));
+    }
+  }
   const double start = c.inputs[0].GetAsDouble(0), limit = c.inputs[1].GetAsDouble(0),
                delta = c.inputs[2].GetAsDouble(0);
   if (delta == 0) return c.Fail(fmt::format("Requires delta != 0: {}", delta));
@@ -310,6 +321,8 @@ Status RangeKernel(KernelContext& c) {
                             : fmt::format("Requires start >= limit when delta < 0: {}/{}", start, limit));
   }
   const bool integral = c.node.dtype == DType::kInt32 || c.node.dtype == DType::kInt64;
+  const double count = std::ceil(std::abs((limit - start) / delta));
+  if (!(count <= double{int64_t{1} << 40})) return c.Fail(fmt::format("Requires size < 2^40: {}", count));
   const int64_t size = integral ? (static_cast<int64_t>(std::abs(limit - start)) + static_cast<int64_t>(std::abs(delta)) - 1) /
                                       static_cast<int64_t>(std::abs(delta))
                                 : static_cast<int64_t>(std::ceil(std::abs((limit - start) / delta)));
@@ -354,6 +367,7 @@ Status BroadcastGradientArgsKernel(KernelContext& c) {
 Status ConcatOffsetKernel(KernelContext& c) {
   const Tensor& first = c.inputs[1];
   const int64_t rank = first.num_elements();
+  if (c.inputs[0].num_elements() != 1) return c.Fail("Concat dim tensor should be a scalar integer");
   int64_t axis = IntAt(c.inputs[0], 0);
   if (axis < -rank || axis >= rank) {
     return c.Fail(fmt::format("Concat dim is out of range: {} vs. {}", axis, rank));

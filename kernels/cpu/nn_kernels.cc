@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "kernels/cpu/cpu_eigen.h"
 #include "kernels/cpu/dnnl_loader.h"
@@ -68,6 +69,21 @@ Status WindowedOutputSize(KernelContext& c, const std::string& padding, int64_t 
   return Status::Ok();
 }
 
+// Sizes, strides and dilations past this are refused before any
+// arithmetic on them could overflow (a graph file may say anything).
+constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
+
+Status CheckWindowValues(KernelContext& c, std::initializer_list<const std::vector<int64_t>*> lists) {
+  for (const std::vector<int64_t>* list : lists) {
+    for (int64_t v : *list) {
+      if (v < 0 || v >= kMaxWindowValue) {
+        return c.Fail(fmt::format("{}: a size, stride or dilation of {} is out of range", c.node.op, v));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shape& filter) {
   if (c.StringAttr("data_format", "NHWC") != "NHWC") {
     return c.Fail("The Conv2D op currently only supports the NHWC tensor format on CPU.");
@@ -79,6 +95,8 @@ StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shap
   if (dilations.empty()) dilations = {1, 1, 1, 1};
   if (strides.size() != 4) return c.Fail("Sliding window strides field must specify 4 dimensions");
   if (dilations.size() != 4) return c.Fail("Sliding window dilations field must specify 4 dimensions");
+  std::vector<int64_t> explicit_values = c.IntListAttr("explicit_paddings");
+  TFRUN_RETURN_IF_ERROR(CheckWindowValues(c, {&input, &filter, &strides, &dilations, &explicit_values}));
   if (strides[0] != 1 || strides[3] != 1) {
     return c.Fail("Current implementation does not yet support strides in the batch and depth dimensions.");
   }
@@ -201,28 +219,47 @@ Status CheckOutBackprop(KernelContext& c, const ConvGeometry& g, const Tensor& o
   return Status::Ok();
 }
 
+// A gradient of a convolution: the geometry for `input_shape` and
+// `filter_shape`, out_backprop checked against it, the output of
+// `output_shape` allocated; nullopt when that output is already complete
+// (empty, or zeros because `other` or out_backprop is).
+StatusOr<std::optional<ConvGeometry>> PlanConvGradient(KernelContext& c, const Shape& input_shape,
+                                                       const Shape& filter_shape, const Shape& output_shape,
+                                                       const Tensor& other, const Tensor& out_backprop) {
+  TFRUN_ASSIGN_OR_RETURN(const ConvGeometry g, PlanConv(c, input_shape, filter_shape));
+  TFRUN_RETURN_IF_ERROR(CheckOutBackprop(c, g, out_backprop));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(output_shape));
+  if (c.output.num_elements() == 0) return std::optional<ConvGeometry>();
+  if (out_backprop.num_elements() == 0 || other.num_elements() == 0) {
+    std::memset(c.output.raw(), 0, c.output.num_bytes());
+    return std::optional<ConvGeometry>();
+  }
+  return std::optional<ConvGeometry>(g);
+}
+
+// The backward-data or backward-weights descriptor of `g` (the same
+// arguments in the same order).
+template <typename Desc>
+Desc GradientDesc(const ConvGeometry& g) {
+  return Desc(dnnl::algorithm::convolution_direct, Nhwc(g.batch, g.in_rows, g.in_cols, g.in_depth), Weights(g),
+              Nhwc(g.batch, g.out_rows, g.out_cols, g.out_depth), {g.stride_rows, g.stride_cols},
+              {g.dilation_rows - 1, g.dilation_cols - 1}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});
+}
+
 Status Conv2DBackpropInputKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const Shape input_shape, SizesInput(c, c.inputs[0], "input"));
   const Tensor& filter = c.inputs[1];
   const Tensor& out_backprop = c.inputs[2];
-  TFRUN_ASSIGN_OR_RETURN(const ConvGeometry g, PlanConv(c, input_shape, filter.shape()));
-  TFRUN_RETURN_IF_ERROR(CheckOutBackprop(c, g, out_backprop));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(input_shape));
-  if (c.output.num_elements() == 0) return Status::Ok();
-  if (out_backprop.num_elements() == 0 || filter.num_elements() == 0) {
-    std::memset(c.output.raw(), 0, c.output.num_bytes());
-    return Status::Ok();
-  }
+  TFRUN_ASSIGN_OR_RETURN(const std::optional<ConvGeometry> g,
+                         PlanConvGradient(c, input_shape, filter.shape(), input_shape, filter, out_backprop));
+  if (!g) return Status::Ok();
   return RunDnnl(c, [&] {
     Dnnl& d = TheDnnl();
-    const auto forward = ForwardDesc(g, Weights(g));
-    dnnl::convolution_backward_data::desc desc(
-        dnnl::algorithm::convolution_direct, Nhwc(g.batch, g.in_rows, g.in_cols, g.in_depth), Weights(g),
-        Nhwc(g.batch, g.out_rows, g.out_cols, g.out_depth), {g.stride_rows, g.stride_cols},
-        {g.dilation_rows - 1, g.dilation_cols - 1}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});
-    dnnl::convolution_backward_data::primitive_desc pd(desc, d.engine, forward);
+    const auto forward = ForwardDesc(*g, Weights(*g));
+    dnnl::convolution_backward_data::primitive_desc pd(GradientDesc<dnnl::convolution_backward_data::desc>(*g),
+                                                       d.engine, forward);
     memory diff_dst(pd.diff_dst_desc(), d.engine, out_backprop.data<float>());
-    memory weights = FilterIn(g, pd.weights_desc(), filter.data<float>());
+    memory weights = FilterIn(*g, pd.weights_desc(), filter.data<float>());
     memory diff_src(pd.diff_src_desc(), d.engine, c.output.data<float>());
     dnnl::convolution_backward_data(pd).execute(
         d.stream, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DIFF_SRC, diff_src}});
@@ -233,25 +270,17 @@ Status Conv2DBackpropFilterKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   TFRUN_ASSIGN_OR_RETURN(const Shape filter_shape, SizesInput(c, c.inputs[1], "filter"));
   const Tensor& out_backprop = c.inputs[2];
-  TFRUN_ASSIGN_OR_RETURN(const ConvGeometry g, PlanConv(c, input.shape(), filter_shape));
-  TFRUN_RETURN_IF_ERROR(CheckOutBackprop(c, g, out_backprop));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(filter_shape));
-  if (c.output.num_elements() == 0) return Status::Ok();
-  if (out_backprop.num_elements() == 0 || input.num_elements() == 0) {
-    std::memset(c.output.raw(), 0, c.output.num_bytes());
-    return Status::Ok();
-  }
+  TFRUN_ASSIGN_OR_RETURN(const std::optional<ConvGeometry> g,
+                         PlanConvGradient(c, input.shape(), filter_shape, filter_shape, input, out_backprop));
+  if (!g) return Status::Ok();
   return RunDnnl(c, [&] {
     Dnnl& d = TheDnnl();
-    const auto forward = ForwardDesc(g, Weights(g));
-    dnnl::convolution_backward_weights::desc desc(
-        dnnl::algorithm::convolution_direct, Nhwc(g.batch, g.in_rows, g.in_cols, g.in_depth), Weights(g),
-        Nhwc(g.batch, g.out_rows, g.out_cols, g.out_depth), {g.stride_rows, g.stride_cols},
-        {g.dilation_rows - 1, g.dilation_cols - 1}, {g.pad_top, g.pad_left}, {g.pad_bottom, g.pad_right});
-    dnnl::convolution_backward_weights::primitive_desc pd(desc, d.engine, forward);
+    const auto forward = ForwardDesc(*g, Weights(*g));
+    dnnl::convolution_backward_weights::primitive_desc pd(
+        GradientDesc<dnnl::convolution_backward_weights::desc>(*g), d.engine, forward);
     memory src(pd.src_desc(), d.engine, input.data<float>());
     memory diff_dst(pd.diff_dst_desc(), d.engine, out_backprop.data<float>());
-    memory user(Hwio(g), d.engine, c.output.data<float>());
+    memory user(Hwio(*g), d.engine, c.output.data<float>());
     const bool direct = pd.diff_weights_desc() == user.get_desc();
     memory diff_weights = direct ? user : memory(pd.diff_weights_desc(), d.engine);
     dnnl::convolution_backward_weights(pd).execute(
@@ -280,7 +309,11 @@ StatusOr<PoolGeometry> PlanPool(KernelContext& c, const Shape& input) {
     return c.Fail("Pooling is not yet supported on the batch dimension.");
   }
   if (ksize[3] != 1 || strides[3] != 1) return c.Fail("tfrun's MaxPool pools over rows and columns only");
+  for (int d = 1; d < 3; ++d) {
+    if (ksize[d] <= 0) return c.Fail(fmt::format("Sliding window ksize for dimension {} was zero.", d));
+  }
   if (input.size() != 4) return c.Fail("tensor_in must be 4-dimensional");
+  TFRUN_RETURN_IF_ERROR(CheckWindowValues(c, {&input, &ksize, &strides}));
   PoolGeometry g;
   g.batch = input[0];
   g.in_rows = input[1];

@@ -23,7 +23,7 @@ struct UpdateInputs {
 
 // The tensors an update writes: the ref inputs themselves, or the resource
 // variables their handles name (copied first where a read holds them).
-StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bool resource) {
+StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bool resource, DType dtype) {
   std::vector<Tensor> tensors;
   for (size_t i = 0; i < count; ++i) {
     if (!resource) {
@@ -33,6 +33,10 @@ StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bo
     TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, c.inputs[i]));
     if (variable->buffer_shared()) {
       TFRUN_ASSIGN_OR_RETURN(*variable, variable->CopyTo(variable->allocator(), c.device_name));
+    }
+    if (variable->dtype() != dtype) {
+      return c.Fail(fmt::format("Trying to update variable with wrong dtype. Expected {} got {}",
+                                Info(variable->dtype()).tf_name, Info(dtype).tf_name));
     }
     tensors.push_back(*variable);
   }
@@ -128,9 +132,9 @@ void Update(KernelContext& c, std::vector<Tensor>& t) {
 template <Optimizer Op, bool Resource>
 Status ApplyKernel(KernelContext& c) {
   const UpdateInputs spec = InputsOf(Op);
-  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, spec.tensors.size(), Resource));
-  TFRUN_RETURN_IF_ERROR(CheckUpdateShapes(c, spec, tensors));
   const DType dtype = c.inputs[spec.grad].dtype();
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, spec.tensors.size(), Resource, dtype));
+  TFRUN_RETURN_IF_ERROR(CheckUpdateShapes(c, spec, tensors));
   TFRUN_RETURN_IF_ERROR(ForDType<IsFloat>(dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     Update<Op, T>(c, tensors);
@@ -143,7 +147,7 @@ Status ApplyKernel(KernelContext& c) {
 // AssignAdd / AssignSub and their resource forms: var += value (or -=).
 template <bool Add, bool Resource>
 Status AssignUpdateKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, Resource));
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, Resource, c.inputs[1].dtype()));
   Tensor& var = tensors[0];
   const Tensor& value = c.inputs[1];
   if (var.shape() != value.shape()) {

@@ -166,9 +166,51 @@ void CheckPrintedValue(const tfrun::Tensor& t, const std::string& text) {
   });
 }
 
+// Zeros for every numeric placeholder: its unknown dimensions 2, no known
+// rank a vector of 2.
+std::vector<tfrun::Feed> ZeroFeeds(const tfrun::Graph& graph) {
+  std::vector<tfrun::Feed> feeds;
+  for (const tfrun::Node& n : graph.nodes) {
+    if (n.op != "Placeholder" || n.dtype == tfrun::DType::kString) continue;
+    tfrun::Shape shape = n.unknown_rank ? tfrun::Shape{2} : n.shape;
+    for (int64_t& d : shape) d = d == tfrun::kUnknownDim ? 2 : d;
+    const std::optional<int64_t> elements = tfrun::NumElements(shape);
+    if (!elements || *elements > 4096) continue;
+    tfrun::StatusOr<tfrun::Tensor> value = tfrun::Tensor::AllocateHost(n.dtype, shape);
+    if (!value.ok()) continue;
+    std::memset(value->raw(), 0, value->num_bytes());
+    feeds.push_back({{n.id, 0}, *value});
+  }
+  return feeds;
+}
+
+// A TensorFlow graph placed on the CPU runs every node twice, as two
+// training steps would (the kernels of training graphs are reachable only
+// from such files): whatever the attrs and shapes, a run ends in a result
+// or an error, never a crash.
+void RunEveryNode(const tfrun::Graph& graph, const tfrun::Placement& placement) {
+  tfrun::Executor executor(graph, Devices(), placement, Kernels());
+  std::vector<tfrun::NodeOutput> fetch;
+  std::vector<int> targets;
+  for (const tfrun::Node& n : graph.nodes) {
+    if (n.has_output() && fetch.size() < 64) fetch.push_back({n.id, 0});
+    targets.push_back(n.id);
+  }
+  if (!executor.CheckKernels(fetch, targets, {}).ok()) return;
+  const std::vector<tfrun::Feed> feeds = ZeroFeeds(graph);
+  for (int step = 0; step < 2; ++step) {
+    tfrun::StatusOr<tfrun::RunResult> result = executor.Run(fetch, feeds, targets);
+    if (!result.ok()) return;
+    for (const tfrun::Tensor& t : result->fetched) {
+      if (t.is_valid()) (void)tfrun::NumpyStr(t, tfrun::NumpyPrintOptions());
+    }
+  }
+}
+
 // A TensorFlow graph file: read (as the name "fuzz" leaves it to the
 // content, and as a SavedModel), imported as a Session and as Python's
-// importer would, placed soft and hard with the same invariants.
+// importer would, placed soft and hard with the same invariants, and run
+// (RunEveryNode) where soft placement put every node on CPU:0.
 void FuzzTfGraphFile(const std::string& bytes) {
   for (const char* name : {"fuzz", "saved_model.pb"}) {
     tfrun::StatusOr<tfrun::TfGraphFile> file = tfrun::ParseTfGraphBytes(bytes, name, "");
@@ -189,6 +231,9 @@ void FuzzTfGraphFile(const std::string& bytes) {
         if (!placed.ok()) continue;
         CheckPlacement(*graph, placement, soft);
         (void)tfrun::PlacementDot(*graph, Devices(), placement);
+        const bool all_on_cpu0 = std::all_of(placement.device_of.begin(), placement.device_of.end(),
+                                             [](int d) { return d == 0; });
+        if (soft && semantics == tfrun::ImportSemantics::kSession && all_on_cpu0) RunEveryNode(*graph, placement);
       }
     }
   }
@@ -277,20 +322,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)tfrun::PlacementDot(*graph, Devices(), placement);
       if (name != std::string("tf2") || !soft) continue;
       tfrun::Executor executor(*graph, Devices(), placement, Kernels());
-      // Once unfed, once with every numeric placeholder fed zeros (its
-      // unknown dimensions 2; no known rank: a vector of 2).
-      std::vector<tfrun::Feed> feeds;
-      for (const tfrun::Node& n : graph->nodes) {
-        if (n.op != "Placeholder" || n.dtype == tfrun::DType::kString) continue;
-        tfrun::Shape shape = n.unknown_rank ? tfrun::Shape{2} : n.shape;
-        for (int64_t& d : shape) d = d == tfrun::kUnknownDim ? 2 : d;
-        const std::optional<int64_t> elements = tfrun::NumElements(shape);
-        if (!elements || *elements > 4096) continue;
-        tfrun::StatusOr<tfrun::Tensor> value = tfrun::Tensor::AllocateHost(n.dtype, shape);
-        if (!value.ok()) continue;
-        std::memset(value->raw(), 0, value->num_bytes());
-        feeds.push_back({{n.id, 0}, *value});
-      }
+      // Once unfed, once with every numeric placeholder fed zeros.
+      const std::vector<tfrun::Feed> feeds = ZeroFeeds(*graph);
       (void)executor.Run(graph->fetch).ok();
       tfrun::StatusOr<tfrun::RunResult> result = executor.Run(graph->fetch, feeds);
       if (!result.ok()) continue;
