@@ -39,7 +39,8 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 srcs=($(ls core/{base,tables,printing,graph,devices,placement,runtime}/*.cc | grep -v -e _test.cc -e core/base/random.cc)
       $(ls core/graph_file/*.cc | grep -v _test.cc)
       core/graph_def/graph_def_export.cc core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
-      kernels/cpu/cpu_kernels.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
+      kernels/cpu/cpu_kernels.cc kernels/cpu/cpu_eigen.cc kernels/cpu/array_kernels.cc kernels/cpu/nn_kernels.cc
+      kernels/cpu/dnnl_loader.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
       tools/fuzz/${target}_fuzzer.cc)
 [ "$target" = input ] && srcs+=(cli/report.cc)
 # Objects are kept by content, not by time: a fresh clone has new mtimes
@@ -74,9 +75,12 @@ for src in "${srcs[@]}"; do compile "$src"; done
 compile core/base/random.cc -ffp-contract=off
 compile kernels/cpu/matmul_avx2.cc -mavx2 -mfma
 compile kernels/cpu/sgemm_avx2.cc -mavx2 -mfma
+# The math and optimizer kernels: Eigen's exact sqrt (kernels/BUILD).
+compile kernels/cpu/math_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
+compile kernels/cpu/optimizer_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || exit 1; done
 clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" \
-  -l:libyaml-cpp.a -l:libyaml.a -l:libprotobuf.a -lz -lpthread \
+  -l:libyaml-cpp.a -l:libyaml.a -l:libprotobuf.a -lz -lpthread -ldl \
   -o "$dir/${target}_fuzzer"
 
 if [ "$target" = input ]; then

@@ -114,8 +114,33 @@ def optimizers():
     return fetches
 
 
-def tensor_of(f):
-    return f if isinstance(f, tf.Tensor) else f.value() if hasattr(f, "value") else f
+def nan_loss():
+    """A loss that overflows and turns NaN by the third step: printed as
+    TensorFlow prints it, never a crash (issue 30, item 8)."""
+    w = tf.compat.v1.get_variable("w", initializer=[30.0, -2.0], use_resource=True)
+    loss = tf.reduce_sum(tf.exp(w) * w, name="loss")
+    tf.compat.v1.train.GradientDescentOptimizer(1e12).minimize(loss, name="train")
+    tf.compat.v1.global_variables_initializer()
+
+
+def write_steps(name, build, steps):
+    """A training loop's golden: `print(sess.run([loss]))` then
+    `sess.run(train)`, `steps` times (the loss is read before the update,
+    as sess.run([loss, train]) reads it)."""
+    g = tf.Graph()
+    with g.as_default():
+        build()
+    tf.io.write_graph(g.as_graph_def(), HERE, f"{name}.pbtxt", as_text=True)
+    lines = []
+    with tf.compat.v1.Session(graph=g) as sess:
+        sess.run("init")
+        for _ in range(steps):
+            lines.append(str(sess.run(["loss:0"])))
+            sess.run("train")
+    with open(os.path.join(HERE, f"{name}.steps.expected"), "w") as f:
+        f.write(f"# args: --init init --targets train --fetch loss --steps {steps}\n" + "\n".join(lines) + "\n")
+    open(os.path.join(HERE, f"{name}.steps.expected-stderr"), "w").close()
+    print(f"{name}: {steps} steps")
 
 
 def write(name, build, runs_train):
@@ -148,3 +173,4 @@ def write(name, build, runs_train):
 if __name__ == "__main__":
     write("training_ops", training_ops, False)
     write("optimizers", optimizers, True)
+    write_steps("nan_loss", nan_loss, 4)
