@@ -1124,5 +1124,19 @@ TEST(Cli, TrainingOutOfGpuMemoryIsTensorFlowsOom) {
   EXPECT_EQ(o.out, "");
 }
 
+// A convolution fed a batch of the wrong depth fails with TensorFlow 2.21's
+// kernel text, naming the node (issue 30, item 8; testdata/train/
+// conv_pool.pbtxt, written by TensorFlow: a Conv2D of a [2, 2, 2, 3]
+// filter over a placeholder of unknown shape).
+TEST(Cli, ConvolutionOfAWrongDepthFailsWithTensorFlowsText) {
+  const Outcome o = Tfrun("testdata/train/conv_pool.pbtxt --fetch conv --feed x=@testdata/train/depth3.npy");
+  ASSERT_TRUE(o.exited) << o.err;
+  EXPECT_EQ(o.exit_code, 4) << o.err;
+  EXPECT_NE(o.err.find("node 'conv' on /job:localhost/replica:0/task:0/device:CPU:0: InvalidArgumentError: input "
+                       "depth must be evenly divisible by filter depth: 3 vs 2\n\t [[{{node conv}}]]"),
+            std::string::npos)
+      << o.err;
+}
+
 }  // namespace
 }  // namespace tfrun
