@@ -150,6 +150,33 @@ class Program:
         return self
 
 
+def written_program_lines(p, work, on_build_error):
+    """Lines that build program `p` in a new graph `g` (after its marker),
+    run `on_build_error` (lines, `e` the exception) when TensorFlow refuses
+    to build it, and otherwise write its file and go on under `if ok:` with
+    `g` the graph as read back (`init` its initializer)."""
+    k = p.index
+    path = os.path.join(work, f"p{k}.{p.form}")
+    lines = [f"mark({k})", "g = tf.Graph()", "ok = True", "try:", "  with g.as_default():"]
+    lines += ["  " + line for line in p.lines]
+    lines += ["except (ValueError, TypeError) as e:"] + on_build_error + ["if ok:"]
+    if p.form == "meta":
+        # Placed as the file is read back by Python's importer
+        # (import_graph_def; import_meta_graph would add a Saver), which
+        # tfrun follows under --import python.
+        lines += [f"    tf.compat.v1.train.export_meta_graph({path!r}, graph=g)",
+                  "    meta = tf.compat.v1.MetaGraphDef()",
+                  f"    meta.ParseFromString(open({path!r}, 'rb').read())",
+                  "    g = tf.Graph()",
+                  "    with g.as_default():",
+                  "        tf.compat.v1.import_graph_def(meta.graph_def, name='')",
+                  "        init = g.get_operation_by_name('init')"]
+    else:
+        lines.append(f"    tf.io.write_graph(g.as_graph_def(), {work!r}, {os.path.basename(path)!r}, "
+                     f"as_text={p.form == 'pbtxt'})")
+    return lines
+
+
 def batch_program(programs, work):
     """One Python program that builds, writes and places every program in
     its own tf.Graph, between markers (C's stdio flushed around them, so
@@ -163,28 +190,8 @@ def batch_program(programs, work):
              "def say(text):",
              "    sys.stdout.flush(); libc.fflush(None); print(text, flush=True)"]
     for p in programs:
-        k = p.index
-        path = os.path.join(work, f"p{k}.{p.form}")
-        lines += [f"mark({k})", "g = tf.Graph()", "ok = True", "try:", "  with g.as_default():"]
-        lines += ["  " + line for line in p.lines]
-        lines += ["except (ValueError, TypeError) as e:",
-                  "    say('TF-BUILD-ERROR: ' + (str(e).splitlines() or [type(e).__name__])[0])",
-                  "    ok = False",
-                  "if ok:"]
-        if p.form == "meta":
-            # Placed as the file is read back by Python's importer
-            # (import_graph_def; import_meta_graph would add a Saver), which
-            # tfrun follows under --import python.
-            lines += [f"    tf.compat.v1.train.export_meta_graph({path!r}, graph=g)",
-                      "    meta = tf.compat.v1.MetaGraphDef()",
-                      f"    meta.ParseFromString(open({path!r}, 'rb').read())",
-                      "    g = tf.Graph()",
-                      "    with g.as_default():",
-                      "        tf.compat.v1.import_graph_def(meta.graph_def, name='')",
-                      "        init = g.get_operation_by_name('init')"]
-        else:
-            lines.append(f"    tf.io.write_graph(g.as_graph_def(), {work!r}, {os.path.basename(path)!r}, "
-                         f"as_text={p.form == 'pbtxt'})")
+        lines += written_program_lines(p, work, [
+            "    say('TF-BUILD-ERROR: ' + (str(e).splitlines() or [type(e).__name__])[0])", "    ok = False"])
         lines += [f"    config = tf.compat.v1.ConfigProto(device_count={{'CPU': 3}}, log_device_placement=True, "
                   f"allow_soft_placement={p.soft})",
                   "    with tf.compat.v1.Session(graph=g, config=config) as sess:",

@@ -62,20 +62,7 @@ def tf_batch_program(programs, work):
              "def mark(k): print('=== PROGRAM %d' % k, flush=True)"]
     for p in programs:
         k = p.index
-        path = os.path.join(work, f"p{k}.{p.form}")
-        lines += [f"mark({k})", "g = tf.Graph()", "ok = True", "try:", "  with g.as_default():"]
-        lines += ["  " + line for line in p.lines]
-        lines += ["except (ValueError, TypeError) as e:", "    print('TF-BUILD-ERROR'); ok = False", "if ok:"]
-        if p.form == "meta":
-            lines += [f"    tf.compat.v1.train.export_meta_graph({path!r}, graph=g)",
-                      "    meta = tf.compat.v1.MetaGraphDef()",
-                      f"    meta.ParseFromString(open({path!r}, 'rb').read())",
-                      "    g = tf.Graph()",
-                      "    with g.as_default():",
-                      "        tf.compat.v1.import_graph_def(meta.graph_def, name='')"]
-        else:
-            lines.append(f"    tf.io.write_graph(g.as_graph_def(), {work!r}, {os.path.basename(path)!r}, "
-                         f"as_text={p.form == 'pbtxt'})")
+        lines += placement.written_program_lines(p, work, ["    print('TF-BUILD-ERROR'); ok = False"])
         lines += ["    feeds = {}",
                   "    rng = np.random.RandomState(%d)" % k,
                   "    for op in g.get_operations():",
