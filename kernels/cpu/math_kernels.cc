@@ -559,19 +559,23 @@ Status SoftmaxXentKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(Tensor backprop, c.Allocate(c.node.dtype, plan->output));
   TFRUN_RETURN_IF_ERROR(ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    // Broadcast operands made whole first (TensorFlow does the same).
-    auto whole = [&](const Tensor& t, int k) -> std::vector<T> {
-      std::vector<T> v(rows * classes);
-      ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) { v[i] = t.data<T>()[o[k]]; });
-      return v;
+    // An operand that broadcasts is made whole first (TensorFlow does the
+    // same); one of the output's shape, the usual case, is read in place.
+    std::vector<T> logits_v, labels_v;
+    auto whole = [&](const Tensor& t, int k, std::vector<T>* copy) -> const T* {
+      if (t.shape() == plan->output) return t.data<T>();
+      copy->resize(rows * classes);
+      ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) { (*copy)[i] = t.data<T>()[o[k]]; });
+      return copy->data();
     };
-    const std::vector<T> logits_v = whole(logits_in, 0), labels_v = whole(labels_in, 1);
+    const T* logits_data = whole(logits_in, 0, &logits_v);
+    const T* labels_data = whole(labels_in, 1, &labels_v);
     if (rows * classes == 0) {
       std::fill_n(loss.data<T>(), rows, classes == 0 ? T(std::numeric_limits<float>::quiet_NaN()) : T(0));
       return Status::Ok();
     }
-    ConstMatrix<T> logits(logits_v.data(), rows, classes);
-    ConstMatrix<T> labels(labels_v.data(), rows, classes);
+    ConstMatrix<T> logits(logits_data, rows, classes);
+    ConstMatrix<T> labels(labels_data, rows, classes);
     Matrix<T> back(backprop.data<T>(), rows, classes);
     Flat<T> out_loss(loss.data<T>(), rows);
     const Eigen::array<Eigen::Index, 1> along_class{1};
