@@ -60,6 +60,13 @@ StatusOr<Tensor> Tensor::FromStrings(Shape shape, const std::vector<std::string>
   return t;
 }
 
+int64_t Tensor::GetAsInt64(int64_t i) const {
+  if (dtype_ == DType::kInt64) return data<int64_t>()[i];
+  if (dtype_ == DType::kInt32) return data<int32_t>()[i];
+  const double v = GetAsDouble(i);
+  return v >= -9.2e18 && v <= 9.2e18 ? static_cast<int64_t>(v) : 0;
+}
+
 std::string_view Tensor::StringAt(int64_t i) const {
   const auto* offsets = static_cast<const uint64_t*>(raw());
   const char* chars = reinterpret_cast<const char*>(offsets + num_elements_ + 1);

@@ -59,6 +59,11 @@ class Tensor {
 
   // Element i as a double (for formatting and comparison); host memory only.
   double GetAsDouble(int64_t i) const;
+  // Element i of an integer tensor in host memory (a shape, axis or index),
+  // read in its own type: a double would round int64s beyond 2^53, and
+  // converting those back is undefined. Other dtypes through a double,
+  // 0 where it is out of int64's range.
+  int64_t GetAsInt64(int64_t i) const;
   // Element i of a string tensor in host memory.
   std::string_view StringAt(int64_t i) const;
 

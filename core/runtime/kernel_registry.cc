@@ -94,7 +94,7 @@ namespace {
 
 // Element i of an integer tensor in host memory (a shape or dims input:
 // HostMemory in TensorFlow's GPU kernels, so on the host everywhere).
-int64_t IntAt(const Tensor& t, int64_t i) { return static_cast<int64_t>(t.GetAsDouble(i)); }
+int64_t IntAt(const Tensor& t, int64_t i) { return t.GetAsInt64(i); }
 
 bool IsVector(const Tensor& t) { return t.rank() == 1; }
 
@@ -121,6 +121,52 @@ Status OutputFromHost(KernelContext& c, Tensor host) {
 }
 
 }  // namespace
+
+// ExpandDims and Squeeze only reinterpret their input's shape (as Reshape).
+Status ShareWithShape(KernelContext& c, Shape shape) {
+  c.output = c.inputs[0].Reshaped(std::move(shape));
+  return Status::Ok();
+}
+
+Status ExpandDimsKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& dim_t = c.inputs[1];
+  if (dim_t.num_elements() != 1) {
+    return c.Fail("'dim' must be a tensor with a single value");
+  }
+  int64_t dim = dim_t.GetAsInt64(0);
+  const int rank = input.rank();
+  if (dim < -1 - rank || dim > rank) {
+    return c.Fail(fmt::format("Tried to expand dim index {} for tensor with {} dimensions.", dim, rank));
+  }
+  if (dim < 0) dim += rank + 1;
+  Shape shape = input.shape();
+  shape.insert(shape.begin() + dim, 1);
+  return ShareWithShape(c, std::move(shape));
+}
+
+Status SqueezeKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const int rank = input.rank();
+  std::vector<bool> wanted(rank, false);
+  const std::vector<int64_t> dims = c.IntListAttr("squeeze_dims");
+  for (int64_t d : dims) {
+    if (d < -rank || d >= rank) {
+      return c.Fail(fmt::format("Tried to squeeze dim index {} for tensor with {} dimensions.", d, rank));
+    }
+    wanted[d < 0 ? d + rank : d] = true;
+  }
+  Shape shape;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t size = input.shape()[d];
+    if (dims.empty() ? size == 1 : wanted[d]) {
+      if (size != 1) return c.Fail(fmt::format("Can not squeeze dim[{}], expected a dimension of 1, got {}", d, size));
+      continue;
+    }
+    shape.push_back(size);
+  }
+  return ShareWithShape(c, std::move(shape));
+}
 
 // TensorFlow's ReshapeOp (reshape_op.h), its checks and texts: at most one
 // -1, inferred from the dimensions that are not 0.
@@ -307,6 +353,8 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("Assign", device_type, dtypes, AssignKernel);
   registry->Bind("Placeholder", device_type, dtypes, PlaceholderKernel);
   registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
+  registry->Bind("ExpandDims", device_type, dtypes, ExpandDimsKernel);
+  registry->Bind("Squeeze", device_type, dtypes, SqueezeKernel);
   registry->Bind("Shape", device_type, DTypeSet{DType::kInt32, DType::kInt64}, ShapeKernel);
   registry->Bind("Fill", device_type, dtypes & kAllTypes, FillKernel);
   // Resource variables. VarHandleOp's node dtype is tfrun's default (its
@@ -323,7 +371,8 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
 
 bool QueuesDeviceWork(const Node& node) {
   return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
-         node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "Shape" &&
+         node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "ExpandDims" &&
+         node.op != "Squeeze" && node.op != "Shape" &&
          node.op != "VarHandleOp" && node.op != "ReadVariableOp" && node.op != "AssignVariableOp";
 }
 

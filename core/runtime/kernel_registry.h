@@ -93,9 +93,9 @@ Status IdentityKernel(KernelContext& context);
 Status NoOpKernel(KernelContext& context);
 Status VariableKernel(KernelContext& context);
 Status AssignKernel(KernelContext& context);
-// Reshape (shares its input's buffer), Shape and Fill: each reads only
-// shapes or one value, so one kernel serves every device (Fill writes on
-// the host and copies to the device's memory).
+// Reshape, ExpandDims and Squeeze (share their input's buffer), Shape and
+// Fill: each reads only shapes or one value, so one kernel serves every
+// device (Fill writes on the host and copies to the device's memory).
 Status ReshapeKernel(KernelContext& context);
 Status ShapeKernel(KernelContext& context);
 Status FillKernel(KernelContext& context);
@@ -120,7 +120,8 @@ Status RandomKernel(KernelContext& context);
 
 class KernelRegistry;
 // Binds the kernels above for `device_type`, for `dtypes` (Shape for its
-// int32 and int64 outputs, Fill for `dtypes` without strings).
+// int32 and int64 outputs, Fill for `dtypes` without strings), ExpandDims
+// and Squeeze.
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes);
 
 // Implementations, bound per (op, device type) by the backends.

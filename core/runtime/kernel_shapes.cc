@@ -17,6 +17,8 @@ AxisLayout LayoutOf(const Shape& shape, int axis) {
 
 int32_t ScalarInt32(const Tensor& t) { return t.data<int32_t>()[0]; }
 
+int64_t IntAt(const Tensor& t, int64_t i) { return t.GetAsInt64(i); }
+
 }  // namespace
 
 // matmul_op.cc
@@ -48,6 +50,40 @@ StatusOr<Shape> AddNShape(KernelContext& c) {
   return first;
 }
 
+// bcast.h (BCast), for any number of operands.
+std::optional<BroadcastPlan> PlanBroadcast(const std::vector<const Shape*>& shapes) {
+  size_t rank = 0;
+  for (const Shape* s : shapes) rank = std::max(rank, s->size());
+  BroadcastPlan plan;
+  plan.output.assign(rank, 1);
+  for (const Shape* s : shapes) {
+    for (size_t k = 0; k < s->size(); ++k) {
+      const int64_t d = (*s)[k];
+      int64_t& out = plan.output[rank - s->size() + k];
+      if (d == out || d == 1) continue;
+      if (out != 1) return std::nullopt;
+      out = d;
+    }
+  }
+  for (const Shape* s : shapes) {
+    std::vector<int64_t> strides(rank, 0);
+    int64_t step = 1;
+    for (size_t k = s->size(); k-- > 0;) {
+      const size_t o = rank - s->size() + k;
+      strides[o] = (*s)[k] == 1 && plan.output[o] != 1 ? 0 : step;
+      step *= (*s)[k];
+    }
+    const int64_t elements = NumElements(*s).value_or(0);
+    const bool simple = elements == 1 || *s == plan.output;
+    plan.simple.push_back(simple);
+    plan.single.push_back(elements == 1);
+    plan.all_simple = plan.all_simple && simple;
+    plan.strides.push_back(std::move(strides));
+  }
+  return plan;
+}
+
+
 // cwise_ops_common.cc (BinaryOpShared): the broadcasts graph files allow.
 // cwise_ops_common.h (BCast): "Incompatible shapes: [2,3] vs. [3,2]".
 StatusOr<BinaryPlan> PlanBinary(KernelContext& c) {
@@ -62,24 +98,13 @@ StatusOr<BinaryPlan> PlanBinary(KernelContext& c) {
     plan.output = y;
     return plan;
   }
-  const size_t rank = std::max(x.size(), y.size());
-  plan.output.resize(rank);
-  plan.x_strides.resize(rank);
-  plan.y_strides.resize(rank);
-  int64_t x_step = 1, y_step = 1;  // each operand's element step at this dimension
-  for (size_t k = rank; k-- > 0;) {
-    const size_t from_right = rank - 1 - k;
-    const int64_t dx = from_right < x.size() ? x[x.size() - 1 - from_right] : 1;
-    const int64_t dy = from_right < y.size() ? y[y.size() - 1 - from_right] : 1;
-    if (dx != dy && dx != 1 && dy != 1) {
-      return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x), ShapeDebugString(y)));
-    }
-    plan.output[k] = dx == 1 ? dy : dx;
-    plan.x_strides[k] = dx == 1 ? 0 : x_step;
-    plan.y_strides[k] = dy == 1 ? 0 : y_step;
-    x_step *= dx;
-    y_step *= dy;
+  std::optional<BroadcastPlan> broadcast = PlanBroadcast({&x, &y});
+  if (!broadcast) {
+    return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x), ShapeDebugString(y)));
   }
+  plan.output = std::move(broadcast->output);
+  plan.x_strides = std::move(broadcast->strides[0]);
+  plan.y_strides = std::move(broadcast->strides[1]);
   return plan;
 }
 
@@ -156,6 +181,184 @@ StatusOr<ConcatPlan> PlanConcat(KernelContext& c) {
     plan.output[axis] += in[axis];
   }
   plan.layout = LayoutOf(plan.output, axis);
+  return plan;
+}
+
+// reduction_ops_common.cc (ReductionHelper::Simplify)
+StatusOr<ReductionLayout> PlanReduction(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& axes = c.inputs[1];
+  const int rank = input.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t i = 0; i < axes.num_elements(); ++i) {
+    const int64_t a = IntAt(axes, i);
+    if (a < -rank || a >= rank) {
+      return c.Fail(fmt::format("Invalid reduction dimension ({} for input with {} dimension(s)", a, rank));
+    }
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  ReductionLayout layout;
+  const bool keep = c.BoolAttr("keep_dims");
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[d]) {
+      layout.output.push_back(input.shape()[d]);
+    } else if (keep) {
+      layout.output.push_back(1);
+    }
+  }
+  int last = -1;  // kind of the last merged dimension: 0 kept, 1 reduced
+  for (int d = 0; d < rank; ++d) {
+    const int64_t size = input.shape()[d];
+    if (size == 1) continue;
+    const int kind = reduced[d] ? 1 : 0;
+    if (kind == last) {
+      layout.dims.back() *= size;
+    } else {
+      if (layout.dims.empty()) layout.first_reduced = kind == 1;
+      layout.dims.push_back(size);
+      last = kind;
+    }
+  }
+  return layout;
+}
+
+
+// softmax_op.cc
+StatusOr<RowsPlan> PlanSoftmax(KernelContext& c) {
+  const Tensor& logits = c.inputs[0];
+  if (logits.rank() < 1) {
+    return c.Fail("logits must have >= 1 dimension, got " + ShapeDebugString(logits.shape()));
+  }
+  RowsPlan plan;
+  plan.classes = logits.shape().back();
+  plan.rows = plan.classes == 0 ? 0 : logits.num_elements() / plan.classes;
+  return plan;
+}
+
+// xent_op.cc
+StatusOr<BroadcastPlan> PlanSoftmaxXent(KernelContext& c) {
+  const Shape& logits = c.inputs[0].shape();
+  const Shape& labels = c.inputs[1].shape();
+  std::optional<BroadcastPlan> plan = PlanBroadcast({&logits, &labels});
+  if (!plan) {
+    return c.Fail(fmt::format("logits and labels must be broadcastable: logits_size={} labels_size={}",
+                              ShapeDebugString(logits), ShapeDebugString(labels)));
+  }
+  if (plan->output.size() != 2) {
+    return c.Fail("logits and labels must be either 2-dimensional, or broadcasted to be 2-dimensional");
+  }
+  return std::move(*plan);
+}
+
+// bias_op.cc (BiasGradOp)
+StatusOr<BiasGradPlan> PlanBiasAddGrad(KernelContext& c) {
+  const Tensor& grad = c.inputs[0];
+  if (grad.rank() < 2) {
+    return c.Fail("Input tensor must be at least 2D: " + ShapeDebugString(grad.shape()));
+  }
+  const bool nchw = c.StringAttr("data_format", "NHWC") == "NCHW";
+  const int channel_dim = nchw ? 1 : grad.rank() - 1;
+  BiasGradPlan plan;
+  plan.channels = grad.shape()[channel_dim];
+  for (int d = 0; d < channel_dim; ++d) plan.outer *= grad.shape()[d];
+  for (int d = channel_dim + 1; d < grad.rank(); ++d) plan.inner *= grad.shape()[d];
+  return plan;
+}
+
+// slice_op.cc (SharedSliceValidation)
+StatusOr<SlicePlan> PlanSlice(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& begin_t = c.inputs[1];
+  const Tensor& size_t_ = c.inputs[2];
+  const int rank = input.rank();
+  if (begin_t.rank() != 1 || size_t_.rank() != 1 || begin_t.num_elements() != rank ||
+      size_t_.num_elements() != rank) {
+    return c.Fail(fmt::format("Expected begin and size arguments to be 1-D tensors of size {}, but got shapes {} "
+                              "and {} instead.",
+                              rank, ShapeDebugString(begin_t.shape()), ShapeDebugString(size_t_.shape())));
+  }
+  SlicePlan plan;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t dim = input.shape()[d];
+    const int64_t begin = IntAt(begin_t, d);
+    int64_t size = IntAt(size_t_, d);
+    if (size == -1) size = dim - begin;
+    if (begin < 0 || begin > dim || size < 0 || size > dim - begin) {
+      if (!(0 <= begin && begin <= dim)) {
+        return c.Fail(fmt::format("Expected begin[{}] in [0, {}], but got {}", d, dim, begin));
+      }
+      return c.Fail(fmt::format("Expected size[{}] in [0, {}], but got {}", d, dim - begin, size));
+    }
+    plan.begin.push_back(begin);
+    plan.output.push_back(size);
+  }
+  return plan;
+}
+
+// tile_ops.cc
+StatusOr<Shape> TileShape(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& multiples = c.inputs[1];
+  const int rank = input.rank();
+  if (multiples.rank() != 1 || multiples.num_elements() != rank) {
+    return c.Fail(fmt::format("Expected multiples argument to be a vector of length {} but got length {}", rank,
+                              multiples.shape().empty() ? 0 : multiples.shape()[0]));
+  }
+  Shape shape;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t m = IntAt(multiples, d);
+    if (m < 0) return c.Fail(fmt::format("Expected multiples[{}] >= 0, but got {}", d, m));
+    if (m > 0 && input.shape()[d] > (int64_t{1} << 62) / m) {
+      return c.Fail(fmt::format("Tile: multiples[{}] = {} makes a dimension too large", d, m));
+    }
+    shape.push_back(input.shape()[d] * m);
+  }
+  return shape;
+}
+
+// pack_op.cc
+StatusOr<PackPlan> PlanPack(KernelContext& c) {
+  const Tensor& first = c.inputs[0];
+  const int rank = first.rank() + 1;
+  int64_t axis = c.IntAttr("axis");
+  if (axis < -rank || axis >= rank) {
+    return c.Fail(fmt::format("axis = {} not in [{}, {})", axis, -rank, rank));
+  }
+  if (axis < 0) axis += rank;
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    if (c.inputs[i].shape() != first.shape()) {
+      return c.Fail(fmt::format("Shapes of all inputs must match: values[0].shape = {} != values[{}].shape = {}",
+                                ShapeDebugString(first.shape()), i, ShapeDebugString(c.inputs[i].shape())));
+    }
+  }
+  PackPlan plan;
+  plan.output = first.shape();
+  plan.output.insert(plan.output.begin() + axis, static_cast<int64_t>(c.inputs.size()));
+  for (int64_t d = 0; d < axis; ++d) plan.outer *= first.shape()[d];
+  return plan;
+}
+
+// gather_op.cc
+StatusOr<GatherPlan> PlanGather(KernelContext& c) {
+  const Tensor& params = c.inputs[0];
+  const Tensor& indices = c.inputs[1];
+  const Tensor& axis_t = c.inputs[2];
+  if (c.IntAttr("batch_dims") != 0) return c.Fail("tfrun's GatherV2 supports batch_dims = 0 only");
+  const int rank = params.rank();
+  if (axis_t.num_elements() != 1) return c.Fail("axis must be scalar");
+  int64_t axis = IntAt(axis_t, 0);
+  if (axis < -rank || axis >= rank) {
+    return c.Fail(fmt::format("Expected axis in the range [{}, {}), but got {}", -rank, rank, axis));
+  }
+  if (axis < 0) axis += rank;
+  GatherPlan plan;
+  plan.output.assign(params.shape().begin(), params.shape().begin() + axis);
+  plan.output.insert(plan.output.end(), indices.shape().begin(), indices.shape().end());
+  plan.output.insert(plan.output.end(), params.shape().begin() + axis + 1, params.shape().end());
+  plan.limit = params.shape()[axis];
+  plan.count = indices.num_elements();
+  for (int64_t d = 0; d < axis; ++d) plan.outer *= params.shape()[d];
+  for (int d = static_cast<int>(axis) + 1; d < rank; ++d) plan.inner *= params.shape()[d];
   return plan;
 }
 

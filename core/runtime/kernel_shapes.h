@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/runtime/kernel_registry.h"
@@ -15,6 +16,20 @@ namespace tfrun {
 StatusOr<Shape> MatMulShape(KernelContext& c);
 // AddN: every input the same shape.
 StatusOr<Shape> AddNShape(KernelContext& c);
+// Any number of operands broadcast NumPy-style together (TensorFlow's
+// BCast; SelectV2's three): nullopt when they do not.
+struct BroadcastPlan {
+  Shape output;
+  std::vector<std::vector<int64_t>> strides;
+  // Per operand: it has the output's shape (index i) or one element (0),
+  // so the loop needs no coordinates.
+  std::vector<bool> simple;
+  std::vector<bool> single;  // one element
+  bool all_simple = true;
+};
+
+std::optional<BroadcastPlan> PlanBroadcast(const std::vector<const Shape*>& shapes);
+
 // Add, Sub, Mul broadcast NumPy-style (TensorFlow's BCast): dimensions
 // aligned from the right, a 1 (or a missing one) stretches. `strides` give
 // each operand's element step along each output dimension, 0 where it
@@ -51,5 +66,56 @@ struct ConcatPlan {
   Shape output;
 };
 StatusOr<ConcatPlan> PlanConcat(KernelContext& c);
+
+// Sum, Mean, Prod, Max, Min, All, Any (input, axes): TensorFlow's
+// ReductionHelper: the input seen with adjacent dimensions of
+// the same kind (reduced or kept) merged and dimensions of size 1 dropped.
+struct ReductionLayout {
+  Shape output;                 // with keep_dims applied
+  std::vector<int64_t> dims;    // merged dimensions
+  bool first_reduced = false;   // whether dims[0] is reduced
+};
+
+StatusOr<ReductionLayout> PlanReduction(KernelContext& c);
+
+// Softmax and LogSoftmax: logits of rank >= 1, rows of the last dimension.
+struct RowsPlan {
+  int64_t rows = 0;
+  int64_t classes = 0;
+};
+StatusOr<RowsPlan> PlanSoftmax(KernelContext& c);
+// SoftmaxCrossEntropyWithLogits(features, labels): the two broadcast to
+// one [rows, classes] shape.
+StatusOr<BroadcastPlan> PlanSoftmaxXent(KernelContext& c);
+
+// BiasAddGrad(out_backprop): [outer, channels, inner] around the channel
+// dimension (the last for NHWC, the second for NCHW).
+struct BiasGradPlan {
+  int64_t outer = 1, channels = 0, inner = 1;
+};
+StatusOr<BiasGradPlan> PlanBiasAddGrad(KernelContext& c);
+
+// Slice(input, begin, size): the box's corner and shape.
+struct SlicePlan {
+  std::vector<int64_t> begin;
+  Shape output;
+};
+StatusOr<SlicePlan> PlanSlice(KernelContext& c);
+// Tile(input, multiples).
+StatusOr<Shape> TileShape(KernelContext& c);
+// Pack(values...): joined along a new axis, `outer` rows before it.
+struct PackPlan {
+  Shape output;
+  int64_t outer = 1;
+};
+StatusOr<PackPlan> PlanPack(KernelContext& c);
+// GatherV2(params, indices, axis), batch_dims 0: params as [outer, limit,
+// inner], `count` indices. The indices' values are not checked here (they
+// may be in device memory).
+struct GatherPlan {
+  Shape output;
+  int64_t outer = 1, limit = 0, inner = 1, count = 0;
+};
+StatusOr<GatherPlan> PlanGather(KernelContext& c);
 
 }  // namespace tfrun

@@ -1,5 +1,5 @@
 // Ops that move or describe elements without arithmetic (array_ops.cc's
-// kernels): ExpandDims, Squeeze, Pack, Unpack, Slice, Tile, GatherV2, and
+// kernels): Pack, Unpack, Slice, Tile, GatherV2, and
 // the shape arithmetic gradients use (ShapeN, Size, Rank, Range,
 // BroadcastGradientArgs, ConcatOffset). They copy bytes, so one kernel
 // serves every dtype; their checks and texts are TensorFlow's.
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/runtime/kernel_shapes.h"
 #include "kernels/cpu/cpu_eigen.h"
 
 namespace tfrun {
@@ -15,72 +16,12 @@ namespace {
 
 size_t ElementSize(const Tensor& t) { return Info(t.dtype()).size; }
 
-// The output of a kernel that only reinterprets its input's shape.
-Status ShareWithShape(KernelContext& c, Shape shape) {
-  c.output = c.inputs[0].Reshaped(std::move(shape));
-  return Status::Ok();
-}
-
-Status ExpandDimsKernel(KernelContext& c) {
-  const Tensor& input = c.inputs[0];
-  const Tensor& dim_t = c.inputs[1];
-  if (dim_t.num_elements() != 1) {
-    return c.Fail("'dim' must be a tensor with a single value");
-  }
-  int64_t dim = IntAt(dim_t, 0);
-  const int rank = input.rank();
-  if (dim < -1 - rank || dim > rank) {
-    return c.Fail(fmt::format("Tried to expand dim index {} for tensor with {} dimensions.", dim, rank));
-  }
-  if (dim < 0) dim += rank + 1;
-  Shape shape = input.shape();
-  shape.insert(shape.begin() + dim, 1);
-  return ShareWithShape(c, std::move(shape));
-}
-
-Status SqueezeKernel(KernelContext& c) {
-  const Tensor& input = c.inputs[0];
-  const int rank = input.rank();
-  std::vector<bool> wanted(rank, false);
-  const std::vector<int64_t> dims = c.IntListAttr("squeeze_dims");
-  for (int64_t d : dims) {
-    if (d < -rank || d >= rank) {
-      return c.Fail(fmt::format("Tried to squeeze dim index {} for tensor with {} dimensions.", d, rank));
-    }
-    wanted[d < 0 ? d + rank : d] = true;
-  }
-  Shape shape;
-  for (int d = 0; d < rank; ++d) {
-    const int64_t size = input.shape()[d];
-    if (dims.empty() ? size == 1 : wanted[d]) {
-      if (size != 1) return c.Fail(fmt::format("Can not squeeze dim[{}], expected a dimension of 1, got {}", d, size));
-      continue;
-    }
-    shape.push_back(size);
-  }
-  return ShareWithShape(c, std::move(shape));
-}
-
 // Pack (tf.stack): N inputs of one shape joined along a new axis.
 Status PackKernel(KernelContext& c) {
   const Tensor& first = c.inputs[0];
-  const int rank = first.rank() + 1;
-  int64_t axis = c.IntAttr("axis");
-  if (axis < -rank || axis >= rank) {
-    return c.Fail(fmt::format("axis = {} not in [{}, {})", axis, -rank, rank));
-  }
-  if (axis < 0) axis += rank;
-  for (size_t i = 1; i < c.inputs.size(); ++i) {
-    if (c.inputs[i].shape() != first.shape()) {
-      return c.Fail(fmt::format("Shapes of all inputs must match: values[0].shape = {} != values[{}].shape = {}",
-                                ShapeDebugString(first.shape()), i, ShapeDebugString(c.inputs[i].shape())));
-    }
-  }
-  Shape shape = first.shape();
-  shape.insert(shape.begin() + axis, static_cast<int64_t>(c.inputs.size()));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= first.shape()[d];
+  TFRUN_ASSIGN_OR_RETURN(const PackPlan plan, PlanPack(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  const int64_t outer = plan.outer;
   const size_t piece = outer == 0 ? 0 : first.num_bytes() / outer;  // one input's run per outer row
   char* out = static_cast<char*>(c.output.raw());
   for (int64_t r = 0; r < outer && piece > 0; ++r) {
@@ -154,51 +95,17 @@ void CopyBox(const Tensor& input, const std::vector<int64_t>& begin, Tensor& out
 
 Status SliceKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
-  const Tensor& begin_t = c.inputs[1];
-  const Tensor& size_t_ = c.inputs[2];
-  const int rank = input.rank();
-  if (begin_t.rank() != 1 || size_t_.rank() != 1 || begin_t.num_elements() != rank ||
-      size_t_.num_elements() != rank) {
-    return c.Fail(fmt::format("Expected begin and size arguments to be 1-D tensors of size {}, but got shapes {} "
-                              "and {} instead.",
-                              rank, ShapeDebugString(begin_t.shape()), ShapeDebugString(size_t_.shape())));
-  }
-  const std::vector<int64_t> begin = IntsOf(begin_t);
-  Shape shape;
-  for (int d = 0; d < rank; ++d) {
-    const int64_t dim = input.shape()[d];
-    int64_t size = IntAt(size_t_, d);
-    if (size == -1) size = dim - begin[d];
-    if (begin[d] < 0 || begin[d] > dim || size < 0 || size > dim - begin[d]) {
-      if (!(0 <= begin[d] && begin[d] <= dim)) {
-        return c.Fail(fmt::format("Expected begin[{}] in [0, {}], but got {}", d, dim, begin[d]));
-      }
-      return c.Fail(fmt::format("Expected size[{}] in [0, {}], but got {}", d, dim - begin[d], size));
-    }
-    shape.push_back(size);
-  }
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  TFRUN_ASSIGN_OR_RETURN(const SlicePlan plan, PlanSlice(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  const std::vector<int64_t>& begin = plan.begin;
   CopyBox(input, begin, c.output);
   return Status::Ok();
 }
 
 Status TileKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
-  const Tensor& multiples = c.inputs[1];
   const int rank = input.rank();
-  if (multiples.rank() != 1 || multiples.num_elements() != rank) {
-    return c.Fail(fmt::format("Expected multiples argument to be a vector of length {} but got length {}", rank,
-                              multiples.shape().empty() ? 0 : multiples.shape()[0]));
-  }
-  Shape shape;
-  for (int d = 0; d < rank; ++d) {
-    const int64_t m = IntAt(multiples, d);
-    if (m < 0) return c.Fail(fmt::format("Expected multiples[{}] >= 0, but got {}", d, m));
-    if (m > 0 && input.shape()[d] > (int64_t{1} << 62) / m) {
-      return c.Fail(fmt::format("Tile: multiples[{}] = {} makes a dimension too large", d, m));
-    }
-    shape.push_back(input.shape()[d] * m);
-  }
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, TileShape(c));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   const int64_t n = c.output.num_elements();
   if (n == 0) return Status::Ok();
@@ -233,29 +140,15 @@ Status TileKernel(KernelContext& c) {
 Status GatherKernel(KernelContext& c) {
   const Tensor& params = c.inputs[0];
   const Tensor& indices = c.inputs[1];
-  const Tensor& axis_t = c.inputs[2];
-  if (c.IntAttr("batch_dims") != 0) return c.Fail("tfrun's GatherV2 supports batch_dims = 0 only");
-  const int rank = params.rank();
-  if (axis_t.num_elements() != 1) return c.Fail("axis must be scalar");
-  int64_t axis = IntAt(axis_t, 0);
-  if (axis < -rank || axis >= rank) {
-    return c.Fail(fmt::format("Expected axis in the range [{}, {}), but got {}", -rank, rank, axis));
-  }
-  if (axis < 0) axis += rank;
-  Shape shape(params.shape().begin(), params.shape().begin() + axis);
-  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
-  shape.insert(shape.end(), params.shape().begin() + axis + 1, params.shape().end());
-  const int64_t limit = params.shape()[axis];
+  TFRUN_ASSIGN_OR_RETURN(const GatherPlan plan, PlanGather(c));
+  const int64_t limit = plan.limit, outer = plan.outer, inner = plan.inner;
   for (int64_t i = 0; i < indices.num_elements(); ++i) {
     const int64_t v = IntAt(indices, i);
     if (v < 0 || v >= limit) {
       return c.Fail(fmt::format("indices[{}] = {} is not in [0, {})", i, v, limit));
     }
   }
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= params.shape()[d];
-  for (int d = static_cast<int>(axis) + 1; d < rank; ++d) inner *= params.shape()[d];
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
   const size_t run = inner * ElementSize(params);
   const char* in = static_cast<const char*>(params.raw());
   char* out = static_cast<char*>(c.output.raw());
@@ -399,10 +292,7 @@ Status ConcatOffsetKernel(KernelContext& c) {
 }  // namespace
 
 void RegisterArrayKernels(KernelRegistry* registry) {
-  const DTypeSet any = kAllTypesAndString;
   const DTypeSet ints{DType::kInt32, DType::kInt64};
-  registry->Bind("ExpandDims", kCpu, any, ExpandDimsKernel);
-  registry->Bind("Squeeze", kCpu, any, SqueezeKernel);
   registry->Bind("Pack", kCpu, kAllTypes, PackKernel);
   registry->Bind("Unpack", kCpu, kAllTypes, UnpackKernel);
   registry->Bind("Slice", kCpu, kAllTypes, SliceKernel);

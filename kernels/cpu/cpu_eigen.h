@@ -108,15 +108,8 @@ struct ExactRsqrt {
   }
 };
 
-// Element i of an integer tensor in host memory (a shape, axis or index),
-// read in its own type (a double would round int64s beyond 2^53, and
-// converting those back is undefined).
-inline int64_t IntAt(const Tensor& t, int64_t i) {
-  if (t.dtype() == DType::kInt64) return t.data<int64_t>()[i];
-  if (t.dtype() == DType::kInt32) return t.data<int32_t>()[i];
-  const double v = t.GetAsDouble(i);
-  return v >= -9.2e18 && v <= 9.2e18 ? static_cast<int64_t>(v) : 0;
-}
+// Element i of an integer tensor in host memory (Tensor::GetAsInt64).
+inline int64_t IntAt(const Tensor& t, int64_t i) { return t.GetAsInt64(i); }
 // All of an integer vector's elements.
 std::vector<int64_t> IntsOf(const Tensor& t);
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/runtime/kernel_shapes.h"
 #include "kernels/cpu/cpu_eigen.h"
 
 namespace tfrun {
@@ -16,50 +17,6 @@ namespace cpu {
 namespace {
 
 // ---- Broadcasting (TensorFlow's BCast, for any number of operands) ----
-
-// The output shape of operands broadcast NumPy-style, and each operand's
-// element step along each output dimension (0 where it stretches).
-struct BroadcastPlan {
-  Shape output;
-  std::vector<std::vector<int64_t>> strides;
-  // Per operand: it has the output's shape (index i) or one element (0),
-  // so the loop needs no coordinates.
-  std::vector<bool> simple;
-  std::vector<bool> single;  // one element
-  bool all_simple = true;
-};
-
-std::optional<BroadcastPlan> PlanBroadcast(const std::vector<const Shape*>& shapes) {
-  size_t rank = 0;
-  for (const Shape* s : shapes) rank = std::max(rank, s->size());
-  BroadcastPlan plan;
-  plan.output.assign(rank, 1);
-  for (const Shape* s : shapes) {
-    for (size_t k = 0; k < s->size(); ++k) {
-      const int64_t d = (*s)[k];
-      int64_t& out = plan.output[rank - s->size() + k];
-      if (d == out || d == 1) continue;
-      if (out != 1) return std::nullopt;
-      out = d;
-    }
-  }
-  for (const Shape* s : shapes) {
-    std::vector<int64_t> strides(rank, 0);
-    int64_t step = 1;
-    for (size_t k = s->size(); k-- > 0;) {
-      const size_t o = rank - s->size() + k;
-      strides[o] = (*s)[k] == 1 && plan.output[o] != 1 ? 0 : step;
-      step *= (*s)[k];
-    }
-    const int64_t elements = NumElements(*s).value_or(0);
-    const bool simple = elements == 1 || *s == plan.output;
-    plan.simple.push_back(simple);
-    plan.single.push_back(elements == 1);
-    plan.all_simple = plan.all_simple && simple;
-    plan.strides.push_back(std::move(strides));
-  }
-  return plan;
-}
 
 // Calls f(i, offsets) for every output element i, offsets[k] being operand
 // k's element (an odometer over the output's coordinates).
@@ -364,51 +321,6 @@ Status UnaryKernel(KernelContext& c) {
 
 enum class Reduce { kSum, kMean, kProd, kMax, kMin, kAll, kAny };
 
-// TensorFlow's ReductionHelper: the input seen with adjacent dimensions of
-// the same kind (reduced or kept) merged and dimensions of size 1 dropped.
-struct ReductionLayout {
-  Shape output;                 // with keep_dims applied
-  std::vector<int64_t> dims;    // merged dimensions
-  bool first_reduced = false;   // whether dims[0] is reduced
-};
-
-StatusOr<ReductionLayout> PlanReduction(KernelContext& c) {
-  const Tensor& input = c.inputs[0];
-  const Tensor& axes = c.inputs[1];
-  const int rank = input.rank();
-  std::vector<bool> reduced(rank, false);
-  for (int64_t i = 0; i < axes.num_elements(); ++i) {
-    const int64_t a = IntAt(axes, i);
-    if (a < -rank || a >= rank) {
-      return c.Fail(fmt::format("Invalid reduction dimension ({} for input with {} dimension(s)", a, rank));
-    }
-    reduced[a < 0 ? a + rank : a] = true;
-  }
-  ReductionLayout layout;
-  const bool keep = c.BoolAttr("keep_dims");
-  for (int d = 0; d < rank; ++d) {
-    if (!reduced[d]) {
-      layout.output.push_back(input.shape()[d]);
-    } else if (keep) {
-      layout.output.push_back(1);
-    }
-  }
-  int last = -1;  // kind of the last merged dimension: 0 kept, 1 reduced
-  for (int d = 0; d < rank; ++d) {
-    const int64_t size = input.shape()[d];
-    if (size == 1) continue;
-    const int kind = reduced[d] ? 1 : 0;
-    if (kind == last) {
-      layout.dims.back() *= size;
-    } else {
-      if (layout.dims.empty()) layout.first_reduced = kind == 1;
-      layout.dims.push_back(size);
-      last = kind;
-    }
-  }
-  return layout;
-}
-
 template <Reduce Op, typename T>
 T Identity() {
   if constexpr (Op == Reduce::kProd || Op == Reduce::kAll) return T(1);
@@ -515,14 +427,11 @@ Status ReduceKernel(KernelContext& c) {
 template <bool Log>
 Status SoftmaxKernel(KernelContext& c) {
   const Tensor& logits = c.inputs[0];
-  if (logits.rank() < 1) {
-    return c.Fail("logits must have >= 1 dimension, got " + ShapeDebugString(logits.shape()));
-  }
+  TFRUN_ASSIGN_OR_RETURN(const RowsPlan plan, PlanSoftmax(c));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(logits.shape()));
   return ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    const int64_t classes = logits.shape().back();
-    const int64_t rows = classes == 0 ? 0 : logits.num_elements() / classes;
+    const int64_t classes = plan.classes, rows = plan.rows;
     if (rows == 0) return Status::Ok();
     ConstMatrix<T> in(logits.data<T>(), rows, classes);
     Matrix<T> out(c.output.data<T>(), rows, classes);
@@ -546,14 +455,8 @@ Status SoftmaxKernel(KernelContext& c) {
 Status SoftmaxXentKernel(KernelContext& c) {
   const Tensor& logits_in = c.inputs[0];
   const Tensor& labels_in = c.inputs[1];
-  const std::optional<BroadcastPlan> plan = PlanBroadcast({&logits_in.shape(), &labels_in.shape()});
-  if (!plan) {
-    return c.Fail(fmt::format("logits and labels must be broadcastable: logits_size={} labels_size={}",
-                              ShapeDebugString(logits_in.shape()), ShapeDebugString(labels_in.shape())));
-  }
-  if (plan->output.size() != 2) {
-    return c.Fail("logits and labels must be either 2-dimensional, or broadcasted to be 2-dimensional");
-  }
+  TFRUN_ASSIGN_OR_RETURN(const BroadcastPlan xent, PlanSoftmaxXent(c));
+  const BroadcastPlan* plan = &xent;
   const int64_t rows = plan->output[0], classes = plan->output[1];
   TFRUN_ASSIGN_OR_RETURN(Tensor loss, c.Allocate(c.node.dtype, {rows}));
   TFRUN_ASSIGN_OR_RETURN(Tensor backprop, c.Allocate(c.node.dtype, plan->output));
@@ -611,18 +514,12 @@ Status L2LossKernel(KernelContext& c) {
 // (the last for NHWC, the second for NCHW).
 Status BiasAddGradKernel(KernelContext& c) {
   const Tensor& grad = c.inputs[0];
-  if (grad.rank() < 2) {
-    return c.Fail("Input tensor must be at least 2D: " + ShapeDebugString(grad.shape()));
-  }
-  const bool nchw = c.StringAttr("data_format", "NHWC") == "NCHW";
-  const int channel_dim = nchw ? 1 : grad.rank() - 1;
-  const int64_t channels = grad.shape()[channel_dim];
+  TFRUN_ASSIGN_OR_RETURN(const BiasGradPlan plan, PlanBiasAddGrad(c));
+  const int64_t channels = plan.channels;
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput({channels}));
   return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < channel_dim; ++d) outer *= grad.shape()[d];
-    for (int d = channel_dim + 1; d < grad.rank(); ++d) inner *= grad.shape()[d];
+    const int64_t outer = plan.outer, inner = plan.inner;
     TensorN<T, 1> out(c.output.data<T>(), channels);
     if (grad.num_elements() == 0) {
       out.setZero();

@@ -7,78 +7,12 @@
 // Eigen expressions, term for term.
 #include <cmath>
 
+#include "core/runtime/variable_updates.h"
 #include "kernels/cpu/cpu_eigen.h"
 
 namespace tfrun {
 namespace cpu {
 namespace {
-
-// Which inputs of an update op are updated tensors (the variable, then its
-// slots), which are scalars, and which is the gradient.
-struct UpdateInputs {
-  std::vector<const char*> tensors;  // names, for the shape check's text
-  std::vector<int> scalars;
-  int grad = 0;
-};
-
-// The tensors an update writes: the ref inputs themselves, or the resource
-// variables their handles name (copied first where a read holds them).
-StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bool resource, DType dtype) {
-  std::vector<Tensor> tensors;
-  for (size_t i = 0; i < count; ++i) {
-    if (!resource) {
-      tensors.push_back(c.inputs[i]);
-      continue;
-    }
-    TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, c.inputs[i]));
-    if (variable->buffer_shared()) {
-      TFRUN_ASSIGN_OR_RETURN(*variable, variable->CopyTo(variable->allocator(), c.device_name));
-    }
-    if (variable->dtype() != dtype) {
-      return c.Fail(fmt::format("Trying to update variable with wrong dtype. Expected {} got {}",
-                                Info(variable->dtype()).tf_name, Info(dtype).tf_name));
-    }
-    tensors.push_back(*variable);
-  }
-  return tensors;
-}
-
-Status CheckUpdateShapes(KernelContext& c, const UpdateInputs& spec, const std::vector<Tensor>& tensors) {
-  for (int s : spec.scalars) {
-    if (c.inputs[s].rank() != 0) {
-      return c.Fail(fmt::format("{} is not a scalar: {}", c.node.op.find("GradientDescent") != std::string::npos
-                                                              ? "alpha"
-                                                              : "lr",
-                                ShapeDebugString(c.inputs[s].shape())));
-    }
-  }
-  for (size_t i = 1; i < tensors.size(); ++i) {
-    if (tensors[i].shape() != tensors[0].shape()) {
-      return c.Fail(fmt::format("var and {} do not have the same shape{} {}", spec.tensors[i],
-                                ShapeDebugString(tensors[0].shape()), ShapeDebugString(tensors[i].shape())));
-    }
-  }
-  const Tensor& grad = c.inputs[spec.grad];
-  if (grad.shape() != tensors[0].shape()) {
-    return c.Fail(fmt::format("var and {} do not have the same shape{} {}",
-                              c.node.op.find("GradientDescent") != std::string::npos ? "delta" : "grad",
-                              ShapeDebugString(tensors[0].shape()), ShapeDebugString(grad.shape())));
-  }
-  return Status::Ok();
-}
-
-enum class Optimizer { kGradientDescent, kMomentum, kAdam, kAdagrad, kRMSProp };
-
-UpdateInputs InputsOf(Optimizer op) {
-  switch (op) {
-    case Optimizer::kGradientDescent: return {{"var"}, {1}, 2};
-    case Optimizer::kMomentum: return {{"var", "accum"}, {2, 4}, 3};
-    case Optimizer::kAdam: return {{"var", "m", "v"}, {3, 4, 5, 6, 7, 8}, 9};
-    case Optimizer::kAdagrad: return {{"var", "accum"}, {2}, 3};
-    case Optimizer::kRMSProp: return {{"var", "ms", "mom"}, {3, 4, 5, 6}, 7};
-  }
-  return {};
-}
 
 template <Optimizer Op, typename T>
 void Update(KernelContext& c, std::vector<Tensor>& t) {
@@ -132,10 +66,8 @@ void Update(KernelContext& c, std::vector<Tensor>& t) {
 template <Optimizer Op, bool Resource>
 Status ApplyKernel(KernelContext& c) {
   const UpdateInputs spec = InputsOf(Op);
-  const DType dtype = c.inputs[spec.grad].dtype();
-  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, spec.tensors.size(), Resource, dtype));
-  TFRUN_RETURN_IF_ERROR(CheckUpdateShapes(c, spec, tensors));
-  TFRUN_RETURN_IF_ERROR(ForDType<IsFloat>(dtype, [&](auto tag) -> Status {
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, PrepareUpdate(c, spec, Resource));
+  TFRUN_RETURN_IF_ERROR(ForDType<IsFloat>(c.inputs[spec.grad].dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     Update<Op, T>(c, tensors);
     return Status::Ok();
@@ -147,15 +79,8 @@ Status ApplyKernel(KernelContext& c) {
 // AssignAdd / AssignSub and their resource forms: var += value (or -=).
 template <bool Add, bool Resource>
 Status AssignUpdateKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, Resource, c.inputs[1].dtype()));
-  Tensor& var = tensors[0];
+  TFRUN_ASSIGN_OR_RETURN(Tensor var, PrepareAssignUpdate(c, Resource));
   const Tensor& value = c.inputs[1];
-  if (var.shape() != value.shape()) {
-    return c.Fail(fmt::format(
-        Resource ? "Cannot update variable with shape {} using a Tensor with shape {}, shapes must be equal."
-                 : "Must have the same shape: {} vs. {}",  // AssignUpdateHelper's text
-        ShapeDebugString(var.shape()), ShapeDebugString(value.shape())));
-  }
   TFRUN_RETURN_IF_ERROR(ForDType<IsNumber>(value.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using A = Arith<T>;

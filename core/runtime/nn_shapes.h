@@ -1,0 +1,61 @@
+// The geometry of convolutions and pooling from a kernel's inputs and
+// attrs, checked as TensorFlow's kernels check them (conv_ops.cc,
+// conv_grad_ops.cc, maxpooling_op.cc) and failing with their texts. Shared
+// by the CPU (oneDNN) and GPU (cuDNN) kernels: NHWC data, HWIO filters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "core/runtime/kernel_registry.h"
+
+namespace tfrun {
+
+// A convolution's geometry, as Conv2DParameters and Conv2DDimensions
+// derive it. The paddings are TensorFlow's: SAME puts the odd one after.
+struct ConvGeometry {
+  int64_t batch = 0, in_rows = 0, in_cols = 0, in_depth = 0;
+  int64_t filter_rows = 0, filter_cols = 0, out_depth = 0;
+  int64_t stride_rows = 1, stride_cols = 1, dilation_rows = 1, dilation_cols = 1;
+  int64_t out_rows = 0, out_cols = 0;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  Shape input_shape() const { return {batch, in_rows, in_cols, in_depth}; }
+  Shape filter_shape() const { return {filter_rows, filter_cols, in_depth, out_depth}; }
+  Shape output_shape() const { return {batch, out_rows, out_cols, out_depth}; }
+};
+
+// Conv2D's geometry for `input` and `filter` (also its gradients', whose
+// shapes come from a sizes input). `device_type` only words the refusal
+// of NCHW.
+StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shape& filter,
+                                std::string_view device_type);
+
+// Conv2DBackpropInput's input_sizes or Conv2DBackpropFilter's
+// filter_sizes (`what`: "input" or "filter"): a 4-vector in host memory.
+StatusOr<Shape> ConvSizesInput(KernelContext& c, const Tensor& sizes, std::string_view what);
+
+// A convolution gradient's plan: the geometry, out_backprop checked
+// against it, and the node's output of `output_shape` allocated. `zeros`:
+// the output is all zeros (out_backprop or `other` is empty) and nothing
+// needs computing; the backend writes them. An empty output needs nothing.
+struct ConvGradientPlan {
+  ConvGeometry geometry;
+  bool zeros = false;
+};
+StatusOr<ConvGradientPlan> PlanConvGradient(KernelContext& c, const Shape& input_shape, const Shape& filter_shape,
+                                            const Shape& output_shape, const Tensor& other,
+                                            const Tensor& out_backprop, std::string_view device_type);
+
+// Max pooling's geometry over rows and columns (NHWC).
+struct PoolGeometry {
+  int64_t batch = 0, in_rows = 0, in_cols = 0, depth = 0;
+  int64_t window_rows = 0, window_cols = 0, stride_rows = 0, stride_cols = 0;
+  int64_t out_rows = 0, out_cols = 0, pad_top = 0, pad_left = 0;
+  Shape output_shape() const { return {batch, out_rows, out_cols, depth}; }
+};
+StatusOr<PoolGeometry> PlanPool(KernelContext& c, const Shape& input, std::string_view device_type);
+// MaxPoolGrad(orig_input, orig_output, grad): the geometry, grad checked.
+StatusOr<PoolGeometry> PlanMaxPoolGrad(KernelContext& c, std::string_view device_type);
+
+}  // namespace tfrun

@@ -1,0 +1,87 @@
+#include "core/runtime/variable_updates.h"
+
+#include <fmt/format.h>
+
+namespace tfrun {
+namespace {
+
+// The tensors an update writes: the ref inputs themselves, or the resource
+// variables their handles name (copied first where a read holds them).
+StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bool resource, DType dtype) {
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < count; ++i) {
+    if (!resource) {
+      tensors.push_back(c.inputs[i]);
+      continue;
+    }
+    TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, c.inputs[i]));
+    if (variable->buffer_shared()) {
+      TFRUN_ASSIGN_OR_RETURN(*variable, variable->CopyTo(variable->allocator(), c.device_name));
+    }
+    if (variable->dtype() != dtype) {
+      return c.Fail(fmt::format("Trying to update variable with wrong dtype. Expected {} got {}",
+                                Info(variable->dtype()).tf_name, Info(dtype).tf_name));
+    }
+    tensors.push_back(*variable);
+  }
+  return tensors;
+}
+
+Status CheckUpdateShapes(KernelContext& c, const UpdateInputs& spec, const std::vector<Tensor>& tensors) {
+  for (int s : spec.scalars) {
+    if (c.inputs[s].rank() != 0) {
+      return c.Fail(fmt::format("{} is not a scalar: {}", c.node.op.find("GradientDescent") != std::string::npos
+                                                              ? "alpha"
+                                                              : "lr",
+                                ShapeDebugString(c.inputs[s].shape())));
+    }
+  }
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i].shape() != tensors[0].shape()) {
+      return c.Fail(fmt::format("var and {} do not have the same shape{} {}", spec.tensors[i],
+                                ShapeDebugString(tensors[0].shape()), ShapeDebugString(tensors[i].shape())));
+    }
+  }
+  const Tensor& grad = c.inputs[spec.grad];
+  if (grad.shape() != tensors[0].shape()) {
+    return c.Fail(fmt::format("var and {} do not have the same shape{} {}",
+                              c.node.op.find("GradientDescent") != std::string::npos ? "delta" : "grad",
+                              ShapeDebugString(tensors[0].shape()), ShapeDebugString(grad.shape())));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+UpdateInputs InputsOf(Optimizer op) {
+  switch (op) {
+    case Optimizer::kGradientDescent: return {{"var"}, {1}, 2};
+    case Optimizer::kMomentum: return {{"var", "accum"}, {2, 4}, 3};
+    case Optimizer::kAdam: return {{"var", "m", "v"}, {3, 4, 5, 6, 7, 8}, 9};
+    case Optimizer::kAdagrad: return {{"var", "accum"}, {2}, 3};
+    case Optimizer::kRMSProp: return {{"var", "ms", "mom"}, {3, 4, 5, 6}, 7};
+  }
+  return {};
+}
+
+StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs& spec, bool resource) {
+  const DType dtype = c.inputs[spec.grad].dtype();
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, spec.tensors.size(), resource, dtype));
+  TFRUN_RETURN_IF_ERROR(CheckUpdateShapes(c, spec, tensors));
+  return tensors;
+}
+
+StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource) {
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, resource, c.inputs[1].dtype()));
+  const Tensor& var = tensors[0];
+  const Tensor& value = c.inputs[1];
+  if (var.shape() != value.shape()) {
+    return c.Fail(fmt::format(
+        resource ? "Cannot update variable with shape {} using a Tensor with shape {}, shapes must be equal."
+                 : "Must have the same shape: {} vs. {}",  // AssignUpdateHelper's text
+        ShapeDebugString(var.shape()), ShapeDebugString(value.shape())));
+  }
+  return var;
+}
+
+}  // namespace tfrun
