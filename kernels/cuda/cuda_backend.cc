@@ -13,6 +13,7 @@
 
 #include "core/base/block_pool.h"
 #include "kernels/cuda/cublas.h"
+#include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/cuda_platform.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/staging_pool.h"
@@ -21,135 +22,6 @@ namespace tfrun {
 namespace {
 
 bool g_tf32 = true;
-
-#define TFRUN_CUDA_CHECK(call)                                                                        \
-  do {                                                                                                \
-    cudaError_t _e = (call);                                                                          \
-    if (_e != cudaSuccess) return RuntimeError(fmt::format("{} failed: {}", #call, cudaGetErrorString(_e))); \
-  } while (0)
-
-// What a logical GPU's kernels need: its CUDA ordinal, stream and cuBLAS
-// handle (made on first use), and the events that time its nodes and order
-// its stream against the others (DeviceQueue).
-struct CudaContext final : DeviceQueue {
-  int ordinal = 0;
-  bool tf32 = false;
-  std::mutex mu;
-  cudaStream_t stream = nullptr;
-  cublasHandle_t cublas = nullptr;
-  cudaEvent_t order_event = nullptr;        // "the stream got this far", for other streams to wait on
-  std::vector<cudaEvent_t> timing_events;   // a (start, end) pair per span, reused across runs
-  int spans = 0;
-  std::unique_ptr<StagingPool> staging;     // pinned buffers for copies onto this device, made on first use
-
-  ~CudaContext() override {
-    // Process exit: the driver may already be shutting down, so errors are moot.
-    for (cudaEvent_t e : timing_events) cudaEventDestroy(e);
-    if (order_event != nullptr) cudaEventDestroy(order_event);
-  }
-
-  Status Activate() {
-    TFRUN_CUDA_CHECK(cudaSetDevice(ordinal));
-    if (stream == nullptr) TFRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    if (order_event == nullptr) TFRUN_CUDA_CHECK(cudaEventCreateWithFlags(&order_event, cudaEventDisableTiming));
-    return Status::Ok();
-  }
-  StagingPool& Staging() {
-    if (staging == nullptr) {
-      const int device = ordinal;
-      staging = std::make_unique<StagingPool>(StagingHooks{
-          [](size_t bytes) -> void* {
-            void* p = nullptr;
-            if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
-              cudaGetLastError();
-              return nullptr;
-            }
-            return p;
-          },
-          [](void* p) { cudaFreeHost(p); },
-          [device]() -> void* {
-            cudaEvent_t e = nullptr;  // an event belongs to the device whose stream records it
-            if (cudaSetDevice(device) != cudaSuccess ||
-                cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
-              cudaGetLastError();
-              return nullptr;
-            }
-            return e;
-          },
-          [](void* e) { return cudaEventQuery(static_cast<cudaEvent_t>(e)) == cudaSuccess; },
-          [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); },
-      });
-    }
-    return *staging;
-  }
-  // Copies `bytes` from `src` (host memory in any state) to `dst` on this
-  // device through a staging buffer: the host source may be freed as soon
-  // as this returns; the buffer is reused once the copy is done.
-  Status CopyFromHost(void* dst, const void* src, size_t bytes) {
-    TFRUN_RETURN_IF_ERROR(Activate());
-    TFRUN_ASSIGN_OR_RETURN(StagingPool::Lease lease, Staging().Borrow(bytes));
-    std::memcpy(lease.data, src, bytes);
-    TFRUN_RETURN_IF_ERROR(Activate());  // the pool may have made an event on this device
-    const cudaError_t copied = cudaMemcpyAsync(dst, lease.data, bytes, cudaMemcpyHostToDevice, stream);
-    const cudaError_t marked = copied == cudaSuccess ? cudaEventRecord(static_cast<cudaEvent_t>(lease.marker), stream)
-                                                     : copied;
-    Staging().Return(lease);
-    if (marked != cudaSuccess) {
-      return RuntimeError(fmt::format("copy to GPU failed: {}", cudaGetErrorString(marked)));
-    }
-    return Status::Ok();
-  }
-  Status Cublas(const cuda::CublasApi** api) {
-    TFRUN_ASSIGN_OR_RETURN(*api, cuda::Cublas());
-    auto check = [&](cublasStatus_t s, const char* call) {
-      return s == CUBLAS_STATUS_SUCCESS ? Status::Ok()
-                                        : RuntimeError(fmt::format("{} failed: {}", call, (*api)->status_string(s)));
-    };
-    if (cublas == nullptr) TFRUN_RETURN_IF_ERROR(check((*api)->create(&cublas), "cublasCreate"));
-    return check((*api)->set_stream(cublas, stream), "cublasSetStream");
-  }
-  // Makes this stream wait until `other`'s work queued so far is done,
-  // without blocking the host.
-  Status WaitFor(CudaContext& other) {
-    TFRUN_RETURN_IF_ERROR(other.Activate());
-    TFRUN_CUDA_CHECK(cudaEventRecord(other.order_event, other.stream));
-    TFRUN_RETURN_IF_ERROR(Activate());
-    TFRUN_CUDA_CHECK(cudaStreamWaitEvent(stream, other.order_event, 0));
-    return Status::Ok();
-  }
-
-  StatusOr<int> BeginSpan() override {
-    TFRUN_RETURN_IF_ERROR(Activate());
-    const size_t first = 2 * static_cast<size_t>(spans);
-    while (timing_events.size() < first + 2) {
-      cudaEvent_t e = nullptr;
-      TFRUN_CUDA_CHECK(cudaEventCreate(&e));
-      timing_events.push_back(e);
-    }
-    TFRUN_CUDA_CHECK(cudaEventRecord(timing_events[first], stream));
-    return spans++;
-  }
-  Status EndSpan(int span) override {
-    TFRUN_RETURN_IF_ERROR(Activate());
-    TFRUN_CUDA_CHECK(cudaEventRecord(timing_events[2 * static_cast<size_t>(span) + 1], stream));
-    return Status::Ok();
-  }
-  StatusOr<std::vector<SpanTime>> Finish() override {
-    // The spans are forgotten whatever happens: a failed run must not leave
-    // the next one unrecorded events (or this run's times).
-    std::vector<SpanTime> times(static_cast<size_t>(spans));
-    spans = 0;
-    TFRUN_RETURN_IF_ERROR(Activate());
-    TFRUN_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (size_t i = 0; i < times.size(); ++i) {
-      float start = 0, elapsed = 0;
-      TFRUN_CUDA_CHECK(cudaEventElapsedTime(&start, timing_events[0], timing_events[2 * i]));
-      TFRUN_CUDA_CHECK(cudaEventElapsedTime(&elapsed, timing_events[2 * i], timing_events[2 * i + 1]));
-      times[i] = {start, elapsed};
-    }
-    return times;
-  }
-};
 
 // One logical GPU's memory: a BlockPool over cudaMalloc'd regions (the
 // whole limit on first use, or growing regions with allow_growth; nothing is
@@ -228,7 +100,6 @@ class CudaAllocator final : public Allocator {
   std::map<void*, size_t> sizes_;  // live allocations, as requested
 };
 
-CudaContext& ContextOf(KernelContext& c) { return *static_cast<CudaContext*>(c.device_context); }
 
 // Peer access from CUDA device `from` to `to`'s memory, enabled once per
 // ordered pair when the hardware has it (TensorFlow enables every pair both
@@ -300,24 +171,6 @@ Status CudaCopy(Allocator* dst_allocator, void* dst, Allocator* src_allocator, c
   return Status::Ok();
 }
 
-std::optional<cuda::ElementType> ElementTypeOf(DType d) {
-  switch (d) {
-    case DType::kFloat32: return cuda::ElementType::kFloat32;
-    case DType::kFloat64: return cuda::ElementType::kFloat64;
-    case DType::kFloat16: return cuda::ElementType::kFloat16;
-    case DType::kBFloat16: return cuda::ElementType::kBFloat16;
-    case DType::kInt32: return cuda::ElementType::kInt32;
-    case DType::kInt64: return cuda::ElementType::kInt64;
-    case DType::kBool: return cuda::ElementType::kBool;
-    default: return std::nullopt;
-  }
-}
-
-Status LaunchResult(int error, const char* what) {
-  if (error != 0) return RuntimeError(fmt::format("{} failed: {}", what, cudaGetErrorString(static_cast<cudaError_t>(error))));
-  return Status::Ok();
-}
-
 Status MatMulKernel(KernelContext& c) {
   static const std::map<DType, cuda::GemmType> kTypes = {{DType::kFloat32, cuda::GemmType::kFloat32},
                                                           {DType::kFloat64, cuda::GemmType::kFloat64},
@@ -343,26 +196,6 @@ Status MatMulKernel(KernelContext& c) {
                          b.raw(), b.shape()[0], b.shape()[1], c.node.transpose_b, c.output.raw(), ctx.tf32);
 }
 
-// What every elementwise kernel does before its launch: the element type
-// of the node's dtype, its device's context made current, the output of
-// `shape` (computed from the inputs, kernel_shapes.h) allocated.
-struct Elementwise {
-  cuda::ElementType type;
-  CudaContext* ctx;
-};
-StatusOr<Elementwise> PrepareElementwise(KernelContext& c, const StatusOr<Shape>& shape) {
-  std::optional<cuda::ElementType> type = ElementTypeOf(c.node.dtype);
-  // Only Cast takes bool (cuda::Cast); the arithmetic kernels do not.
-  if (!type || (*type == cuda::ElementType::kBool && c.node.op != "Cast")) {
-    return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(c.node.dtype)));
-  }
-  CudaContext& ctx = ContextOf(c);
-  TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  if (!shape.ok()) return shape.status();
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(*shape));
-  return Elementwise{*type, &ctx};
-}
-
 Status AddNKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, AddNShape(c)));
   std::vector<const void*> inputs;
@@ -370,31 +203,6 @@ Status AddNKernel(KernelContext& c) {
   return LaunchResult(cuda::AddN(e.type, inputs.data(), static_cast<int>(inputs.size()), c.output.num_elements(),
                                  c.output.raw(), e.ctx->stream),
                       "AddN kernel launch");
-}
-
-template <cuda::BinaryOp Op>
-Status BinaryKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(const BinaryPlan plan, PlanBinary(c));
-  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, plan.output));
-  const Tensor& x = c.inputs[0];
-  const Tensor& y = c.inputs[1];
-  cuda::Broadcast broadcast;
-  if (plan.broadcasts()) {
-    if (plan.output.size() > static_cast<size_t>(cuda::kMaxBroadcastRank)) {
-      return c.Fail(fmt::format("broadcasting on a GPU takes up to {} dimensions, not {}", cuda::kMaxBroadcastRank,
-                                plan.output.size()));
-    }
-    broadcast.rank = static_cast<int>(plan.output.size());
-    for (int d = 0; d < broadcast.rank; ++d) {
-      broadcast.dims[d] = plan.output[d];
-      broadcast.x_strides[d] = plan.x_strides[d];
-      broadcast.y_strides[d] = plan.y_strides[d];
-    }
-  }
-  return LaunchResult(cuda::Binary(e.type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
-                                   y.rank() == 0 && x.rank() != 0, broadcast, c.output.num_elements(),
-                                   c.output.raw(), e.ctx->stream),
-                      "elementwise kernel launch");
 }
 
 Status BiasAddKernel(KernelContext& c) {
@@ -485,12 +293,9 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   // dtype; the elementwise kernels the numeric ones (cuda::ElementType);
   // cuBLAS the float ones. Strings never live in GPU memory.
   BindHandleKernels(registry, kGpu, kAllTypes);
+  RegisterCudaTrainingKernels(registry);
   registry->Bind("MatMul", kGpu, kFloatTypes, MatMulKernel);
   registry->Bind("AddN", kGpu, kNumericTypes, AddNKernel);
-  registry->Bind("Add", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kAdd>);
-  registry->Bind("AddV2", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kAdd>);
-  registry->Bind("Sub", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kSub>);
-  registry->Bind("Mul", kGpu, kNumericTypes, BinaryKernel<cuda::BinaryOp::kMul>);
   registry->Bind("BiasAdd", kGpu, kNumericTypes, BiasAddKernel);
   registry->Bind("Relu", kGpu, kNumericTypes, ReluKernel);
   registry->Bind("Cast", kGpu, kAllTypes, CastKernel);

@@ -18,10 +18,12 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu);
 // Registers the copier for memory of real GPUs (RegisterDeviceCopier).
 void RegisterCudaCopier();
 
-// Binds the GPU kernels: Const, Identity, NoOp, MatMul (cuBLAS), AddN, Add,
-// AddV2, Sub, Mul, BiasAdd, Relu, Cast (kernels/cuda/elementwise.cu), Split,
-// ConcatV2, VariableV2, Assign, Reshape, Shape and Fill, each with the
-// dtypes it runs.
+// Binds the GPU kernels: the handle kernels (Const, Identity, VariableV2,
+// Assign, Reshape, Shape, Fill, ...), MatMul (cuBLAS), AddN, BiasAdd, Relu,
+// Cast (kernels/cuda/elementwise.cu), Split, ConcatV2, and the kernels of
+// training graphs (training_kernels.cc: cuDNN convolutions, the
+// elementwise, reduction, softmax, pooling and optimizer kernels of
+// kernels/cuda/training.cu), each with the dtypes it runs.
 void RegisterCudaKernels(KernelRegistry* registry);
 
 }  // namespace tfrun

@@ -65,6 +65,49 @@ __global__ void AddNKernel(const __grid_constant__ InputPointers<T, kCapacity> i
   }
 }
 
+// A value in the type the ops other than Add/Sub/Mul compute in: float
+// for half and bfloat16, the type itself otherwise (signed: Maximum of
+// integers compares them as themselves).
+template <typename T>
+__device__ auto Signed(T v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(v);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(v);
+  } else {
+    return v;
+  }
+}
+
+// The ops beyond Add/Sub/Mul, as cwise_ops.h defines them.
+template <BinaryOp Op, typename W>
+__device__ W ApplyBinary(W x, W y) {
+  if constexpr (Op == BinaryOp::kMaximum) return x < y ? y : x;
+  if constexpr (Op == BinaryOp::kMinimum) return y < x ? y : x;
+  if constexpr (Op == BinaryOp::kSquaredDifference) return (x - y) * (x - y);
+  if constexpr (std::is_floating_point_v<W>) {
+    if constexpr (Op == BinaryOp::kRealDiv) return x / y;
+    if constexpr (Op == BinaryOp::kPow) return pow(x, y);
+    if constexpr (Op == BinaryOp::kFloorDiv) return floor(x / y);
+    if constexpr (Op == BinaryOp::kFloorMod) {
+      const W r = fmod(x, y);
+      return r != W(0) && ((r < W(0)) != (y < W(0))) ? r + y : r;
+    }
+    if constexpr (Op == BinaryOp::kReluGrad) return y > W(0) ? x : W(0);
+    if constexpr (Op == BinaryOp::kSigmoidGrad) return y * x * (W(1) - x);
+    if constexpr (Op == BinaryOp::kTanhGrad) return y * (W(1) - x * x);
+    if constexpr (Op == BinaryOp::kRsqrtGrad) return W(-0.5) * y * x * x * x;
+    if constexpr (Op == BinaryOp::kSqrtGrad) return W(0.5) * y / x;
+    if constexpr (Op == BinaryOp::kReciprocalGrad) return -y * x * x;
+  }
+  return x;
+}
+
+template <BinaryOp Op>
+constexpr bool kBinaryFloatOnly = Op != BinaryOp::kAdd && Op != BinaryOp::kSub && Op != BinaryOp::kMul &&
+                                  Op != BinaryOp::kMaximum && Op != BinaryOp::kMinimum &&
+                                  Op != BinaryOp::kSquaredDifference;
+
 template <typename T, BinaryOp Op>
 __global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, const Broadcast bc, int64_t n, T* out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -81,11 +124,15 @@ __global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, const Bro
         yi += coord * bc.y_strides[d];
       }
     }
-    auto a = Load(x, xi);
-    auto b = Load(y, yi);
-    if constexpr (Op == BinaryOp::kAdd) out[i] = Store<T>(a + b);
-    if constexpr (Op == BinaryOp::kSub) out[i] = Store<T>(a - b);
-    if constexpr (Op == BinaryOp::kMul) out[i] = Store<T>(a * b);
+    if constexpr (Op == BinaryOp::kAdd || Op == BinaryOp::kSub || Op == BinaryOp::kMul) {
+      auto a = Load(x, xi);  // integers wrap
+      auto b = Load(y, yi);
+      if constexpr (Op == BinaryOp::kAdd) out[i] = Store<T>(a + b);
+      if constexpr (Op == BinaryOp::kSub) out[i] = Store<T>(a - b);
+      if constexpr (Op == BinaryOp::kMul) out[i] = Store<T>(a * b);
+    } else {
+      out[i] = Store<T>(ApplyBinary<Op>(Signed(x[xi]), Signed(y[yi])));
+    }
   }
 }
 
@@ -153,15 +200,33 @@ int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, con
   const T* b = static_cast<const T*>(y);
   T* o = static_cast<T*>(out);
   switch (op) {
-    case BinaryOp::kAdd:
-      BinaryKernel<T, BinaryOp::kAdd><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o);
-      break;
-    case BinaryOp::kSub:
-      BinaryKernel<T, BinaryOp::kSub><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o);
-      break;
-    case BinaryOp::kMul:
-      BinaryKernel<T, BinaryOp::kMul><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o);
-      break;
+#define TFRUN_BINARY_CASE(OP)                                                               \
+  case BinaryOp::OP:                                                                        \
+    if constexpr (kBinaryFloatOnly<BinaryOp::OP> && !std::is_same_v<T, float> &&            \
+                  !std::is_same_v<T, double> && !std::is_same_v<T, __half> &&               \
+                  !std::is_same_v<T, __nv_bfloat16>) {                                      \
+      return static_cast<int>(cudaErrorInvalidValue);                                       \
+    } else {                                                                                \
+      BinaryKernel<T, BinaryOp::OP><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o); \
+    }                                                                                       \
+    break;
+    TFRUN_BINARY_CASE(kAdd)
+    TFRUN_BINARY_CASE(kSub)
+    TFRUN_BINARY_CASE(kMul)
+    TFRUN_BINARY_CASE(kRealDiv)
+    TFRUN_BINARY_CASE(kPow)
+    TFRUN_BINARY_CASE(kFloorDiv)
+    TFRUN_BINARY_CASE(kFloorMod)
+    TFRUN_BINARY_CASE(kMaximum)
+    TFRUN_BINARY_CASE(kMinimum)
+    TFRUN_BINARY_CASE(kSquaredDifference)
+    TFRUN_BINARY_CASE(kReluGrad)
+    TFRUN_BINARY_CASE(kSigmoidGrad)
+    TFRUN_BINARY_CASE(kTanhGrad)
+    TFRUN_BINARY_CASE(kRsqrtGrad)
+    TFRUN_BINARY_CASE(kSqrtGrad)
+    TFRUN_BINARY_CASE(kReciprocalGrad)
+#undef TFRUN_BINARY_CASE
   }
   return static_cast<int>(cudaGetLastError());
 }

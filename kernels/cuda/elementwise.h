@@ -1,5 +1,5 @@
 // CUDA elementwise kernels: AddN over any number of inputs in one pass,
-// Add, Sub, Mul with NumPy-style broadcasting, BiasAdd and Relu. Plain C++ interface so
+// the binary ops (BinaryOp) with NumPy-style broadcasting, BiasAdd and Relu. Plain C++ interface so
 // callers need no CUDA headers; pointers are device pointers, `stream` a
 // cudaStream_t. Each returns the cudaError_t of its launch (0 = success).
 #pragma once
@@ -11,7 +11,15 @@ namespace cuda {
 
 enum class ElementType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kBool };
 
-enum class BinaryOp { kAdd, kSub, kMul };
+enum class BinaryOp {
+  kAdd, kSub, kMul,
+  // Float types only (cudaErrorInvalidValue for integers):
+  kRealDiv, kPow, kFloorDiv, kFloorMod,
+  // Numbers:
+  kMaximum, kMinimum, kSquaredDifference,
+  // The gradient ops, (gradients, features) or (y, dy) as TensorFlow's, float only:
+  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad
+};
 
 // out[i] = in[0][i] + in[1][i] + ... left to right, each sum rounded to the
 // element type (as TensorFlow's AddN). `inputs` is a host array of

@@ -1,0 +1,81 @@
+// Every node the training graphs run, placed on real GPUs as TensorFlow
+// places them, has a kernel tfrun binds for where it lands: the GPU path of
+// the tower sample and the training goldens is complete (CUDA kernels,
+// cuDNN, or host kernels where TensorFlow keeps the node in host memory).
+// No GPU is touched: binding a kernel loads nothing, and nothing runs, so
+// this holds in CI; gpu_kernels_test runs the kernels where a GPU is.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/graph_def/graph_file_loader.h"
+#include "core/placement/compat_profile.h"
+#include "core/placement/placer.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/kernel_registry.h"
+#include "kernels/backends.h"
+
+namespace tfrun {
+namespace {
+
+// Eight GPUs that are not simulated (as a real machine's): placement puts
+// TensorFlow's GPU ops on them, and the executor would run their CUDA
+// kernels.
+DeviceSet RealLookingGpus() {
+  std::vector<LogicalGpu> gpus(8);
+  for (int i = 0; i < 8; ++i) {
+    gpus[i].tf_id = i;
+    gpus[i].cuda_ordinal = i;
+    gpus[i].physical.name = "Tesla P40";
+    gpus[i].physical.cc_major = 6;
+    gpus[i].physical.cc_minor = 1;
+    gpus[i].memory_limit_bytes = int64_t{1} << 34;
+  }
+  return DeviceSet::WithGpus(gpus, false);
+}
+
+// The nodes named in `runs` (with what they need) after placement on the
+// GPUs, checked against every backend's bindings. "" for all nodes.
+std::string MissingKernels(const std::string& path, const std::vector<std::string>& runs) {
+  StatusOr<Graph> graph = LoadAnyGraphFile(path, LoadOptions(), GraphDefImportOptions(), nullptr);
+  if (!graph.ok()) return "load: " + graph.status().message();
+  const DeviceSet devices = RealLookingGpus();
+  Placement placement;
+  const Status placed = PlaceGraph(*graph, devices, true, *FindProfile("tf2"), &placement);
+  if (!placed.ok()) return "place: " + placed.message();
+  int on_gpu = 0;
+  for (size_t id = 0; id < graph->nodes.size(); ++id) {
+    on_gpu += devices[placement.device_of[id]].type == kGpu ? 1 : 0;
+  }
+  if (on_gpu == 0) return "no node was placed on a GPU";
+  std::vector<int> targets;
+  for (const Node& node : graph->nodes) {
+    const bool wanted = runs.empty() || std::find(runs.begin(), runs.end(), node.name) != runs.end();
+    if (wanted) targets.push_back(node.id);
+  }
+  if (targets.empty()) return "none of the run's nodes is in the graph";
+  KernelRegistry kernels;
+  BindAllBackendKernels(&kernels);
+  Executor executor(*graph, devices, placement, kernels);
+  const Status checked = executor.CheckKernels({}, targets, {});
+  return checked.ok() ? "" : checked.message();
+}
+
+TEST(GpuCoverageTest, TheTowerSampleTrainsOnGpusAtOneToEightTowers) {
+  for (const char* towers : {"1", "2", "4", "8"}) {
+    const std::string path = std::string("graphs/tf/tower_sample_") + towers + ".pb";
+    EXPECT_EQ(MissingKernels(path, {"init", "train", "loss"}), "") << path;
+  }
+}
+
+TEST(GpuCoverageTest, TheTrainingGoldensRunOnAGpu) {
+  for (const char* path : {"graphs/tf/training_ops.pbtxt", "graphs/tf/optimizers.pbtxt", "graphs/tf/nan_loss.pbtxt",
+                           "graphs/tf/initializers_run.pbtxt", "graphs/tf/resource_run.pbtxt"}) {
+    EXPECT_EQ(MissingKernels(path, {}), "") << path;
+  }
+}
+
+}  // namespace
+}  // namespace tfrun

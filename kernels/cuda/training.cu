@@ -1,0 +1,812 @@
+#include "kernels/cuda/training.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace tfrun {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+dim3 GridFor(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return dim3(static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
+}
+
+// Grid-stride loop over [0, n).
+#define TFRUN_FOR_EACH(i, n)                                                         \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+int LastError() { return static_cast<int>(cudaGetLastError()); }
+
+// half and bfloat16 compute in float, round per result; the rest as
+// themselves (integer arithmetic here has no overflow to wrap: the float
+// ops refuse integers, the others are Neg/Square/Abs/Sign/Relu6 and
+// comparisons, as in TensorFlow's GPU kernels).
+template <typename T> struct Wide { using type = T; };
+template <> struct Wide<__half> { using type = float; };
+template <> struct Wide<__nv_bfloat16> { using type = float; };
+
+template <typename T>
+__device__ __forceinline__ typename Wide<T>::type Up(T v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(v);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(v);
+  } else {
+    return v;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T Down(typename Wide<T>::type v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(v);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+template <typename Fn>
+int DispatchNumber(ElementType type, Fn&& fn) {
+  switch (type) {
+    case ElementType::kFloat32: return fn(static_cast<float*>(nullptr));
+    case ElementType::kFloat64: return fn(static_cast<double*>(nullptr));
+    case ElementType::kFloat16: return fn(static_cast<__half*>(nullptr));
+    case ElementType::kBFloat16: return fn(static_cast<__nv_bfloat16*>(nullptr));
+    case ElementType::kInt32: return fn(static_cast<int32_t*>(nullptr));
+    case ElementType::kInt64: return fn(static_cast<int64_t*>(nullptr));
+    case ElementType::kBool: break;
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+template <typename Fn>
+int DispatchFloat(ElementType type, Fn&& fn) {
+  switch (type) {
+    case ElementType::kFloat32: return fn(static_cast<float*>(nullptr));
+    case ElementType::kFloat64: return fn(static_cast<double*>(nullptr));
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+// Bytes moved as one unsigned integer of their size.
+template <typename Fn>
+int DispatchBytes(int element_bytes, Fn&& fn) {
+  switch (element_bytes) {
+    case 1: return fn(static_cast<uint8_t*>(nullptr));
+    case 2: return fn(static_cast<uint16_t*>(nullptr));
+    case 4: return fn(static_cast<uint32_t*>(nullptr));
+    case 8: return fn(static_cast<uint64_t*>(nullptr));
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+// ---- Unary ----
+
+template <UnaryOp Op, typename W>
+__device__ __forceinline__ W ApplyUnary(W x) {
+  if constexpr (Op == UnaryOp::kNeg) return -x;
+  if constexpr (Op == UnaryOp::kSquare) return x * x;
+  if constexpr (Op == UnaryOp::kAbs) return x < W(0) ? -x : x;
+  if constexpr (Op == UnaryOp::kSign) return x > W(0) ? W(1) : x < W(0) ? W(-1) : x;  // NaN and 0 kept
+  if constexpr (Op == UnaryOp::kRelu6) return x < W(0) ? W(0) : x > W(6) ? W(6) : x;
+  if constexpr (std::is_floating_point_v<W>) {
+    if constexpr (Op == UnaryOp::kSqrt) return sqrt(x);
+    if constexpr (Op == UnaryOp::kRsqrt) return W(1) / sqrt(x);
+    if constexpr (Op == UnaryOp::kExp) return exp(x);
+    if constexpr (Op == UnaryOp::kLog) return log(x);
+    if constexpr (Op == UnaryOp::kLog1p) return log1p(x);
+    if constexpr (Op == UnaryOp::kSigmoid) return W(1) / (W(1) + exp(-x));
+    if constexpr (Op == UnaryOp::kTanh) return tanh(x);
+    if constexpr (Op == UnaryOp::kReciprocal) return W(1) / x;
+    if constexpr (Op == UnaryOp::kSoftplus) {
+      // softplus_op.h: above -log(eps)+2 it is x, below log(eps)+2 exp(x).
+      const W threshold = W(log(static_cast<double>(FLT_EPSILON)) + 2);
+      return x > -threshold ? x : x < threshold ? exp(x) : log1p(exp(x));
+    }
+  }
+  return x;
+}
+
+template <UnaryOp Op>
+constexpr bool kUnaryFloatOnly = Op != UnaryOp::kNeg && Op != UnaryOp::kSquare && Op != UnaryOp::kAbs &&
+                                 Op != UnaryOp::kSign && Op != UnaryOp::kRelu6;
+
+template <typename T, UnaryOp Op>
+__global__ void UnaryKernel(const T* in, int64_t n, T* out) {
+  TFRUN_FOR_EACH(i, n) { out[i] = Down<T>(ApplyUnary<Op>(Up(in[i]))); }
+}
+
+template <typename T, UnaryOp Op>
+int LaunchUnary(const void* in, int64_t n, void* out, cudaStream_t stream) {
+  if constexpr (kUnaryFloatOnly<Op> && !kIsFloat<T>) {
+    return static_cast<int>(cudaErrorInvalidValue);
+  } else {
+    UnaryKernel<T, Op><<<GridFor(n), kThreads, 0, stream>>>(static_cast<const T*>(in), n, static_cast<T*>(out));
+    return LastError();
+  }
+}
+
+template <typename T>
+int UnaryTyped(UnaryOp op, const void* in, int64_t n, void* out, cudaStream_t s) {
+  switch (op) {
+    case UnaryOp::kNeg: return LaunchUnary<T, UnaryOp::kNeg>(in, n, out, s);
+    case UnaryOp::kSquare: return LaunchUnary<T, UnaryOp::kSquare>(in, n, out, s);
+    case UnaryOp::kSqrt: return LaunchUnary<T, UnaryOp::kSqrt>(in, n, out, s);
+    case UnaryOp::kRsqrt: return LaunchUnary<T, UnaryOp::kRsqrt>(in, n, out, s);
+    case UnaryOp::kExp: return LaunchUnary<T, UnaryOp::kExp>(in, n, out, s);
+    case UnaryOp::kLog: return LaunchUnary<T, UnaryOp::kLog>(in, n, out, s);
+    case UnaryOp::kLog1p: return LaunchUnary<T, UnaryOp::kLog1p>(in, n, out, s);
+    case UnaryOp::kSigmoid: return LaunchUnary<T, UnaryOp::kSigmoid>(in, n, out, s);
+    case UnaryOp::kTanh: return LaunchUnary<T, UnaryOp::kTanh>(in, n, out, s);
+    case UnaryOp::kAbs: return LaunchUnary<T, UnaryOp::kAbs>(in, n, out, s);
+    case UnaryOp::kSign: return LaunchUnary<T, UnaryOp::kSign>(in, n, out, s);
+    case UnaryOp::kReciprocal: return LaunchUnary<T, UnaryOp::kReciprocal>(in, n, out, s);
+    case UnaryOp::kRelu6: return LaunchUnary<T, UnaryOp::kRelu6>(in, n, out, s);
+    case UnaryOp::kSoftplus: return LaunchUnary<T, UnaryOp::kSoftplus>(in, n, out, s);
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+// ---- Fill ----
+
+template <typename T>
+__global__ void FillKernel(T value, int64_t n, T* out) {
+  TFRUN_FOR_EACH(i, n) { out[i] = value; }
+}
+
+template <typename T>
+T HostValue(double v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __double2half(v);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    // An infinite identity (Max, Min over nothing) is the type's limit.
+    if (!(v > static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
+    if (!(v < static_cast<double>(std::numeric_limits<T>::max()))) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+int LaunchFill(double value, int64_t n, void* out, cudaStream_t stream) {
+  FillKernel<T><<<GridFor(n), kThreads, 0, stream>>>(HostValue<T>(value), n, static_cast<T*>(out));
+  return LastError();
+}
+
+// ---- Broadcast coordinates ----
+
+// Operand offsets of output element i over `rank` dims (innermost last).
+template <int K>
+__device__ __forceinline__ void Offsets(int64_t i, int rank, const int64_t* dims, const int64_t (*strides)[kMaxRank],
+                                        int64_t* offsets) {
+  for (int k = 0; k < K; ++k) offsets[k] = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    const int64_t coord = i % dims[d];
+    i /= dims[d];
+    for (int k = 0; k < K; ++k) offsets[k] += coord * strides[k][d];
+  }
+}
+
+// ---- Compare ----
+
+template <CompareOp Op, typename W>
+__device__ __forceinline__ bool ApplyCompare(W x, W y) {
+  if constexpr (Op == CompareOp::kLess) return x < y;
+  if constexpr (Op == CompareOp::kLessEqual) return x <= y;
+  if constexpr (Op == CompareOp::kGreater) return x > y;
+  if constexpr (Op == CompareOp::kGreaterEqual) return x >= y;
+  if constexpr (Op == CompareOp::kEqual) return x == y;
+  return x != y;
+}
+
+template <typename T, CompareOp Op>
+__global__ void CompareKernel(const T* x, bool xs, const T* y, bool ys, const Broadcast bc, int64_t n, bool* out) {
+  TFRUN_FOR_EACH(i, n) {
+    int64_t xi = xs ? 0 : i, yi = ys ? 0 : i;
+    if (bc.rank > 0) {
+      xi = 0;
+      yi = 0;
+      int64_t rest = i;
+      for (int d = bc.rank - 1; d >= 0; --d) {
+        const int64_t coord = rest % bc.dims[d];
+        rest /= bc.dims[d];
+        xi += coord * bc.x_strides[d];
+        yi += coord * bc.y_strides[d];
+      }
+    }
+    out[i] = ApplyCompare<Op>(Up(x[xi]), Up(y[yi]));
+  }
+}
+
+template <typename T>
+int CompareTyped(CompareOp op, const void* x, bool xs, const void* y, bool ys, const Broadcast& bc, int64_t n,
+                 bool* out, cudaStream_t s) {
+  const T* a = static_cast<const T*>(x);
+  const T* b = static_cast<const T*>(y);
+  switch (op) {
+    case CompareOp::kLess: CompareKernel<T, CompareOp::kLess><<<GridFor(n), kThreads, 0, s>>>(a, xs, b, ys, bc, n, out); break;
+    case CompareOp::kLessEqual: CompareKernel<T, CompareOp::kLessEqual><<<GridFor(n), kThreads, 0, s>>>(a, xs, b, ys, bc, n, out); break;
+    case CompareOp::kGreater: CompareKernel<T, CompareOp::kGreater><<<GridFor(n), kThreads, 0, s>>>(a, xs, b, ys, bc, n, out); break;
+    case CompareOp::kGreaterEqual: CompareKernel<T, CompareOp::kGreaterEqual><<<GridFor(n), kThreads, 0, s>>>(a, xs, b, ys, bc, n, out); break;
+    case CompareOp::kEqual: CompareKernel<T, CompareOp::kEqual><<<GridFor(n), kThreads, 0, s>>>(a, xs, b, ys, bc, n, out); break;
+    case CompareOp::kNotEqual: CompareKernel<T, CompareOp::kNotEqual><<<GridFor(n), kThreads, 0, s>>>(a, xs, b, ys, bc, n, out); break;
+  }
+  return LastError();
+}
+
+// ---- Select, strided copies, gather, padding ----
+
+template <typename U>
+__global__ void SelectKernel(const bool* cond, const U* t, const U* e, const Select3 layout, int64_t n, U* out) {
+  TFRUN_FOR_EACH(i, n) {
+    int64_t o[3];
+    Offsets<3>(i, layout.rank, layout.dims, layout.strides, o);
+    out[i] = cond[o[0]] ? t[o[1]] : e[o[2]];
+  }
+}
+
+template <typename U>
+__global__ void StridedCopyKernel(const U* in, const IndexMap map, int64_t n, U* out) {
+  TFRUN_FOR_EACH(i, n) {
+    int64_t rest = i, offset = map.base;
+    for (int d = map.rank - 1; d >= 0; --d) {
+      const int64_t coord = rest % map.dims[d];
+      rest /= map.dims[d];
+      offset += (coord % map.modulo[d]) * map.in_strides[d];
+    }
+    out[i] = in[offset];
+  }
+}
+
+template <typename U, typename Index>
+__global__ void GatherKernel(const U* params, const Index* indices, int64_t limit, int64_t inner, int64_t count,
+                             int64_t n, U* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t k = i % inner;
+    const int64_t j = (i / inner) % count;
+    const int64_t o = i / (inner * count);
+    const int64_t index = static_cast<int64_t>(indices[j]);
+    out[i] = index >= 0 && index < limit ? params[(o * limit + index) * inner + k] : U(0);
+  }
+}
+
+template <typename U>
+__global__ void PadKernel(const U* in, int64_t rows, int64_t cols, int64_t depth, int64_t out_rows, int64_t out_cols,
+                          int64_t top, int64_t left, int64_t n, U* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t k = i % depth;
+    const int64_t x = (i / depth) % out_cols - left;
+    const int64_t y = (i / (depth * out_cols)) % out_rows - top;
+    const int64_t b = i / (depth * out_cols * out_rows);
+    out[i] = y >= 0 && y < rows && x >= 0 && x < cols ? in[((b * rows + y) * cols + x) * depth + k] : U(0);
+  }
+}
+
+// ---- Reductions ----
+
+template <ReduceOp Op, typename A>
+__device__ __forceinline__ A Identity() {
+  if constexpr (Op == ReduceOp::kProd || Op == ReduceOp::kAll) return A(1);
+  if constexpr (Op == ReduceOp::kMax) {
+    if constexpr (std::is_floating_point_v<A>) return -INFINITY;
+    return A(sizeof(A) == 8 ? static_cast<A>(INT64_MIN) : static_cast<A>(INT32_MIN));
+  }
+  if constexpr (Op == ReduceOp::kMin) {
+    if constexpr (std::is_floating_point_v<A>) return INFINITY;
+    return A(sizeof(A) == 8 ? static_cast<A>(INT64_MAX) : static_cast<A>(INT32_MAX));
+  }
+  return A(0);
+}
+
+template <ReduceOp Op, typename A>
+__device__ __forceinline__ A Combine(A a, A b) {
+  if constexpr (Op == ReduceOp::kProd) return a * b;
+  if constexpr (Op == ReduceOp::kMax) return b > a ? b : a;
+  if constexpr (Op == ReduceOp::kMin) return b < a ? b : a;
+  if constexpr (Op == ReduceOp::kAll) return a && b;
+  if constexpr (Op == ReduceOp::kAny) return a || b;
+  return a + b;  // Sum, Mean, HalfSumOfSquares
+}
+
+// The accumulator: float for half and bfloat16, int for bool, else T.
+template <typename T> struct Acc { using type = typename Wide<T>::type; };
+template <> struct Acc<bool> { using type = int; };
+
+template <ReduceOp Op, typename T>
+__device__ __forceinline__ typename Acc<T>::type Term(T v) {
+  using A = typename Acc<T>::type;
+  const A x = static_cast<A>(Up(v));
+  if constexpr (Op == ReduceOp::kHalfSumOfSquares) return x * x;
+  return x;
+}
+
+__device__ __forceinline__ int64_t KeptOffset(const ReduceLayout& l, int64_t o) {
+  int64_t offset = 0;
+  for (int d = l.kept_rank - 1; d >= 0; --d) {
+    offset += (o % l.kept_dims[d]) * l.kept_strides[d];
+    o /= l.kept_dims[d];
+  }
+  return offset;
+}
+
+__device__ __forceinline__ int64_t ReducedOffset(const ReduceLayout& l, int64_t r) {
+  int64_t offset = 0;
+  for (int d = l.reduced_rank - 1; d >= 0; --d) {
+    offset += (r % l.reduced_dims[d]) * l.reduced_strides[d];
+    r /= l.reduced_dims[d];
+  }
+  return offset;
+}
+
+template <ReduceOp Op, typename T>
+__device__ __forceinline__ T Finish(typename Acc<T>::type total, int64_t count) {
+  using A = typename Acc<T>::type;
+  if constexpr (Op == ReduceOp::kMean) total = total / static_cast<A>(count);
+  if constexpr (Op == ReduceOp::kHalfSumOfSquares) total = total / A(2);
+  if constexpr (std::is_same_v<T, bool>) {
+    return total != 0;
+  } else {
+    return Down<T>(total);
+  }
+}
+
+// Few elements per output: one thread each.
+template <ReduceOp Op, typename T>
+__global__ void ReduceByThread(const T* in, const ReduceLayout l, int64_t n_out, T* out) {
+  using A = typename Acc<T>::type;
+  TFRUN_FOR_EACH(o, n_out) {
+    const int64_t base = KeptOffset(l, o);
+    A total = Identity<Op, A>();
+    for (int64_t r = 0; r < l.reduced_count; ++r) total = Combine<Op>(total, Term<Op>(in[base + ReducedOffset(l, r)]));
+    out[o] = Finish<Op, T>(total, l.reduced_count);
+  }
+}
+
+// Many elements per output: a block each, its threads striding over them,
+// then a tree in shared memory.
+template <ReduceOp Op, typename T>
+__global__ void ReduceByBlock(const T* in, const ReduceLayout l, int64_t n_out, T* out) {
+  using A = typename Acc<T>::type;
+  __shared__ A partial[kThreads];
+  for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
+    const int64_t base = KeptOffset(l, o);
+    A total = Identity<Op, A>();
+    for (int64_t r = threadIdx.x; r < l.reduced_count; r += blockDim.x) {
+      total = Combine<Op>(total, Term<Op>(in[base + ReducedOffset(l, r)]));
+    }
+    partial[threadIdx.x] = total;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] = Combine<Op>(partial[threadIdx.x], partial[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) out[o] = Finish<Op, T>(partial[0], l.reduced_count);
+    __syncthreads();
+  }
+}
+
+constexpr int64_t kBlockReduceFrom = 128;  // elements per output
+
+template <ReduceOp Op, typename T>
+int LaunchReduce(const void* in, const ReduceLayout& l, int64_t n_out, void* out, cudaStream_t s) {
+  const T* i = static_cast<const T*>(in);
+  T* o = static_cast<T*>(out);
+  if (l.reduced_count >= kBlockReduceFrom) {
+    const int64_t blocks = n_out < 65535 ? n_out : 65535;
+    ReduceByBlock<Op, T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(i, l, n_out, o);
+  } else {
+    ReduceByThread<Op, T><<<GridFor(n_out), kThreads, 0, s>>>(i, l, n_out, o);
+  }
+  return LastError();
+}
+
+template <typename T>
+int ReduceTyped(ReduceOp op, const void* in, const ReduceLayout& l, int64_t n_out, void* out, cudaStream_t s) {
+  constexpr bool boolean = std::is_same_v<T, bool>;
+  if constexpr (boolean) {
+    if (op == ReduceOp::kAll) return LaunchReduce<ReduceOp::kAll, T>(in, l, n_out, out, s);
+    if (op == ReduceOp::kAny) return LaunchReduce<ReduceOp::kAny, T>(in, l, n_out, out, s);
+  } else {
+    switch (op) {
+      case ReduceOp::kSum: return LaunchReduce<ReduceOp::kSum, T>(in, l, n_out, out, s);
+      case ReduceOp::kMean: return LaunchReduce<ReduceOp::kMean, T>(in, l, n_out, out, s);
+      case ReduceOp::kProd: return LaunchReduce<ReduceOp::kProd, T>(in, l, n_out, out, s);
+      case ReduceOp::kMax: return LaunchReduce<ReduceOp::kMax, T>(in, l, n_out, out, s);
+      case ReduceOp::kMin: return LaunchReduce<ReduceOp::kMin, T>(in, l, n_out, out, s);
+      case ReduceOp::kHalfSumOfSquares: return LaunchReduce<ReduceOp::kHalfSumOfSquares, T>(in, l, n_out, out, s);
+      default: break;
+    }
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+// ---- Softmax family: a block per row ----
+
+// The block's reduction of `v` (sum or max) in shared memory `scratch`;
+// every thread gets the result.
+template <bool Max, typename T>
+__device__ T BlockReduce(T v, T* scratch) {
+  scratch[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      const T a = scratch[threadIdx.x], b = scratch[threadIdx.x + half];
+      scratch[threadIdx.x] = Max ? (b > a ? b : a) : a + b;
+    }
+    __syncthreads();
+  }
+  const T result = scratch[0];
+  __syncthreads();
+  return result;
+}
+
+// softmax_op_functor.h: shifted by the row's maximum.
+template <typename T, bool Log>
+__global__ void SoftmaxKernel(const T* logits, int64_t rows, int64_t classes, T* out) {
+  __shared__ T scratch[kThreads];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* in = logits + row * classes;
+    T* o = out + row * classes;
+    T max = -INFINITY;
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) max = in[k] > max ? in[k] : max;
+    max = BlockReduce<true>(max, scratch);
+    T sum = 0;
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) sum += exp(in[k] - max);
+    sum = BlockReduce<false>(sum, scratch);
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
+      const T shifted = in[k] - max;
+      o[k] = Log ? shifted - log(sum) : exp(shifted) / sum;
+    }
+  }
+}
+
+// xent_op.h: loss = sum(labels * (log(sum(exp(shifted))) - shifted)),
+// backprop = exp(shifted) / sum(exp(shifted)) - labels.
+template <typename T>
+__global__ void XentKernel(const T* logits, const T* labels, int64_t rows, int64_t classes, T* loss, T* backprop) {
+  __shared__ T scratch[kThreads];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* in = logits + row * classes;
+    const T* lab = labels + row * classes;
+    T* back = backprop + row * classes;
+    T max = -INFINITY;
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) max = in[k] > max ? in[k] : max;
+    max = BlockReduce<true>(max, scratch);
+    T sum = 0;
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) sum += exp(in[k] - max);
+    sum = BlockReduce<false>(sum, scratch);
+    const T log_sum = log(sum);
+    T row_loss = 0;
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
+      const T shifted = in[k] - max;
+      row_loss += lab[k] * (log_sum - shifted);
+      back[k] = exp(shifted) / sum - lab[k];
+    }
+    row_loss = BlockReduce<false>(row_loss, scratch);
+    if (threadIdx.x == 0) loss[row] = row_loss;
+  }
+}
+
+unsigned RowBlocks(int64_t rows) { return static_cast<unsigned>(rows < 65535 ? (rows > 0 ? rows : 1) : 65535); }
+
+// ---- Max pooling (NHWC) ----
+
+// The window of output element (b, r, q) in input rows [r0, r1), columns
+// [q0, q1), padding left out.
+__device__ __forceinline__ void Window(const PoolParams& p, int64_t r, int64_t q, int64_t* r0, int64_t* r1,
+                                       int64_t* q0, int64_t* q1) {
+  const int64_t rs = r * p.stride_rows - p.pad_top, qs = q * p.stride_cols - p.pad_left;
+  *r0 = rs > 0 ? rs : 0;
+  *r1 = rs + p.window_rows < p.in_rows ? rs + p.window_rows : p.in_rows;
+  *q0 = qs > 0 ? qs : 0;
+  *q1 = qs + p.window_cols < p.in_cols ? qs + p.window_cols : p.in_cols;
+}
+
+// The input index of the window's first maximum (rows then columns, a
+// strictly greater value replaces; a NaN wins, as in TensorFlow's GPU
+// kernels), or -1 for an empty window.
+template <typename T>
+__device__ int64_t ArgMax(const T* in, const PoolParams& p, int64_t i) {
+  const int64_t k = i % p.depth;
+  const int64_t q = (i / p.depth) % p.out_cols;
+  const int64_t r = (i / (p.depth * p.out_cols)) % p.out_rows;
+  const int64_t b = i / (p.depth * p.out_cols * p.out_rows);
+  int64_t r0, r1, q0, q1;
+  Window(p, r, q, &r0, &r1, &q0, &q1);
+  int64_t best = -1;
+  T max = -INFINITY;
+  for (int64_t y = r0; y < r1; ++y) {
+    for (int64_t x = q0; x < q1; ++x) {
+      const int64_t at = ((b * p.in_rows + y) * p.in_cols + x) * p.depth + k;
+      const T v = in[at];
+      if (best < 0 || v > max || isnan(v)) {
+        max = v;
+        best = at;
+        if (isnan(v)) return best;
+      }
+    }
+  }
+  return best;
+}
+
+template <typename T>
+__global__ void MaxPoolKernel(const T* in, const PoolParams p, int64_t n, T* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t at = ArgMax(in, p, i);
+    out[i] = at >= 0 ? in[at] : T(-INFINITY);
+  }
+}
+
+template <typename T>
+__global__ void MaxPoolGradKernel(const T* in, const T* grad, const PoolParams p, int64_t n, T* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t at = ArgMax(in, p, i);
+    if (at >= 0) atomicAdd(out + at, grad[i]);
+  }
+}
+
+// ---- Optimizers (training_ops_gpu.cu.cc) ----
+
+// The scalars' device pointers travel by value in the launch.
+template <typename T>
+struct ScalarPointers {
+  const T* p[6];
+};
+
+template <typename T, UpdateOp Op>
+__global__ void UpdateKernel(T* var, T* slot1, T* slot2, const ScalarPointers<T> scalars, const T* grad,
+                                    bool flag, int64_t n) {
+  const T* const* s = scalars.p;
+  const T one = 1;
+  TFRUN_FOR_EACH(i, n) {
+    const T g = grad[i];
+    if constexpr (Op == UpdateOp::kGradientDescent) {
+      var[i] -= *s[0] * g;
+    } else if constexpr (Op == UpdateOp::kMomentum) {
+      const T lr = *s[0], momentum = *s[1];
+      slot1[i] = slot1[i] * momentum + g;
+      var[i] -= flag ? g * lr + slot1[i] * momentum * lr : slot1[i] * lr;
+    } else if constexpr (Op == UpdateOp::kAdam) {
+      const T beta1_power = *s[0], beta2_power = *s[1], lr = *s[2], beta1 = *s[3], beta2 = *s[4], epsilon = *s[5];
+      const T alpha = lr * sqrt(one - beta2_power) / (one - beta1_power);
+      slot1[i] += (g - slot1[i]) * (one - beta1);
+      slot2[i] += (g * g - slot2[i]) * (one - beta2);
+      const T m = flag ? g * (one - beta1) + slot1[i] * beta1 : slot1[i];
+      var[i] -= (m * alpha) / (sqrt(slot2[i]) + epsilon);
+    } else if constexpr (Op == UpdateOp::kAdagrad) {
+      if (flag) slot1[i] += g * g;
+      var[i] -= g * *s[0] * (one / sqrt(slot1[i]));
+    } else {  // RMSProp
+      const T lr = *s[0], rho = *s[1], momentum = *s[2], epsilon = *s[3];
+      slot1[i] += (g * g - slot1[i]) * (one - rho);
+      slot2[i] = slot2[i] * momentum + (g * lr) / sqrt(slot1[i] + epsilon);
+      var[i] -= slot2[i];
+    }
+  }
+}
+
+}  // namespace
+
+int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  return DispatchNumber(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return UnaryTyped<T>(op, in, n, out, static_cast<cudaStream_t>(stream));
+  });
+}
+
+int Fill(ElementType type, double value, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (type == ElementType::kBool) return LaunchFill<bool>(value, n, out, s);
+  return DispatchNumber(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return LaunchFill<T>(value, n, out, s);
+  });
+}
+
+int Compare(ElementType type, CompareOp op, const void* x, bool x_scalar, const void* y, bool y_scalar,
+            const Broadcast& broadcast, int64_t n, bool* out, void* stream) {
+  if (n == 0) return 0;
+  if (broadcast.rank < 0 || broadcast.rank > kMaxBroadcastRank) return static_cast<int>(cudaErrorInvalidValue);
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (type == ElementType::kBool) return CompareTyped<bool>(op, x, x_scalar, y, y_scalar, broadcast, n, out, s);
+  return DispatchNumber(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return CompareTyped<T>(op, x, x_scalar, y, y_scalar, broadcast, n, out, s);
+  });
+}
+
+int Select(int element_bytes, const bool* cond, const void* then_values, const void* else_values,
+           const Select3& layout, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  if (layout.rank < 0 || layout.rank > kMaxRank) return static_cast<int>(cudaErrorInvalidValue);
+  return DispatchBytes(element_bytes, [&](auto* tag) {
+    using U = std::remove_pointer_t<decltype(tag)>;
+    SelectKernel<U><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        cond, static_cast<const U*>(then_values), static_cast<const U*>(else_values), layout, n, static_cast<U*>(out));
+    return LastError();
+  });
+}
+
+int StridedCopy(int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  if (map.rank < 0 || map.rank > kMaxRank) return static_cast<int>(cudaErrorInvalidValue);
+  for (int d = 0; d < map.rank; ++d) {
+    if (map.dims[d] <= 0 || map.modulo[d] <= 0) return static_cast<int>(cudaErrorInvalidValue);
+  }
+  return DispatchBytes(element_bytes, [&](auto* tag) {
+    using U = std::remove_pointer_t<decltype(tag)>;
+    StridedCopyKernel<U><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const U*>(in), map, n, static_cast<U*>(out));
+    return LastError();
+  });
+}
+
+int Gather(int element_bytes, const void* params, const void* indices, bool indices_int64, int64_t outer,
+           int64_t limit, int64_t inner, int64_t count, void* out, void* stream) {
+  const int64_t n = outer * count * inner;
+  if (n == 0) return 0;
+  return DispatchBytes(element_bytes, [&](auto* tag) {
+    using U = std::remove_pointer_t<decltype(tag)>;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (indices_int64) {
+      GatherKernel<U, int64_t><<<GridFor(n), kThreads, 0, s>>>(static_cast<const U*>(params),
+                                                               static_cast<const int64_t*>(indices), limit, inner,
+                                                               count, n, static_cast<U*>(out));
+    } else {
+      GatherKernel<U, int32_t><<<GridFor(n), kThreads, 0, s>>>(static_cast<const U*>(params),
+                                                               static_cast<const int32_t*>(indices), limit, inner,
+                                                               count, n, static_cast<U*>(out));
+    }
+    return LastError();
+  });
+}
+
+int Reduce(ElementType type, ReduceOp op, const void* in, const ReduceLayout& layout, int64_t n_out, void* out,
+           void* stream) {
+  if (n_out == 0) return 0;
+  if (layout.kept_rank < 0 || layout.kept_rank > kMaxRank || layout.reduced_rank < 0 ||
+      layout.reduced_rank > kMaxRank || layout.reduced_count <= 0) {
+    return static_cast<int>(cudaErrorInvalidValue);
+  }
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (type == ElementType::kBool) return ReduceTyped<bool>(op, in, layout, n_out, out, s);
+  return DispatchNumber(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return ReduceTyped<T>(op, in, layout, n_out, out, s);
+  });
+}
+
+int Softmax(ElementType type, bool log, const void* logits, int64_t rows, int64_t classes, void* out, void* stream) {
+  if (rows == 0 || classes == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (log) {
+      SoftmaxKernel<T, true><<<RowBlocks(rows), kThreads, 0, s>>>(static_cast<const T*>(logits), rows, classes,
+                                                                   static_cast<T*>(out));
+    } else {
+      SoftmaxKernel<T, false><<<RowBlocks(rows), kThreads, 0, s>>>(static_cast<const T*>(logits), rows, classes,
+                                                                    static_cast<T*>(out));
+    }
+    return LastError();
+  });
+}
+
+int SoftmaxXent(ElementType type, const void* logits, const void* labels, int64_t rows, int64_t classes, void* loss,
+                void* backprop, void* stream) {
+  if (rows == 0 || classes == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    XentKernel<T><<<RowBlocks(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(logits), static_cast<const T*>(labels), rows, classes, static_cast<T*>(loss),
+        static_cast<T*>(backprop));
+    return LastError();
+  });
+}
+
+int MaxPool(ElementType type, const void* in, const PoolParams& p, void* out, void* stream) {
+  const int64_t n = p.batch * p.out_rows * p.out_cols * p.depth;
+  if (n == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    MaxPoolKernel<T><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(in), p, n,
+                                                                                     static_cast<T*>(out));
+    return LastError();
+  });
+}
+
+int MaxPoolGrad(ElementType type, const void* in, const void* grad, const PoolParams& p, void* out, void* stream) {
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  const int64_t in_n = p.batch * p.in_rows * p.in_cols * p.depth;
+  const int64_t n = p.batch * p.out_rows * p.out_cols * p.depth;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    if (in_n > 0) {
+      const cudaError_t e = cudaMemsetAsync(out, 0, in_n * sizeof(T), s);
+      if (e != cudaSuccess) return static_cast<int>(e);
+    }
+    if (n == 0) return 0;
+    MaxPoolGradKernel<T><<<GridFor(n), kThreads, 0, s>>>(static_cast<const T*>(in), static_cast<const T*>(grad), p,
+                                                         n, static_cast<T*>(out));
+    return LastError();
+  });
+}
+
+int PadImages(int element_bytes, const void* in, int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+              int64_t top, int64_t bottom, int64_t left, int64_t right, void* out, void* stream) {
+  const int64_t out_rows = rows + top + bottom, out_cols = cols + left + right;
+  const int64_t n = batch * out_rows * out_cols * depth;
+  if (n == 0) return 0;
+  return DispatchBytes(element_bytes, [&](auto* tag) {
+    using U = std::remove_pointer_t<decltype(tag)>;
+    PadKernel<U><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const U*>(in), rows, cols, depth, out_rows, out_cols, top, left, n, static_cast<U*>(out));
+    return LastError();
+  });
+}
+
+int ApplyUpdate(ElementType type, UpdateOp op, void* const* tensors, const void* const* scalars, const void* grad,
+                bool flag, int64_t n, void* stream) {
+  if (n == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    int count = 0, slots = 0;
+    switch (op) {
+      case UpdateOp::kGradientDescent: count = 1; slots = 0; break;
+      case UpdateOp::kMomentum: count = 2; slots = 1; break;
+      case UpdateOp::kAdam: count = 6; slots = 2; break;
+      case UpdateOp::kAdagrad: count = 1; slots = 1; break;
+      case UpdateOp::kRMSProp: count = 4; slots = 2; break;
+    }
+    ScalarPointers<T> sp{};
+    for (int k = 0; k < count; ++k) sp.p[k] = static_cast<const T*>(scalars[k]);
+    T* var = static_cast<T*>(tensors[0]);
+    T* slot1 = slots > 0 ? static_cast<T*>(tensors[1]) : nullptr;
+    T* slot2 = slots > 1 ? static_cast<T*>(tensors[2]) : nullptr;
+    const T* g = static_cast<const T*>(grad);
+    switch (op) {
+      case UpdateOp::kGradientDescent:
+        UpdateKernel<T, UpdateOp::kGradientDescent><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
+        break;
+      case UpdateOp::kMomentum:
+        UpdateKernel<T, UpdateOp::kMomentum><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
+        break;
+      case UpdateOp::kAdam:
+        UpdateKernel<T, UpdateOp::kAdam><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
+        break;
+      case UpdateOp::kAdagrad:
+        UpdateKernel<T, UpdateOp::kAdagrad><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
+        break;
+      case UpdateOp::kRMSProp:
+        UpdateKernel<T, UpdateOp::kRMSProp><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
+        break;
+    }
+    return LastError();
+  });
+}
+
+}  // namespace cuda
+}  // namespace tfrun

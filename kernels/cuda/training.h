@@ -1,0 +1,116 @@
+// CUDA kernels for training graphs: elementwise math and its gradients,
+// comparisons and Select, fills, reductions, the softmax family, strided
+// copies (Slice, Tile, broadcasts, transposes), Gather, padding, max
+// pooling and the optimizers' updates. Plain C++ interface, as
+// elementwise.h: pointers are device pointers, `stream` a cudaStream_t,
+// each returns its launch's cudaError_t (0 = success). Shapes, checks and
+// TensorFlow's error texts are the callers' (core/runtime/kernel_shapes.h).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/elementwise.h"
+
+namespace tfrun {
+namespace cuda {
+
+// The most dimensions an index map, broadcast or reduction layout takes.
+constexpr int kMaxRank = 8;
+
+enum class UnaryOp {
+  kNeg, kSquare, kSqrt, kRsqrt, kExp, kLog, kLog1p, kSigmoid, kTanh, kAbs, kSign, kReciprocal, kRelu6, kSoftplus
+};
+// out[i] = op(in[i]); the float-only ops (sqrt ... softplus) refuse
+// integer types (cudaErrorInvalidValue).
+int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, void* stream);
+
+// out[i] = value, for every element type including bool (ZerosLike,
+// OnesLike, a reduction's identity over nothing).
+int Fill(ElementType type, double value, int64_t n, void* out, void* stream);
+
+enum class CompareOp { kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual };
+// out[i] (bool) = x op y, broadcast as Binary's.
+int Compare(ElementType type, CompareOp op, const void* x, bool x_scalar, const void* y, bool y_scalar,
+            const Broadcast& broadcast, int64_t n, bool* out, void* stream);
+
+// SelectV2(cond, t, e) for elements of `element_bytes` (1, 2, 4 or 8):
+// each operand's step along each output dimension, 0 where it stretches.
+struct Select3 {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[3][kMaxRank] = {};  // cond, then, else
+};
+int Select(int element_bytes, const bool* cond, const void* then_values, const void* else_values,
+           const Select3& layout, int64_t n, void* out, void* stream);
+
+// out[i] = in[base + sum_d (coord_d(i) % modulo[d]) * in_strides[d]], the
+// coordinates of i over `dims` (the output's): Slice (base = the corner,
+// modulo past the dims), Tile (modulo = the input's dims), BroadcastTo
+// (stride 0 where it stretches), transposes (permuted strides).
+struct IndexMap {
+  int rank = 0;
+  int64_t base = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t modulo[kMaxRank] = {};
+  int64_t in_strides[kMaxRank] = {};
+};
+int StridedCopy(int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out, void* stream);
+
+// GatherV2 with batch_dims 0: params [outer, limit, inner], `count`
+// indices (int32 or int64). An index outside [0, limit) gives zeros, as
+// TensorFlow's GPU kernel does (its CPU kernel fails).
+int Gather(int element_bytes, const void* params, const void* indices, bool indices_int64, int64_t outer,
+           int64_t limit, int64_t inner, int64_t count, void* out, void* stream);
+
+enum class ReduceOp { kSum, kMean, kProd, kMax, kMin, kAll, kAny, kHalfSumOfSquares };
+// Each output element reduces the input elements at
+// sum_d kept_coord_d * kept_strides[d] + sum_e reduced_coord_e * reduced_strides[e];
+// the output's elements are the kept coordinates in row-major order.
+// kHalfSumOfSquares is L2Loss. kAll/kAny take bool; the rest numbers.
+// `reduced_count` > 0 (an empty reduction is a Fill).
+struct ReduceLayout {
+  int kept_rank = 0;
+  int64_t kept_dims[kMaxRank] = {};
+  int64_t kept_strides[kMaxRank] = {};
+  int reduced_rank = 0;
+  int64_t reduced_dims[kMaxRank] = {};
+  int64_t reduced_strides[kMaxRank] = {};
+  int64_t reduced_count = 1;
+};
+int Reduce(ElementType type, ReduceOp op, const void* in, const ReduceLayout& layout, int64_t n_out, void* out,
+           void* stream);
+
+// Softmax or LogSoftmax over rows of `classes` (float32/float64).
+int Softmax(ElementType type, bool log, const void* logits, int64_t rows, int64_t classes, void* out, void* stream);
+// SoftmaxCrossEntropyWithLogits on whole [rows, classes] operands:
+// loss[rows] and backprop[rows, classes], as xent_op.h computes them.
+int SoftmaxXent(ElementType type, const void* logits, const void* labels, int64_t rows, int64_t classes, void* loss,
+                void* backprop, void* stream);
+
+// NHWC max pooling (maxpooling_op_gpu.cu.cc's NHWC kernels): each window's
+// first maximum, padding left out; MaxPoolGrad adds each output's gradient
+// to that position of a zeroed output.
+struct PoolParams {
+  int64_t batch = 0, in_rows = 0, in_cols = 0, depth = 0;
+  int64_t window_rows = 0, window_cols = 0, stride_rows = 0, stride_cols = 0;
+  int64_t out_rows = 0, out_cols = 0, pad_top = 0, pad_left = 0;
+};
+int MaxPool(ElementType type, const void* in, const PoolParams& p, void* out, void* stream);
+int MaxPoolGrad(ElementType type, const void* in, const void* grad, const PoolParams& p, void* out, void* stream);
+
+// NHWC zero padding of rows and columns: out [batch, rows + top + bottom,
+// cols + left + right, depth] (the explicit padding cuDNN's symmetric one
+// cannot express: SAME with an odd total).
+int PadImages(int element_bytes, const void* in, int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+              int64_t top, int64_t bottom, int64_t left, int64_t right, void* out, void* stream);
+
+// The optimizers' updates (training_ops_gpu.cu.cc), in place: `tensors`
+// the variable then its slots, `scalars` device pointers to the op's
+// scalar inputs in its order, `flag` use_nesterov (Momentum, Adam) or
+// update_slots (Adagrad). float32/float64.
+enum class UpdateOp { kGradientDescent, kMomentum, kAdam, kAdagrad, kRMSProp };
+int ApplyUpdate(ElementType type, UpdateOp op, void* const* tensors, const void* const* scalars, const void* grad,
+                bool flag, int64_t n, void* stream);
+
+}  // namespace cuda
+}  // namespace tfrun

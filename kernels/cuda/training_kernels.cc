@@ -1,0 +1,739 @@
+// The GPU kernels of training graphs: elementwise math and its gradients,
+// comparisons, Select, reductions, the softmax family, Slice/Tile/Pack/
+// GatherV2, max pooling (kernels/cuda/training.cu), convolutions (cuDNN)
+// and the optimizers' updates. Shapes, checks and error texts come from
+// core/runtime (kernel_shapes.h, nn_shapes.h, variable_updates.h), as the
+// CPU kernels' do; each kernel here only lays out and launches, on its
+// device's stream, in the order the executor calls them.
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/runtime/kernel_shapes.h"
+#include "core/runtime/nn_shapes.h"
+#include "core/runtime/variable_updates.h"
+#include "kernels/cuda/cuda_context.h"
+#include "kernels/cuda/training.h"
+
+namespace tfrun {
+namespace {
+
+// A node's element type (bool included), its context made current.
+StatusOr<cuda::ElementType> Prepare(KernelContext& c, DType dtype) {
+  const std::optional<cuda::ElementType> type = ElementTypeOf(dtype);
+  if (!type) return RuntimeError(fmt::format("no GPU {} for {}", c.node.op, Name(dtype)));
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
+  return *type;
+}
+
+void* Stream(KernelContext& c) { return ContextOf(c).stream; }
+
+int ElementBytes(DType d) { return static_cast<int>(Info(d).size); }
+
+// Row-major strides of `shape`, in elements.
+std::vector<int64_t> StridesOf(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+Status RankAtMost(KernelContext& c, size_t rank) {
+  if (rank > static_cast<size_t>(cuda::kMaxRank)) {
+    return RuntimeError(fmt::format("tfrun's GPU {} takes up to {} dimensions, not {}", c.node.op, cuda::kMaxRank,
+                                    rank));
+  }
+  return Status::Ok();
+}
+
+Status MemsetZero(KernelContext& c, Tensor& t) {
+  if (t.num_bytes() == 0) return Status::Ok();
+  return LaunchResult(cudaMemsetAsync(t.raw(), 0, t.num_bytes(), ContextOf(c).stream), "cudaMemsetAsync");
+}
+
+Status DeviceCopy(KernelContext& c, void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  return LaunchResult(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ContextOf(c).stream),
+                      "cudaMemcpyAsync");
+}
+
+// ---- Elementwise ----
+
+cuda::Broadcast BroadcastOf(const BinaryPlan& plan) {
+  cuda::Broadcast b;
+  if (!plan.broadcasts()) return b;
+  b.rank = static_cast<int>(plan.output.size());
+  for (int d = 0; d < b.rank; ++d) {
+    b.dims[d] = plan.output[d];
+    b.x_strides[d] = plan.x_strides[d];
+    b.y_strides[d] = plan.y_strides[d];
+  }
+  return b;
+}
+
+bool IsGradient(cuda::BinaryOp op) { return op >= cuda::BinaryOp::kReluGrad; }
+
+template <cuda::BinaryOp Op>
+Status BinaryKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& y = c.inputs[1];
+  if (IsGradient(Op) && x.shape() != y.shape()) {  // the gradient ops take one shape
+    return c.Fail(fmt::format("{}: inputs must be of the same shape: {} vs. {}", c.node.op,
+                              ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+  }
+  TFRUN_ASSIGN_OR_RETURN(const BinaryPlan plan, PlanBinary(c));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, plan.output));
+  return LaunchResult(cuda::Binary(e.type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
+                                   y.rank() == 0 && x.rank() != 0, BroadcastOf(plan), c.output.num_elements(),
+                                   c.output.raw(), e.ctx->stream),
+                      "elementwise kernel launch");
+}
+
+template <cuda::CompareOp Op>
+Status CompareKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& y = c.inputs[1];
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, x.dtype()));
+  TFRUN_ASSIGN_OR_RETURN(const BinaryPlan plan, PlanBinary(c));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  return LaunchResult(cuda::Compare(type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
+                                    y.rank() == 0 && x.rank() != 0, BroadcastOf(plan), c.output.num_elements(),
+                                    c.output.data<bool>(), Stream(c)),
+                      "comparison kernel launch");
+}
+
+template <cuda::UnaryOp Op>
+Status UnaryKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, c.inputs[0].shape()));
+  return LaunchResult(cuda::Unary(e.type, Op, c.inputs[0].raw(), c.output.num_elements(), c.output.raw(),
+                                  e.ctx->stream),
+                      "elementwise kernel launch");
+}
+
+template <int Value>
+Status FillLikeKernel(KernelContext& c) {  // ZerosLike, OnesLike
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  return LaunchResult(cuda::Fill(type, Value, c.output.num_elements(), c.output.raw(), Stream(c)), "fill kernel launch");
+}
+
+// SelectV2(cond, t, e): the three broadcast together.
+Status SelectV2Kernel(KernelContext& c) {
+  const Tensor& cond = c.inputs[0];
+  const Tensor& t = c.inputs[1];
+  const Tensor& e = c.inputs[2];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  const std::optional<BroadcastPlan> plan = PlanBroadcast({&cond.shape(), &t.shape(), &e.shape()});
+  if (!plan) {
+    return c.Fail(fmt::format("condition {}, then {}, and else {} must be broadcastable",
+                              ShapeDebugString(cond.shape()), ShapeDebugString(t.shape()),
+                              ShapeDebugString(e.shape())));
+  }
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan->output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  cuda::Select3 layout;
+  layout.rank = static_cast<int>(plan->output.size());
+  for (int d = 0; d < layout.rank; ++d) {
+    layout.dims[d] = plan->output[d];
+    for (int k = 0; k < 3; ++k) layout.strides[k][d] = plan->strides[k][d];
+  }
+  return LaunchResult(cuda::Select(ElementBytes(c.node.dtype), cond.data<bool>(), t.raw(), e.raw(), layout,
+                                   c.output.num_elements(), c.output.raw(), Stream(c)),
+                      "select kernel launch");
+}
+
+// Select(cond, t, e): cond of t's shape, or a vector along its first
+// dimension.
+Status SelectKernel(KernelContext& c) {
+  const Tensor& cond = c.inputs[0];
+  const Tensor& t = c.inputs[1];
+  const Tensor& e = c.inputs[2];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  if (t.shape() != e.shape()) {
+    return c.Fail(fmt::format("'then' and 'else' must have the same size.  but received: {} vs. {}",
+                              ShapeDebugString(t.shape()), ShapeDebugString(e.shape())));
+  }
+  const bool rows = cond.rank() == 1 && t.rank() > 1;
+  if (!rows && cond.shape() != t.shape()) {
+    return c.Fail(fmt::format("'condition' and 'then' must have the same size.  but received: {} vs. {}",
+                              ShapeDebugString(cond.shape()), ShapeDebugString(t.shape())));
+  }
+  if (rows && cond.shape()[0] != t.shape()[0]) {
+    return c.Fail("Number of batches of 'then' must match size of 'cond', but saw: " + std::to_string(t.shape()[0]) +
+                  " vs. " + std::to_string(cond.shape()[0]));
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(t.shape()));
+  const int64_t n = t.num_elements();
+  cuda::Select3 layout;  // [rows, per_row]: cond steps by row or by element
+  layout.rank = 2;
+  layout.dims[0] = rows ? cond.num_elements() : 1;
+  layout.dims[1] = layout.dims[0] > 0 ? n / layout.dims[0] : 0;
+  layout.strides[0][0] = rows ? 1 : 0;
+  layout.strides[0][1] = rows ? 0 : 1;
+  for (int k = 1; k < 3; ++k) {
+    layout.strides[k][0] = layout.dims[1];
+    layout.strides[k][1] = 1;
+  }
+  if (n == 0) return Status::Ok();
+  return LaunchResult(cuda::Select(ElementBytes(c.node.dtype), cond.data<bool>(), t.raw(), e.raw(), layout, n,
+                                   c.output.raw(), Stream(c)),
+                      "select kernel launch");
+}
+
+// ---- Reductions ----
+
+// A reduction's identity over nothing, as the CPU kernel writes it.
+double EmptyReduction(cuda::ReduceOp op, bool is_float) {
+  switch (op) {
+    case cuda::ReduceOp::kProd:
+    case cuda::ReduceOp::kAll: return 1;
+    case cuda::ReduceOp::kMax: return -std::numeric_limits<double>::infinity();
+    case cuda::ReduceOp::kMin: return std::numeric_limits<double>::infinity();
+    case cuda::ReduceOp::kMean: return is_float ? std::numeric_limits<double>::quiet_NaN() : 0;
+    default: return 0;
+  }
+}
+
+// Runs `op` over `layout`, or writes its identity when `reduced_count` is
+// 0; `in` of `n_in` elements, the node's output already allocated.
+Status LaunchReduction(KernelContext& c, cuda::ElementType type, cuda::ReduceOp op, const Tensor& in,
+                       const cuda::ReduceLayout& layout) {
+  const int64_t n_out = c.output.num_elements();
+  if (in.num_elements() == 0 || layout.reduced_count == 0) {
+    const bool is_float = type != cuda::ElementType::kInt32 && type != cuda::ElementType::kInt64 &&
+                          type != cuda::ElementType::kBool;
+    return LaunchResult(cuda::Fill(type, EmptyReduction(op, is_float), n_out, c.output.raw(), Stream(c)),
+                        "fill kernel launch");
+  }
+  return LaunchResult(cuda::Reduce(type, op, in.raw(), layout, n_out, c.output.raw(), Stream(c)),
+                      "reduction kernel launch");
+}
+
+template <cuda::ReduceOp Op>
+Status ReduceKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const ReductionLayout merged, PlanReduction(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(merged.output));
+  const std::vector<int64_t>& dims = merged.dims;
+  if (input.num_elements() > 0 && (dims.empty() || (dims.size() == 1 && !merged.first_reduced))) {
+    return DeviceCopy(c, c.output.raw(), input.raw(), input.num_bytes());  // nothing reduced
+  }
+  cuda::ReduceLayout layout;
+  int64_t stride = 1;
+  std::vector<int64_t> strides(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= dims[d];
+  }
+  layout.reduced_count = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const bool reduced = (d % 2 == 0) == merged.first_reduced;  // merged dimensions alternate
+    int& rank = reduced ? layout.reduced_rank : layout.kept_rank;
+    if (rank == cuda::kMaxRank) return RankAtMost(c, cuda::kMaxRank + 1);
+    (reduced ? layout.reduced_dims : layout.kept_dims)[rank] = dims[d];
+    (reduced ? layout.reduced_strides : layout.kept_strides)[rank] = strides[d];
+    ++rank;
+    if (reduced) layout.reduced_count *= dims[d];
+  }
+  return LaunchReduction(c, type, Op, input, layout);
+}
+
+// L2Loss: sum(t ** 2) / 2.
+Status L2LossKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({}));
+  cuda::ReduceLayout layout;
+  layout.reduced_rank = 1;
+  layout.reduced_dims[0] = input.num_elements();
+  layout.reduced_strides[0] = 1;
+  layout.reduced_count = input.num_elements();
+  return LaunchReduction(c, type, cuda::ReduceOp::kHalfSumOfSquares, input, layout);
+}
+
+// BiasAddGrad: [outer, channels, inner] summed over outer and inner.
+Status BiasAddGradKernel(KernelContext& c) {
+  const Tensor& grad = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const BiasGradPlan plan, PlanBiasAddGrad(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({plan.channels}));
+  cuda::ReduceLayout layout;
+  layout.kept_rank = 1;
+  layout.kept_dims[0] = plan.channels;
+  layout.kept_strides[0] = plan.inner;
+  layout.reduced_rank = 2;
+  layout.reduced_dims[0] = plan.outer;
+  layout.reduced_strides[0] = plan.channels * plan.inner;
+  layout.reduced_dims[1] = plan.inner;
+  layout.reduced_strides[1] = 1;
+  layout.reduced_count = plan.outer * plan.inner;
+  return LaunchReduction(c, type, cuda::ReduceOp::kSum, grad, layout);
+}
+
+// ---- Strided copies ----
+
+// `in` (of `in_shape`) read through `map`'s dims and moduli into `out`.
+Status StridedCopy(KernelContext& c, const Tensor& in, cuda::IndexMap map, Tensor& out) {
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, static_cast<size_t>(map.rank)));
+  return LaunchResult(cuda::StridedCopy(ElementBytes(in.dtype()), in.raw(), map, out.num_elements(), out.raw(),
+                                        Stream(c)),
+                      "copy kernel launch");
+}
+
+cuda::IndexMap MapOver(const Shape& out_shape, const Shape& in_shape) {
+  cuda::IndexMap map;
+  map.rank = static_cast<int>(out_shape.size());
+  const std::vector<int64_t> strides = StridesOf(in_shape);
+  for (int d = 0; d < map.rank && d < cuda::kMaxRank; ++d) {
+    map.dims[d] = out_shape[d];
+    map.modulo[d] = std::max<int64_t>(out_shape[d], 1);
+    map.in_strides[d] = strides[d];
+  }
+  return map;
+}
+
+Status SliceKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const SlicePlan plan, PlanSlice(c));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  cuda::IndexMap map = MapOver(plan.output, input.shape());
+  for (int d = 0; d < map.rank; ++d) map.base += plan.begin[d] * map.in_strides[d];
+  return StridedCopy(c, input, map, c.output);
+}
+
+Status TileKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, TileShape(c));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, shape.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  cuda::IndexMap map = MapOver(shape, input.shape());
+  for (int d = 0; d < map.rank; ++d) map.modulo[d] = input.shape()[d];
+  return StridedCopy(c, input, map, c.output);
+}
+
+// Pack: input i's run of each outer row goes to slot i of that row.
+Status PackKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const PackPlan plan, PlanPack(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  if (plan.outer == 0 || c.output.num_elements() == 0) return Status::Ok();
+  const size_t piece = c.inputs[0].num_bytes() / plan.outer;
+  const size_t row = piece * c.inputs.size();
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    TFRUN_RETURN_IF_ERROR(LaunchResult(
+        cudaMemcpy2DAsync(static_cast<char*>(c.output.raw()) + i * piece, row, c.inputs[i].raw(), piece, piece,
+                          plan.outer, cudaMemcpyDeviceToDevice, ContextOf(c).stream),
+        "cudaMemcpy2DAsync"));
+  }
+  return Status::Ok();
+}
+
+Status GatherKernel(KernelContext& c) {
+  const Tensor& params = c.inputs[0];
+  const Tensor& indices = c.inputs[1];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const GatherPlan plan, PlanGather(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  return LaunchResult(cuda::Gather(ElementBytes(params.dtype()), params.raw(), indices.raw(),
+                                   indices.dtype() == DType::kInt64, plan.outer, plan.limit, plan.inner, plan.count,
+                                   c.output.raw(), Stream(c)),
+                      "gather kernel launch");
+}
+
+// ---- Softmax family ----
+
+template <bool Log>
+Status SoftmaxKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const RowsPlan plan, PlanSoftmax(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  return LaunchResult(cuda::Softmax(type, Log, c.inputs[0].raw(), plan.rows, plan.classes, c.output.raw(), Stream(c)),
+                      "softmax kernel launch");
+}
+
+Status SoftmaxXentKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const BroadcastPlan plan, PlanSoftmaxXent(c));
+  const int64_t rows = plan.output[0], classes = plan.output[1];
+  TFRUN_ASSIGN_OR_RETURN(Tensor loss, c.Allocate(c.node.dtype, {rows}));
+  TFRUN_ASSIGN_OR_RETURN(Tensor backprop, c.Allocate(c.node.dtype, plan.output));
+  if (rows * classes == 0) {
+    const double fill = classes == 0 ? std::numeric_limits<double>::quiet_NaN() : 0;
+    TFRUN_RETURN_IF_ERROR(LaunchResult(cuda::Fill(type, fill, rows, loss.raw(), Stream(c)), "fill kernel launch"));
+  } else {
+    // An operand that broadcasts is made whole first (TensorFlow does too).
+    Tensor whole[2];
+    for (int k = 0; k < 2; ++k) {
+      const Tensor& t = c.inputs[k];
+      if (t.shape() == plan.output) {
+        whole[k] = t;
+        continue;
+      }
+      TFRUN_ASSIGN_OR_RETURN(whole[k], c.Allocate(c.node.dtype, plan.output));
+      cuda::IndexMap map = MapOver(plan.output, plan.output);
+      for (int d = 0; d < 2; ++d) map.in_strides[d] = plan.strides[k][d];
+      TFRUN_RETURN_IF_ERROR(StridedCopy(c, t, map, whole[k]));
+    }
+    TFRUN_RETURN_IF_ERROR(LaunchResult(cuda::SoftmaxXent(type, whole[0].raw(), whole[1].raw(), rows, classes,
+                                                         loss.raw(), backprop.raw(), Stream(c)),
+                                       "softmax cross entropy kernel launch"));
+  }
+  c.outputs = {std::move(loss), std::move(backprop)};
+  return Status::Ok();
+}
+
+// ---- Pooling ----
+
+cuda::PoolParams ParamsOf(const PoolGeometry& g) {
+  cuda::PoolParams p;
+  p.batch = g.batch;
+  p.in_rows = g.in_rows;
+  p.in_cols = g.in_cols;
+  p.depth = g.depth;
+  p.window_rows = g.window_rows;
+  p.window_cols = g.window_cols;
+  p.stride_rows = g.stride_rows;
+  p.stride_cols = g.stride_cols;
+  p.out_rows = g.out_rows;
+  p.out_cols = g.out_cols;
+  p.pad_top = g.pad_top;
+  p.pad_left = g.pad_left;
+  return p;
+}
+
+Status MaxPoolKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanPool(c, c.inputs[0].shape(), kGpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
+  return LaunchResult(cuda::MaxPool(type, c.inputs[0].raw(), ParamsOf(g), c.output.raw(), Stream(c)),
+                      "max pooling kernel launch");
+}
+
+Status MaxPoolGradKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanMaxPoolGrad(c, kGpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  return LaunchResult(cuda::MaxPoolGrad(type, c.inputs[0].raw(), c.inputs[2].raw(), ParamsOf(g), c.output.raw(),
+                                        Stream(c)),
+                      "max pooling gradient kernel launch");
+}
+
+// ---- Convolutions (cuDNN) ----
+
+// cuDNN's 32-bit sizes; a geometry past them is refused.
+StatusOr<cuda::ConvProblem> ProblemOf(KernelContext& c, const ConvGeometry& g, bool padded) {
+  for (int64_t v : {g.batch, g.in_rows + g.pad_top + g.pad_bottom, g.in_cols + g.pad_left + g.pad_right, g.in_depth,
+                    g.out_depth, g.filter_rows, g.filter_cols, g.out_rows, g.out_cols}) {
+    if (v > std::numeric_limits<int>::max()) {
+      return RuntimeError(fmt::format("{}: a dimension of {} exceeds cuDNN's 32-bit limit", c.node.op, v));
+    }
+  }
+  cuda::ConvProblem p;
+  p.batch = static_cast<int>(g.batch);
+  p.in_rows = static_cast<int>(padded ? g.in_rows + g.pad_top + g.pad_bottom : g.in_rows);
+  p.in_cols = static_cast<int>(padded ? g.in_cols + g.pad_left + g.pad_right : g.in_cols);
+  p.in_depth = static_cast<int>(g.in_depth);
+  p.out_depth = static_cast<int>(g.out_depth);
+  p.filter_rows = static_cast<int>(g.filter_rows);
+  p.filter_cols = static_cast<int>(g.filter_cols);
+  p.pad_rows = padded ? 0 : static_cast<int>(g.pad_top);
+  p.pad_cols = padded ? 0 : static_cast<int>(g.pad_left);
+  p.stride_rows = static_cast<int>(g.stride_rows);
+  p.stride_cols = static_cast<int>(g.stride_cols);
+  p.dilation_rows = static_cast<int>(g.dilation_rows);
+  p.dilation_cols = static_cast<int>(g.dilation_cols);
+  p.out_rows = static_cast<int>(g.out_rows);
+  p.out_cols = static_cast<int>(g.out_cols);
+  return p;
+}
+
+// cuDNN pads both sides alike; SAME with an odd total pads one more after
+// (TensorFlow's conv_ops_gpu pads the input explicitly then, as here).
+bool NeedsExplicitPadding(const ConvGeometry& g) {
+  return g.pad_top != g.pad_bottom || g.pad_left != g.pad_right;
+}
+
+// What one convolution pass needs besides its operands: cuDNN on this
+// stream, a workspace from the device's memory (held until the kernel
+// returns: later work on this stream is queued after it).
+struct CudnnCall {
+  const cuda::CudnnApi* api = nullptr;
+  CudaContext* ctx = nullptr;
+  std::vector<Tensor> scratch;
+
+  Status Run(KernelContext& c, cuda::ConvPass pass, const cuda::ConvProblem& p, const void* a, const void* b,
+             void* out) {
+    return cuda::RunConvolution(*api, ctx->cudnn, pass, p, ctx->tf32, a, b, out,
+                                [&](size_t bytes) -> StatusOr<void*> {
+                                  // bool: one byte per element
+                                  TFRUN_ASSIGN_OR_RETURN(Tensor t,
+                                                         c.Allocate(DType::kBool, {static_cast<int64_t>(bytes)}));
+                                  scratch.push_back(t);
+                                  return t.raw();
+                                });
+  }
+};
+
+StatusOr<CudnnCall> StartCudnn(KernelContext& c) {
+  CudnnCall call;
+  call.ctx = &ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(call.ctx->Activate());
+  TFRUN_RETURN_IF_ERROR(call.ctx->Cudnn(&call.api));
+  return call;
+}
+
+// HWIO (TensorFlow's filter) to KRSC (cuDNN's NHWC filter), or back.
+StatusOr<Tensor> TransposeFilter(KernelContext& c, const Tensor& filter, const ConvGeometry& g, bool to_krsc) {
+  const int64_t k = g.out_depth, rsc = g.filter_rows * g.filter_cols * g.in_depth;
+  const Shape shape = to_krsc ? Shape{k, g.filter_rows, g.filter_cols, g.in_depth} : g.filter_shape();
+  TFRUN_ASSIGN_OR_RETURN(Tensor out, c.Allocate(DType::kFloat32, shape));
+  cuda::IndexMap map;  // out [k, rsc] reads in [rsc, k], or out [rsc, k] reads in [k, rsc]
+  map.rank = 2;
+  map.dims[0] = to_krsc ? k : rsc;
+  map.dims[1] = to_krsc ? rsc : k;
+  map.modulo[0] = map.dims[0];
+  map.modulo[1] = map.dims[1];
+  map.in_strides[0] = 1;
+  map.in_strides[1] = to_krsc ? k : rsc;
+  TFRUN_RETURN_IF_ERROR(StridedCopy(c, filter, map, out));
+  return out;
+}
+
+StatusOr<Tensor> PadInput(KernelContext& c, const Tensor& input, const ConvGeometry& g) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor padded, c.Allocate(input.dtype(), {g.batch, g.in_rows + g.pad_top + g.pad_bottom,
+                                                                  g.in_cols + g.pad_left + g.pad_right, g.in_depth}));
+  TFRUN_RETURN_IF_ERROR(LaunchResult(cuda::PadImages(ElementBytes(input.dtype()), input.raw(), g.batch, g.in_rows,
+                                                     g.in_cols, g.in_depth, g.pad_top, g.pad_bottom, g.pad_left,
+                                                     g.pad_right, padded.raw(), Stream(c)),
+                                     "padding kernel launch"));
+  return padded;
+}
+
+Status Conv2DKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& filter = c.inputs[1];
+  TFRUN_ASSIGN_OR_RETURN(const ConvGeometry g, PlanConv(c, input.shape(), filter.shape(), kGpu));
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  if (input.num_elements() == 0 || filter.num_elements() == 0) return MemsetZero(c, c.output);
+  const bool pad = NeedsExplicitPadding(g);
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ConvProblem p, ProblemOf(c, g, pad));
+  TFRUN_ASSIGN_OR_RETURN(CudnnCall call, StartCudnn(c));
+  TFRUN_ASSIGN_OR_RETURN(const Tensor krsc, TransposeFilter(c, filter, g, true));
+  Tensor x = input;
+  if (pad) {
+    TFRUN_ASSIGN_OR_RETURN(x, PadInput(c, input, g));
+  }
+  return call.Run(c, cuda::ConvPass::kForward, p, x.raw(), krsc.raw(), c.output.raw());
+}
+
+Status Conv2DBackpropInputKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const Shape input_shape, ConvSizesInput(c, c.inputs[0], "input"));
+  const Tensor& filter = c.inputs[1];
+  const Tensor& out_backprop = c.inputs[2];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
+  TFRUN_ASSIGN_OR_RETURN(const ConvGradientPlan plan, PlanConvGradient(c, input_shape, filter.shape(), input_shape,
+                                                                       filter, out_backprop, kGpu));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  if (plan.zeros) return MemsetZero(c, c.output);
+  const ConvGeometry& g = plan.geometry;
+  const bool pad = NeedsExplicitPadding(g);
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ConvProblem p, ProblemOf(c, g, pad));
+  TFRUN_ASSIGN_OR_RETURN(CudnnCall call, StartCudnn(c));
+  TFRUN_ASSIGN_OR_RETURN(const Tensor krsc, TransposeFilter(c, filter, g, true));
+  if (!pad) return call.Run(c, cuda::ConvPass::kBackwardData, p, krsc.raw(), out_backprop.raw(), c.output.raw());
+  // The gradient of the padded input, cropped to the input's.
+  const Shape padded_shape{g.batch, p.in_rows, p.in_cols, g.in_depth};
+  TFRUN_ASSIGN_OR_RETURN(Tensor padded, c.Allocate(DType::kFloat32, padded_shape));
+  TFRUN_RETURN_IF_ERROR(call.Run(c, cuda::ConvPass::kBackwardData, p, krsc.raw(), out_backprop.raw(), padded.raw()));
+  cuda::IndexMap crop = MapOver(c.output.shape(), padded_shape);
+  crop.base = g.pad_top * crop.in_strides[1] + g.pad_left * crop.in_strides[2];
+  return StridedCopy(c, padded, crop, c.output);
+}
+
+Status Conv2DBackpropFilterKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const Shape filter_shape, ConvSizesInput(c, c.inputs[1], "filter"));
+  const Tensor& out_backprop = c.inputs[2];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
+  TFRUN_ASSIGN_OR_RETURN(const ConvGradientPlan plan, PlanConvGradient(c, input.shape(), filter_shape, filter_shape,
+                                                                       input, out_backprop, kGpu));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  if (plan.zeros) return MemsetZero(c, c.output);
+  const ConvGeometry& g = plan.geometry;
+  const bool pad = NeedsExplicitPadding(g);
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ConvProblem p, ProblemOf(c, g, pad));
+  TFRUN_ASSIGN_OR_RETURN(CudnnCall call, StartCudnn(c));
+  Tensor x = input;
+  if (pad) {
+    TFRUN_ASSIGN_OR_RETURN(x, PadInput(c, input, g));
+  }
+  TFRUN_ASSIGN_OR_RETURN(Tensor krsc, c.Allocate(DType::kFloat32, {g.out_depth, g.filter_rows, g.filter_cols,
+                                                                   g.in_depth}));
+  TFRUN_RETURN_IF_ERROR(call.Run(c, cuda::ConvPass::kBackwardFilter, p, x.raw(), out_backprop.raw(), krsc.raw()));
+  TFRUN_ASSIGN_OR_RETURN(const Tensor hwio, TransposeFilter(c, krsc, g, false));
+  return DeviceCopy(c, c.output.raw(), hwio.raw(), c.output.num_bytes());
+}
+
+// ---- Optimizers and variable updates ----
+
+cuda::UpdateOp UpdateOpOf(Optimizer op) {
+  switch (op) {
+    case Optimizer::kGradientDescent: return cuda::UpdateOp::kGradientDescent;
+    case Optimizer::kMomentum: return cuda::UpdateOp::kMomentum;
+    case Optimizer::kAdam: return cuda::UpdateOp::kAdam;
+    case Optimizer::kAdagrad: return cuda::UpdateOp::kAdagrad;
+    case Optimizer::kRMSProp: return cuda::UpdateOp::kRMSProp;
+  }
+  return cuda::UpdateOp::kGradientDescent;
+}
+
+template <Optimizer Op, bool Resource>
+Status ApplyKernel(KernelContext& c) {
+  const UpdateInputs spec = InputsOf(Op);
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.inputs[spec.grad].dtype()));
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, PrepareUpdate(c, spec, Resource));
+  std::vector<void*> targets;
+  for (Tensor& t : tensors) targets.push_back(t.raw());
+  std::vector<const void*> scalars;
+  for (int s : spec.scalars) scalars.push_back(c.inputs[s].raw());
+  const bool flag = Op == Optimizer::kAdagrad ? c.BoolAttr("update_slots", true) : c.BoolAttr("use_nesterov");
+  TFRUN_RETURN_IF_ERROR(LaunchResult(cuda::ApplyUpdate(type, UpdateOpOf(Op), targets.data(), scalars.data(),
+                                                       c.inputs[spec.grad].raw(), flag, tensors[0].num_elements(),
+                                                       Stream(c)),
+                                     "optimizer kernel launch"));
+  if constexpr (!Resource) c.output = tensors[0];  // the ref output: the variable
+  return Status::Ok();
+}
+
+template <bool Add, bool Resource>
+Status AssignUpdateKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.inputs[1].dtype()));
+  TFRUN_ASSIGN_OR_RETURN(Tensor var, PrepareAssignUpdate(c, Resource));
+  const Tensor& value = c.inputs[1];
+  TFRUN_RETURN_IF_ERROR(LaunchResult(cuda::Binary(type, Add ? cuda::BinaryOp::kAdd : cuda::BinaryOp::kSub, var.raw(),
+                                                  false, value.raw(), false, cuda::Broadcast(), var.num_elements(),
+                                                  var.raw(), Stream(c)),
+                                     "variable update kernel launch"));
+  if constexpr (!Resource) c.output = var;
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterCudaTrainingKernels(KernelRegistry* registry) {
+  struct Binding {
+    const char* op;
+    DTypeSet dtypes;
+    KernelFn fn;
+  };
+  // What the launchers take (training.h): half and bfloat16 compute in
+  // float in the elementwise kernels; pooling, softmax, the updates and
+  // cuDNN here run float32 (and float64 where cuDNN is not involved).
+  const DTypeSet floats = kFloatTypes;
+  const DTypeSet numbers = kNumericTypes;
+  const DTypeSet f32_64{DType::kFloat32, DType::kFloat64};
+  const DTypeSet f32{DType::kFloat32};
+  const DTypeSet boolean{DType::kBool};
+  const DTypeSet any = kAllTypes;
+  using B = cuda::BinaryOp;
+  using U = cuda::UnaryOp;
+  using R = cuda::ReduceOp;
+  using C = cuda::CompareOp;
+  const Binding bindings[] = {
+      {"Add", numbers, BinaryKernel<B::kAdd>},
+      {"AddV2", numbers, BinaryKernel<B::kAdd>},
+      {"Sub", numbers, BinaryKernel<B::kSub>},
+      {"Mul", numbers, BinaryKernel<B::kMul>},
+      {"RealDiv", floats, BinaryKernel<B::kRealDiv>},
+      {"Div", floats, BinaryKernel<B::kRealDiv>},
+      {"FloorDiv", floats, BinaryKernel<B::kFloorDiv>},
+      {"FloorMod", floats, BinaryKernel<B::kFloorMod>},
+      {"Pow", floats, BinaryKernel<B::kPow>},
+      {"Maximum", numbers, BinaryKernel<B::kMaximum>},
+      {"Minimum", numbers, BinaryKernel<B::kMinimum>},
+      {"SquaredDifference", numbers, BinaryKernel<B::kSquaredDifference>},
+      {"ReluGrad", floats, BinaryKernel<B::kReluGrad>},
+      {"SigmoidGrad", floats, BinaryKernel<B::kSigmoidGrad>},
+      {"TanhGrad", floats, BinaryKernel<B::kTanhGrad>},
+      {"RsqrtGrad", floats, BinaryKernel<B::kRsqrtGrad>},
+      {"SqrtGrad", floats, BinaryKernel<B::kSqrtGrad>},
+      {"ReciprocalGrad", floats, BinaryKernel<B::kReciprocalGrad>},
+      {"Less", boolean, CompareKernel<C::kLess>},
+      {"LessEqual", boolean, CompareKernel<C::kLessEqual>},
+      {"Greater", boolean, CompareKernel<C::kGreater>},
+      {"GreaterEqual", boolean, CompareKernel<C::kGreaterEqual>},
+      {"Equal", boolean, CompareKernel<C::kEqual>},
+      {"NotEqual", boolean, CompareKernel<C::kNotEqual>},
+      {"SelectV2", any, SelectV2Kernel},
+      {"Select", any, SelectKernel},
+      {"Neg", numbers, UnaryKernel<U::kNeg>},
+      {"Square", numbers, UnaryKernel<U::kSquare>},
+      {"Abs", numbers, UnaryKernel<U::kAbs>},
+      {"Sign", numbers, UnaryKernel<U::kSign>},
+      {"Relu6", numbers, UnaryKernel<U::kRelu6>},
+      {"Sqrt", floats, UnaryKernel<U::kSqrt>},
+      {"Rsqrt", floats, UnaryKernel<U::kRsqrt>},
+      {"Exp", floats, UnaryKernel<U::kExp>},
+      {"Log", floats, UnaryKernel<U::kLog>},
+      {"Log1p", floats, UnaryKernel<U::kLog1p>},
+      {"Sigmoid", floats, UnaryKernel<U::kSigmoid>},
+      {"Tanh", floats, UnaryKernel<U::kTanh>},
+      {"Reciprocal", floats, UnaryKernel<U::kReciprocal>},
+      {"Inv", floats, UnaryKernel<U::kReciprocal>},
+      {"Softplus", floats, UnaryKernel<U::kSoftplus>},
+      {"ZerosLike", any, FillLikeKernel<0>},
+      {"OnesLike", any, FillLikeKernel<1>},
+      {"Sum", numbers, ReduceKernel<R::kSum>},
+      {"Mean", numbers, ReduceKernel<R::kMean>},
+      {"Prod", numbers, ReduceKernel<R::kProd>},
+      {"Max", numbers, ReduceKernel<R::kMax>},
+      {"Min", numbers, ReduceKernel<R::kMin>},
+      {"All", boolean, ReduceKernel<R::kAll>},
+      {"Any", boolean, ReduceKernel<R::kAny>},
+      {"L2Loss", floats, L2LossKernel},
+      {"BiasAddGrad", numbers, BiasAddGradKernel},
+      {"Softmax", f32_64, SoftmaxKernel<false>},
+      {"LogSoftmax", f32_64, SoftmaxKernel<true>},
+      {"SoftmaxCrossEntropyWithLogits", f32_64, SoftmaxXentKernel},
+      {"Slice", any, SliceKernel},
+      {"Tile", any, TileKernel},
+      {"Pack", any, PackKernel},
+      {"GatherV2", any, GatherKernel},
+      {"MaxPool", f32_64, MaxPoolKernel},
+      {"MaxPoolGrad", f32_64, MaxPoolGradKernel},
+      {"Conv2D", f32, Conv2DKernel},
+      {"Conv2DBackpropInput", f32, Conv2DBackpropInputKernel},
+      {"Conv2DBackpropFilter", f32, Conv2DBackpropFilterKernel},
+      {"ApplyGradientDescent", f32_64, ApplyKernel<Optimizer::kGradientDescent, false>},
+      {"ResourceApplyGradientDescent", f32_64, ApplyKernel<Optimizer::kGradientDescent, true>},
+      {"ApplyMomentum", f32_64, ApplyKernel<Optimizer::kMomentum, false>},
+      {"ResourceApplyMomentum", f32_64, ApplyKernel<Optimizer::kMomentum, true>},
+      {"ApplyAdam", f32_64, ApplyKernel<Optimizer::kAdam, false>},
+      {"ResourceApplyAdam", f32_64, ApplyKernel<Optimizer::kAdam, true>},
+      {"ApplyAdagrad", f32_64, ApplyKernel<Optimizer::kAdagrad, false>},
+      {"ResourceApplyAdagrad", f32_64, ApplyKernel<Optimizer::kAdagrad, true>},
+      {"ApplyRMSProp", f32_64, ApplyKernel<Optimizer::kRMSProp, false>},
+      {"ResourceApplyRMSProp", f32_64, ApplyKernel<Optimizer::kRMSProp, true>},
+      {"AssignAdd", numbers, AssignUpdateKernel<true, false>},
+      {"AssignSub", numbers, AssignUpdateKernel<false, false>},
+      {"AssignAddVariableOp", numbers, AssignUpdateKernel<true, true>},
+      {"AssignSubVariableOp", numbers, AssignUpdateKernel<false, true>},
+  };
+  for (const Binding& b : bindings) registry->Bind(b.op, kGpu, b.dtypes, b.fn);
+}
+
+}  // namespace tfrun
