@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -70,6 +73,77 @@ TEST(GpuRunTest, VirtualGpusGrowthAndOutOfMemory) {
                          "on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"),
             std::string::npos)
       << oom.err;
+}
+
+// The training goldens (TensorFlow's own output, graphs/tf/*.expected) on
+// the GPU: cuDNN convolutions, the CUDA math, reductions, softmax, pooling
+// and optimizer kernels, with TF32 off. The goldens' own tolerance
+// (1e-6) is the CPU's; a GPU sums in other orders (cuDNN's algorithms,
+// tree reductions), so 1e-4 relative here.
+std::string GoldenArgs(const std::string& expected) {
+  std::ifstream in(expected);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first.rfind("# args: ", 0), 0u) << expected;
+  std::string args = first.substr(8);
+  args = std::regex_replace(args, std::regex(" ?--(rtol|atol) [^ ]+"), "");
+  return args;
+}
+
+TEST(GpuTrainingTest, TrainingGoldensMatchTensorFlowOnTheGpu) {
+  TFRUN_SKIP_WITHOUT_GPU();
+  for (const char* name : {"training_ops.run", "optimizers.run", "nan_loss.steps"}) {
+    const std::string stem = std::string(name).substr(0, std::string(name).find('.'));
+    const std::string expected = std::string("graphs/tf/") + name + ".expected";
+    // --expect compares every line: the golden without its "# args:" line.
+    const std::string bare = ::testing::TempDir() + "/" + name + ".expected";
+    {
+      std::ifstream in(expected);
+      std::ofstream out(bare);
+      std::string line;
+      while (std::getline(in, line)) {
+        if (line.rfind("# ", 0) != 0) out << line << "\n";
+      }
+    }
+    const tfrun::CommandResult r = tfrun::RunCommand("cli/tfrun graphs/tf/" + stem + ".pbtxt " + GoldenArgs(expected) +
+                                                     " --tf32 off --rtol 1e-4 --atol 1e-5 --expect " + bare);
+    EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.err;
+    const tfrun::CommandResult log =
+        tfrun::RunCommand("cli/tfrun graphs/tf/" + stem + ".pbtxt --place-only --log-placement");
+    EXPECT_NE(log.out.find("device:GPU:0"), std::string::npos) << log.out;
+  }
+}
+
+// The tower sample (its GPU graph, every op on GPU:0) trains on the GPU as
+// on the CPU: the same losses step for step within 1e-3 (cuDNN and the
+// CUDA reductions sum in other orders than oneDNN and Eigen).
+TEST(GpuTrainingTest, TowerSampleTrainsOnTheGpuAsOnTheCpu) {
+  TFRUN_SKIP_WITHOUT_GPU();
+  const std::string run =
+      "graphs/tf/tower_sample_1.pb --init init --targets train --fetch loss --steps 4 --batch 8 "
+      "--feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy --quiet";
+  const tfrun::CommandResult gpu = tfrun::RunCommand("cli/tfrun " + run + " --tf32 off");
+  const tfrun::CommandResult cpu = tfrun::RunCommand("CUDA_VISIBLE_DEVICES=-1 cli/tfrun " + run + " --soft-placement");
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  std::istringstream g(gpu.out), c(cpu.out);
+  std::string gl, cl;
+  int steps = 0;
+  while (std::getline(c, cl)) {
+    ASSERT_TRUE(std::getline(g, gl)) << gpu.out;
+    ASSERT_EQ(cl.rfind("[np.float32(", 0), 0u) << cl;
+    ASSERT_EQ(gl.rfind("[np.float32(", 0), 0u) << gl;
+    const double want = std::stod(cl.substr(12)), got = std::stod(gl.substr(12));
+    EXPECT_NEAR(got, want, 1e-3 * std::abs(want)) << "step " << steps + 1;
+    ++steps;
+  }
+  EXPECT_EQ(steps, 4);
+  // On two logical GPUs of one device, two towers: the same program runs.
+  const tfrun::CommandResult two = tfrun::RunCommand(
+      "cli/tfrun graphs/tf/tower_sample_2.pb --init init --targets train --fetch loss --steps 2 --batch 8 "
+      "--feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy --quiet --virtual-devices "
+      "2048,2048");
+  EXPECT_EQ(two.exit_code, 0) << two.err;
 }
 
 }  // namespace

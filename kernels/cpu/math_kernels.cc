@@ -95,7 +95,8 @@ T ApplyBinary(T x, T y) {
     if constexpr (Op == Binary::kSquaredDifference) return (x - y) * (x - y);
     if constexpr (Op == Binary::kPow) return static_cast<T>(std::pow(x, y));
     // The gradient ops take (gradients, features) or (y, dy), as TensorFlow's.
-    if constexpr (Op == Binary::kReluGrad) return y > T(0) ? x : T(0);
+    // relu_op_functor.h: gradients * (features > 0), so a negative gradient gives -0 (and NaN stays NaN).
+    if constexpr (Op == Binary::kReluGrad) return x * T(y > T(0) ? 1 : 0);
     if constexpr (Op == Binary::kSigmoidGrad) return y * x * (T(1) - x);
     if constexpr (Op == Binary::kTanhGrad) return y * (T(1) - x * x);
     if constexpr (Op == Binary::kRsqrtGrad) return T(-0.5) * y * x * x * x;

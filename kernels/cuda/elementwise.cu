@@ -93,7 +93,7 @@ __device__ W ApplyBinary(W x, W y) {
       const W r = fmod(x, y);
       return r != W(0) && ((r < W(0)) != (y < W(0))) ? r + y : r;
     }
-    if constexpr (Op == BinaryOp::kReluGrad) return y > W(0) ? x : W(0);
+    if constexpr (Op == BinaryOp::kReluGrad) return x * W(y > W(0) ? 1 : 0);  // -0 as TensorFlow: g * (f > 0)
     if constexpr (Op == BinaryOp::kSigmoidGrad) return y * x * (W(1) - x);
     if constexpr (Op == BinaryOp::kTanhGrad) return y * (W(1) - x * x);
     if constexpr (Op == BinaryOp::kRsqrtGrad) return W(-0.5) * y * x * x * x;
