@@ -23,7 +23,9 @@ instruction set.
 (testdata/topologies/p40_x8.yaml), time per step, speedup and
 efficiency. Without real GPUs those are simulated: their kernels run on
 the host one after another, so the table shows host timings, not GPU
-scaling (and says so). Needs a Python with TensorFlow (--python, or
+scaling (and says so). --scaling --real runs it on this machine's GPUs
+(CUDA kernels, cuDNN): eight real ones, or GPU:0 split into eight logical
+GPUs where it has fewer (said so). Needs a Python with TensorFlow (--python, or
 tools/setup_tensorflow.sh's).
 
   python3 bench/train.py --python ~/.cache/tfrun/tf-venv/bin/python [--batch 256 --steps 10]
@@ -84,10 +86,30 @@ def run_tfrun(tfrun, x, y, batch, steps):
     return time.perf_counter() - t
 
 
+def real_gpu_flags():
+    """The flags that give the sample eight GPUs on this machine: none with
+    eight or more; else GPU:0 split into eight logical GPUs (each an
+    eighth of its memory), which share one device's compute."""
+    out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+                         check=True, capture_output=True, text=True).stdout.strip().splitlines()
+    name, memory = out[0].rsplit(",", 1)
+    if len(out) >= 8:
+        return [], f"{len(out)} real GPUs ({name.strip()})"
+    share = int(int(memory) * 0.9) // 8
+    return (["--virtual-devices", ",".join([str(share)] * 8)],
+            f"{len(out)} real {name.strip()}: GPU:0 split into eight logical GPUs of {share} MiB, which share its "
+            f"compute (so the table shows tfrun's per-step cost and overheads on a GPU, not multi-GPU scaling)")
+
+
 def run_scaling(a, x, y):
-    topology = os.path.join(HERE, "..", "testdata", "topologies", "p40_x8.yaml")
-    print(f"tower sample scaling, batch {a.batch}, {a.steps} timed steps: eight SIMULATED Tesla P40s "
-          f"({topology}): kernels run on the host one after another; host timings, not GPU scaling")
+    if a.real:
+        devices, what = real_gpu_flags()
+        print(f"tower sample scaling, batch {a.batch}, {a.steps} timed steps on {what}")
+    else:
+        topology = os.path.join(HERE, "..", "testdata", "topologies", "p40_x8.yaml")
+        devices = ["--devices", topology]
+        print(f"tower sample scaling, batch {a.batch}, {a.steps} timed steps: eight SIMULATED Tesla P40s "
+              f"({topology}): kernels run on the host one after another; host timings, not GPU scaling")
     print("| towers | time/step (ms) | speedup | efficiency |")
     print("|---|---|---|---|")
     base = None
@@ -95,7 +117,7 @@ def run_scaling(a, x, y):
         graph = os.path.join(HERE, "..", "graphs", "tf", f"tower_sample_{towers}.pb")
 
         def run(steps):
-            args = [a.tfrun, graph, "--devices", topology, "--init", "init", "--targets", "train", "--fetch", "loss",
+            args = [a.tfrun, graph, *devices, "--init", "init", "--targets", "train", "--fetch", "loss",
                     "--steps", str(steps), "--batch", str(a.batch), "--feed", f"x=@{x}", "--feed", f"y=@{y}", "--quiet"]
             t = time.perf_counter()
             subprocess.run(args, check=True, capture_output=True)
@@ -115,6 +137,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scaling", action="store_true", help="the 1/2/4/8-tower table on P40s instead")
+    ap.add_argument("--real", action="store_true", help="with --scaling: on this machine's GPUs, not simulated ones")
     a = ap.parse_args()
     import numpy as np
     work = tempfile.mkdtemp(prefix="tfrun-bench-train-")

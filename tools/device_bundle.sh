@@ -10,10 +10,19 @@ targets=(//cli:tfrun //cli:gpu_test //cli:gpu_kernels_test //kernels:cublas_test
          //core/runtime:executor_test)
 bazel build -c opt "${targets[@]}"
 rm -rf .device && mkdir -p .device
+mkdir -p .device/pack/lib
 for t in "${targets[@]}"; do
   path="bazel-bin/${t#//}"; path="${path/://}"
-  cp "$path" ".device/$(basename "$path")"
+  cp "$path" ".device/pack/$(basename "$path")"
 done
+# oneDNN (the CPU convolutions the GPU tests compare against) and what it
+# links that a bare machine may lack, by soname; compressed with the
+# binaries to stay within what a run carries.
+for lib in libdnnl.so.2 libOpenCL.so.1 libgomp.so.1; do
+  cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" ".device/pack/lib/$lib"
+done
+tar czf .device/bundle.tgz -C .device/pack .
+rm -rf .device/pack
 cat > .device/run.sh <<'RUN'
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root. Every GPU test fails, not
@@ -21,6 +30,8 @@ cat > .device/run.sh <<'RUN'
 # falls back to the CPU (no --soft-placement).
 set -uo pipefail
 export TFRUN_REQUIRE_GPU=1
+tar xzf .device/bundle.tgz -C .device
+export LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 devices=$(.device/tfrun devices 2>&1)
 if ! grep -q "^[1-9][0-9]* Physical GPU" <<<"$devices"; then
   echo "run.sh: no GPU: tfrun sees none, so nothing here would run on a GPU. tfrun devices said:"
@@ -49,6 +60,20 @@ PY
   export TFRUN_CUBLAS="$found"
 fi
 echo "TFRUN_CUBLAS=${TFRUN_CUBLAS:-/usr/local/cuda/lib64/libcublas.so.13}"
+# cuDNN 9 likewise (its wheel: nvidia/cudnn/lib); without it the
+# convolution checks fail, naming it.
+if [ -z "${TFRUN_CUDNN:-}" ] && [ ! -e /usr/local/cuda/lib64/libcudnn.so.9 ]; then
+  found=$(python3 - <<'PY' 2>/dev/null
+import glob, os, site
+for root in site.getsitepackages() + [site.getusersitepackages()]:
+    hits = glob.glob(os.path.join(root, "nvidia/cudnn/lib/libcudnn.so.9")) + glob.glob(os.path.join(root, "nvidia/cu13/lib/libcudnn.so.9"))
+    if hits:
+        print(hits[0]); raise SystemExit
+PY
+)
+  if [ -n "$found" ]; then export TFRUN_CUDNN="$found"; else echo "run.sh: no libcudnn.so.9 found (set TFRUN_CUDNN)"; fi
+fi
+echo "TFRUN_CUDNN=${TFRUN_CUDNN:-/usr/local/cuda/lib64/libcudnn.so.9}"
 mkdir -p cli && cp .device/tfrun cli/tfrun   # cli:gpu_test runs cli/tfrun from the root
 status=0
 # A binary that skipped cases (or ran none) fails the run: a GPU check that
@@ -90,6 +115,10 @@ fetch: [c]
 G
 .device/tfrun /tmp/mm8192.yaml --benchmark 10 > /dev/null || status=1
 .device/tfrun /tmp/mm8192.yaml --benchmark 10 --tf32 off > /dev/null || status=1
+echo "== training on the GPU: the tower sample at batch 8 (--steps), then the scaling table (batch 256)"
+.device/tfrun graphs/tf/tower_sample_1.pb --init init --targets train --fetch loss --steps 4 --batch 8 \
+  --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy || status=1
+python3 bench/train.py --tfrun .device/tfrun --scaling --real || status=1
 echo "== bench (c): against torch.mm"
 python3 bench/bench.py --tfrun .device/tfrun --gpu-only || status=1
 exit $status
