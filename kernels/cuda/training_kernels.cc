@@ -494,11 +494,10 @@ StatusOr<CudnnCall> StartCudnn(KernelContext& c) {
   return call;
 }
 
-// HWIO (TensorFlow's filter) to KRSC (cuDNN's NHWC filter), or back.
-StatusOr<Tensor> TransposeFilter(KernelContext& c, const Tensor& filter, const ConvGeometry& g, bool to_krsc) {
+// HWIO (TensorFlow's filter) to KRSC (cuDNN's NHWC filter), or back, into
+// `out` (of the target layout's shape).
+Status TransposeFilter(KernelContext& c, const Tensor& filter, const ConvGeometry& g, bool to_krsc, Tensor& out) {
   const int64_t k = g.out_depth, rsc = g.filter_rows * g.filter_cols * g.in_depth;
-  const Shape shape = to_krsc ? Shape{k, g.filter_rows, g.filter_cols, g.in_depth} : g.filter_shape();
-  TFRUN_ASSIGN_OR_RETURN(Tensor out, c.Allocate(DType::kFloat32, shape));
   cuda::IndexMap map;  // out [k, rsc] reads in [rsc, k], or out [rsc, k] reads in [k, rsc]
   map.rank = 2;
   map.dims[0] = to_krsc ? k : rsc;
@@ -507,8 +506,14 @@ StatusOr<Tensor> TransposeFilter(KernelContext& c, const Tensor& filter, const C
   map.modulo[1] = map.dims[1];
   map.in_strides[0] = 1;
   map.in_strides[1] = to_krsc ? k : rsc;
-  TFRUN_RETURN_IF_ERROR(StridedCopy(c, filter, map, out));
-  return out;
+  return StridedCopy(c, filter, map, out);
+}
+
+StatusOr<Tensor> KrscFilter(KernelContext& c, const Tensor& filter, const ConvGeometry& g) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor krsc, c.Allocate(DType::kFloat32, {g.out_depth, g.filter_rows, g.filter_cols,
+                                                                   g.in_depth}));
+  TFRUN_RETURN_IF_ERROR(TransposeFilter(c, filter, g, true, krsc));
+  return krsc;
 }
 
 StatusOr<Tensor> PadInput(KernelContext& c, const Tensor& input, const ConvGeometry& g) {
@@ -532,7 +537,7 @@ Status Conv2DKernel(KernelContext& c) {
   const bool pad = NeedsExplicitPadding(g);
   TFRUN_ASSIGN_OR_RETURN(const cuda::ConvProblem p, ProblemOf(c, g, pad));
   TFRUN_ASSIGN_OR_RETURN(CudnnCall call, StartCudnn(c));
-  TFRUN_ASSIGN_OR_RETURN(const Tensor krsc, TransposeFilter(c, filter, g, true));
+  TFRUN_ASSIGN_OR_RETURN(const Tensor krsc, KrscFilter(c, filter, g));
   Tensor x = input;
   if (pad) {
     TFRUN_ASSIGN_OR_RETURN(x, PadInput(c, input, g));
@@ -553,7 +558,7 @@ Status Conv2DBackpropInputKernel(KernelContext& c) {
   const bool pad = NeedsExplicitPadding(g);
   TFRUN_ASSIGN_OR_RETURN(const cuda::ConvProblem p, ProblemOf(c, g, pad));
   TFRUN_ASSIGN_OR_RETURN(CudnnCall call, StartCudnn(c));
-  TFRUN_ASSIGN_OR_RETURN(const Tensor krsc, TransposeFilter(c, filter, g, true));
+  TFRUN_ASSIGN_OR_RETURN(const Tensor krsc, KrscFilter(c, filter, g));
   if (!pad) return call.Run(c, cuda::ConvPass::kBackwardData, p, krsc.raw(), out_backprop.raw(), c.output.raw());
   // The gradient of the padded input, cropped to the input's.
   const Shape padded_shape{g.batch, p.in_rows, p.in_cols, g.in_depth};
@@ -584,8 +589,7 @@ Status Conv2DBackpropFilterKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(Tensor krsc, c.Allocate(DType::kFloat32, {g.out_depth, g.filter_rows, g.filter_cols,
                                                                    g.in_depth}));
   TFRUN_RETURN_IF_ERROR(call.Run(c, cuda::ConvPass::kBackwardFilter, p, x.raw(), out_backprop.raw(), krsc.raw()));
-  TFRUN_ASSIGN_OR_RETURN(const Tensor hwio, TransposeFilter(c, krsc, g, false));
-  return DeviceCopy(c, c.output.raw(), hwio.raw(), c.output.num_bytes());
+  return TransposeFilter(c, krsc, g, false, c.output);
 }
 
 // ---- Optimizers and variable updates ----
