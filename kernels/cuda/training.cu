@@ -1,4 +1,5 @@
 #include "kernels/cuda/training.h"
+#include "kernels/cuda/training_index.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -193,20 +194,6 @@ int LaunchFill(double value, int64_t n, void* out, cudaStream_t stream) {
   return LastError();
 }
 
-// ---- Broadcast coordinates ----
-
-// Operand offsets of output element i over `rank` dims (innermost last).
-template <int K>
-__device__ __forceinline__ void Offsets(int64_t i, int rank, const int64_t* dims, const int64_t (*strides)[kMaxRank],
-                                        int64_t* offsets) {
-  for (int k = 0; k < K; ++k) offsets[k] = 0;
-  for (int d = rank - 1; d >= 0; --d) {
-    const int64_t coord = i % dims[d];
-    i /= dims[d];
-    for (int k = 0; k < K; ++k) offsets[k] += coord * strides[k][d];
-  }
-}
-
 // ---- Compare ----
 
 template <CompareOp Op, typename W>
@@ -260,33 +247,22 @@ template <typename U>
 __global__ void SelectKernel(const bool* cond, const U* t, const U* e, const Select3 layout, int64_t n, U* out) {
   TFRUN_FOR_EACH(i, n) {
     int64_t o[3];
-    Offsets<3>(i, layout.rank, layout.dims, layout.strides, o);
+    SelectOffsets(layout, i, o);
     out[i] = cond[o[0]] ? t[o[1]] : e[o[2]];
   }
 }
 
 template <typename U>
 __global__ void StridedCopyKernel(const U* in, const IndexMap map, int64_t n, U* out) {
-  TFRUN_FOR_EACH(i, n) {
-    int64_t rest = i, offset = map.base;
-    for (int d = map.rank - 1; d >= 0; --d) {
-      const int64_t coord = rest % map.dims[d];
-      rest /= map.dims[d];
-      offset += (coord % map.modulo[d]) * map.in_strides[d];
-    }
-    out[i] = in[offset];
-  }
+  TFRUN_FOR_EACH(i, n) { out[i] = in[MapOffset(map, i)]; }
 }
 
 template <typename U, typename Index>
 __global__ void GatherKernel(const U* params, const Index* indices, int64_t limit, int64_t inner, int64_t count,
                              int64_t n, U* out) {
   TFRUN_FOR_EACH(i, n) {
-    const int64_t k = i % inner;
-    const int64_t j = (i / inner) % count;
-    const int64_t o = i / (inner * count);
-    const int64_t index = static_cast<int64_t>(indices[j]);
-    out[i] = index >= 0 && index < limit ? params[(o * limit + index) * inner + k] : U(0);
+    const int64_t at = GatherSource(indices, limit, inner, count, i);
+    out[i] = at >= 0 ? params[at] : U(0);
   }
 }
 
@@ -294,11 +270,8 @@ template <typename U>
 __global__ void PadKernel(const U* in, int64_t rows, int64_t cols, int64_t depth, int64_t out_rows, int64_t out_cols,
                           int64_t top, int64_t left, int64_t n, U* out) {
   TFRUN_FOR_EACH(i, n) {
-    const int64_t k = i % depth;
-    const int64_t x = (i / depth) % out_cols - left;
-    const int64_t y = (i / (depth * out_cols)) % out_rows - top;
-    const int64_t b = i / (depth * out_cols * out_rows);
-    out[i] = y >= 0 && y < rows && x >= 0 && x < cols ? in[((b * rows + y) * cols + x) * depth + k] : U(0);
+    const int64_t at = PadSource(rows, cols, depth, out_rows, out_cols, top, left, i);
+    out[i] = at >= 0 ? in[at] : U(0);
   }
 }
 
@@ -338,24 +311,6 @@ __device__ __forceinline__ typename Acc<T>::type Term(T v) {
   const A x = static_cast<A>(Up(v));
   if constexpr (Op == ReduceOp::kHalfSumOfSquares) return x * x;
   return x;
-}
-
-__device__ __forceinline__ int64_t KeptOffset(const ReduceLayout& l, int64_t o) {
-  int64_t offset = 0;
-  for (int d = l.kept_rank - 1; d >= 0; --d) {
-    offset += (o % l.kept_dims[d]) * l.kept_strides[d];
-    o /= l.kept_dims[d];
-  }
-  return offset;
-}
-
-__device__ __forceinline__ int64_t ReducedOffset(const ReduceLayout& l, int64_t r) {
-  int64_t offset = 0;
-  for (int d = l.reduced_rank - 1; d >= 0; --d) {
-    offset += (r % l.reduced_dims[d]) * l.reduced_strides[d];
-    r /= l.reduced_dims[d];
-  }
-  return offset;
 }
 
 template <ReduceOp Op, typename T>
@@ -511,48 +466,10 @@ unsigned RowBlocks(int64_t rows) { return static_cast<unsigned>(rows < 65535 ? (
 
 // ---- Max pooling (NHWC) ----
 
-// The window of output element (b, r, q) in input rows [r0, r1), columns
-// [q0, q1), padding left out.
-__device__ __forceinline__ void Window(const PoolParams& p, int64_t r, int64_t q, int64_t* r0, int64_t* r1,
-                                       int64_t* q0, int64_t* q1) {
-  const int64_t rs = r * p.stride_rows - p.pad_top, qs = q * p.stride_cols - p.pad_left;
-  *r0 = rs > 0 ? rs : 0;
-  *r1 = rs + p.window_rows < p.in_rows ? rs + p.window_rows : p.in_rows;
-  *q0 = qs > 0 ? qs : 0;
-  *q1 = qs + p.window_cols < p.in_cols ? qs + p.window_cols : p.in_cols;
-}
-
-// The input index of the window's first maximum (rows then columns, a
-// strictly greater value replaces; a NaN wins, as in TensorFlow's GPU
-// kernels), or -1 for an empty window.
-template <typename T>
-__device__ int64_t ArgMax(const T* in, const PoolParams& p, int64_t i) {
-  const int64_t k = i % p.depth;
-  const int64_t q = (i / p.depth) % p.out_cols;
-  const int64_t r = (i / (p.depth * p.out_cols)) % p.out_rows;
-  const int64_t b = i / (p.depth * p.out_cols * p.out_rows);
-  int64_t r0, r1, q0, q1;
-  Window(p, r, q, &r0, &r1, &q0, &q1);
-  int64_t best = -1;
-  T max = -INFINITY;
-  for (int64_t y = r0; y < r1; ++y) {
-    for (int64_t x = q0; x < q1; ++x) {
-      const int64_t at = ((b * p.in_rows + y) * p.in_cols + x) * p.depth + k;
-      const T v = in[at];
-      if (best < 0 || v > max || isnan(v)) {
-        max = v;
-        best = at;
-        if (isnan(v)) return best;
-      }
-    }
-  }
-  return best;
-}
-
 template <typename T>
 __global__ void MaxPoolKernel(const T* in, const PoolParams p, int64_t n, T* out) {
   TFRUN_FOR_EACH(i, n) {
-    const int64_t at = ArgMax(in, p, i);
+    const int64_t at = PoolArgMax(in, p, i);
     out[i] = at >= 0 ? in[at] : T(-INFINITY);
   }
 }
@@ -560,7 +477,7 @@ __global__ void MaxPoolKernel(const T* in, const PoolParams p, int64_t n, T* out
 template <typename T>
 __global__ void MaxPoolGradKernel(const T* in, const T* grad, const PoolParams p, int64_t n, T* out) {
   TFRUN_FOR_EACH(i, n) {
-    const int64_t at = ArgMax(in, p, i);
+    const int64_t at = PoolArgMax(in, p, i);
     if (at >= 0) atomicAdd(out + at, grad[i]);
   }
 }
@@ -574,35 +491,11 @@ struct ScalarPointers {
 };
 
 template <typename T, UpdateOp Op>
-__global__ void UpdateKernel(T* var, T* slot1, T* slot2, const ScalarPointers<T> scalars, const T* grad,
-                                    bool flag, int64_t n) {
-  const T* const* s = scalars.p;
-  const T one = 1;
-  TFRUN_FOR_EACH(i, n) {
-    const T g = grad[i];
-    if constexpr (Op == UpdateOp::kGradientDescent) {
-      var[i] -= *s[0] * g;
-    } else if constexpr (Op == UpdateOp::kMomentum) {
-      const T lr = *s[0], momentum = *s[1];
-      slot1[i] = slot1[i] * momentum + g;
-      var[i] -= flag ? g * lr + slot1[i] * momentum * lr : slot1[i] * lr;
-    } else if constexpr (Op == UpdateOp::kAdam) {
-      const T beta1_power = *s[0], beta2_power = *s[1], lr = *s[2], beta1 = *s[3], beta2 = *s[4], epsilon = *s[5];
-      const T alpha = lr * sqrt(one - beta2_power) / (one - beta1_power);
-      slot1[i] += (g - slot1[i]) * (one - beta1);
-      slot2[i] += (g * g - slot2[i]) * (one - beta2);
-      const T m = flag ? g * (one - beta1) + slot1[i] * beta1 : slot1[i];
-      var[i] -= (m * alpha) / (sqrt(slot2[i]) + epsilon);
-    } else if constexpr (Op == UpdateOp::kAdagrad) {
-      if (flag) slot1[i] += g * g;
-      var[i] -= g * *s[0] * (one / sqrt(slot1[i]));
-    } else {  // RMSProp
-      const T lr = *s[0], rho = *s[1], momentum = *s[2], epsilon = *s[3];
-      slot1[i] += (g * g - slot1[i]) * (one - rho);
-      slot2[i] = slot2[i] * momentum + (g * lr) / sqrt(slot1[i] + epsilon);
-      var[i] -= slot2[i];
-    }
-  }
+__global__ void UpdateKernel(T* var, T* slot1, T* slot2, const ScalarPointers<T> scalars, const T* grad, bool flag,
+                             int64_t n) {
+  T s[6];
+  for (int k = 0; k < UpdateScalars(Op); ++k) s[k] = *scalars.p[k];
+  TFRUN_FOR_EACH(i, n) { UpdateElement<Op>(var, slot1, slot2, s, grad[i], flag, i); }
 }
 
 }  // namespace
@@ -773,14 +666,7 @@ int ApplyUpdate(ElementType type, UpdateOp op, void* const* tensors, const void*
   return DispatchFloat(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
-    int count = 0, slots = 0;
-    switch (op) {
-      case UpdateOp::kGradientDescent: count = 1; slots = 0; break;
-      case UpdateOp::kMomentum: count = 2; slots = 1; break;
-      case UpdateOp::kAdam: count = 6; slots = 2; break;
-      case UpdateOp::kAdagrad: count = 1; slots = 1; break;
-      case UpdateOp::kRMSProp: count = 4; slots = 2; break;
-    }
+    const int count = UpdateScalars(op), slots = UpdateSlots(op);
     ScalarPointers<T> sp{};
     for (int k = 0; k < count; ++k) sp.p[k] = static_cast<const T*>(scalars[k]);
     T* var = static_cast<T*>(tensors[0]);

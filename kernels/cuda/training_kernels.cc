@@ -18,6 +18,7 @@
 #include "core/runtime/variable_updates.h"
 #include "kernels/cuda/cuda_context.h"
 #include "kernels/cuda/training.h"
+#include "kernels/cuda/training_layouts.h"
 
 namespace tfrun {
 namespace {
@@ -33,13 +34,6 @@ StatusOr<cuda::ElementType> Prepare(KernelContext& c, DType dtype) {
 void* Stream(KernelContext& c) { return ContextOf(c).stream; }
 
 int ElementBytes(DType d) { return static_cast<int>(Info(d).size); }
-
-// Row-major strides of `shape`, in elements.
-std::vector<int64_t> StridesOf(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
 
 Status RankAtMost(KernelContext& c, size_t rank) {
   if (rank > static_cast<size_t>(cuda::kMaxRank)) {
@@ -62,18 +56,6 @@ Status DeviceCopy(KernelContext& c, void* dst, const void* src, size_t bytes) {
 
 // ---- Elementwise ----
 
-cuda::Broadcast BroadcastOf(const BinaryPlan& plan) {
-  cuda::Broadcast b;
-  if (!plan.broadcasts()) return b;
-  b.rank = static_cast<int>(plan.output.size());
-  for (int d = 0; d < b.rank; ++d) {
-    b.dims[d] = plan.output[d];
-    b.x_strides[d] = plan.x_strides[d];
-    b.y_strides[d] = plan.y_strides[d];
-  }
-  return b;
-}
-
 bool IsGradient(cuda::BinaryOp op) { return op >= cuda::BinaryOp::kReluGrad; }
 
 template <cuda::BinaryOp Op>
@@ -88,7 +70,7 @@ Status BinaryKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
   TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, plan.output));
   return LaunchResult(cuda::Binary(e.type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
-                                   y.rank() == 0 && x.rank() != 0, BroadcastOf(plan), c.output.num_elements(),
+                                   y.rank() == 0 && x.rank() != 0, cuda::BroadcastOf(plan), c.output.num_elements(),
                                    c.output.raw(), e.ctx->stream),
                       "elementwise kernel launch");
 }
@@ -102,7 +84,7 @@ Status CompareKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
   return LaunchResult(cuda::Compare(type, Op, x.raw(), x.rank() == 0 && y.rank() != 0, y.raw(),
-                                    y.rank() == 0 && x.rank() != 0, BroadcastOf(plan), c.output.num_elements(),
+                                    y.rank() == 0 && x.rank() != 0, cuda::BroadcastOf(plan), c.output.num_elements(),
                                     c.output.data<bool>(), Stream(c)),
                       "comparison kernel launch");
 }
@@ -136,12 +118,7 @@ Status SelectV2Kernel(KernelContext& c) {
   }
   TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan->output.size()));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
-  cuda::Select3 layout;
-  layout.rank = static_cast<int>(plan->output.size());
-  for (int d = 0; d < layout.rank; ++d) {
-    layout.dims[d] = plan->output[d];
-    for (int k = 0; k < 3; ++k) layout.strides[k][d] = plan->strides[k][d];
-  }
+  const cuda::Select3 layout = cuda::SelectV2Layout(*plan);
   return LaunchResult(cuda::Select(ElementBytes(c.node.dtype), cond.data<bool>(), t.raw(), e.raw(), layout,
                                    c.output.num_elements(), c.output.raw(), Stream(c)),
                       "select kernel launch");
@@ -169,16 +146,7 @@ Status SelectKernel(KernelContext& c) {
   }
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(t.shape()));
   const int64_t n = t.num_elements();
-  cuda::Select3 layout;  // [rows, per_row]: cond steps by row or by element
-  layout.rank = 2;
-  layout.dims[0] = rows ? cond.num_elements() : 1;
-  layout.dims[1] = layout.dims[0] > 0 ? n / layout.dims[0] : 0;
-  layout.strides[0][0] = rows ? 1 : 0;
-  layout.strides[0][1] = rows ? 0 : 1;
-  for (int k = 1; k < 3; ++k) {
-    layout.strides[k][0] = layout.dims[1];
-    layout.strides[k][1] = 1;
-  }
+  const cuda::Select3 layout = cuda::SelectLayout(rows, cond.num_elements(), n);
   if (n == 0) return Status::Ok();
   return LaunchResult(cuda::Select(ElementBytes(c.node.dtype), cond.data<bool>(), t.raw(), e.raw(), layout, n,
                                    c.output.raw(), Stream(c)),
@@ -224,24 +192,9 @@ Status ReduceKernel(KernelContext& c) {
   if (input.num_elements() > 0 && (dims.empty() || (dims.size() == 1 && !merged.first_reduced))) {
     return DeviceCopy(c, c.output.raw(), input.raw(), input.num_bytes());  // nothing reduced
   }
-  cuda::ReduceLayout layout;
-  int64_t stride = 1;
-  std::vector<int64_t> strides(dims.size());
-  for (size_t d = dims.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride *= dims[d];
-  }
-  layout.reduced_count = 1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const bool reduced = (d % 2 == 0) == merged.first_reduced;  // merged dimensions alternate
-    int& rank = reduced ? layout.reduced_rank : layout.kept_rank;
-    if (rank == cuda::kMaxRank) return RankAtMost(c, cuda::kMaxRank + 1);
-    (reduced ? layout.reduced_dims : layout.kept_dims)[rank] = dims[d];
-    (reduced ? layout.reduced_strides : layout.kept_strides)[rank] = strides[d];
-    ++rank;
-    if (reduced) layout.reduced_count *= dims[d];
-  }
-  return LaunchReduction(c, type, Op, input, layout);
+  const std::optional<cuda::ReduceLayout> layout = cuda::ReductionLayoutOf(dims, merged.first_reduced);
+  if (!layout) return RankAtMost(c, cuda::kMaxRank + 1);
+  return LaunchReduction(c, type, Op, input, *layout);
 }
 
 // L2Loss: sum(t ** 2) / 2.
@@ -249,12 +202,7 @@ Status L2LossKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput({}));
-  cuda::ReduceLayout layout;
-  layout.reduced_rank = 1;
-  layout.reduced_dims[0] = input.num_elements();
-  layout.reduced_strides[0] = 1;
-  layout.reduced_count = input.num_elements();
-  return LaunchReduction(c, type, cuda::ReduceOp::kHalfSumOfSquares, input, layout);
+  return LaunchReduction(c, type, cuda::ReduceOp::kHalfSumOfSquares, input, cuda::WholeLayout(input.num_elements()));
 }
 
 // BiasAddGrad: [outer, channels, inner] summed over outer and inner.
@@ -263,17 +211,7 @@ Status BiasAddGradKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
   TFRUN_ASSIGN_OR_RETURN(const BiasGradPlan plan, PlanBiasAddGrad(c));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput({plan.channels}));
-  cuda::ReduceLayout layout;
-  layout.kept_rank = 1;
-  layout.kept_dims[0] = plan.channels;
-  layout.kept_strides[0] = plan.inner;
-  layout.reduced_rank = 2;
-  layout.reduced_dims[0] = plan.outer;
-  layout.reduced_strides[0] = plan.channels * plan.inner;
-  layout.reduced_dims[1] = plan.inner;
-  layout.reduced_strides[1] = 1;
-  layout.reduced_count = plan.outer * plan.inner;
-  return LaunchReduction(c, type, cuda::ReduceOp::kSum, grad, layout);
+  return LaunchReduction(c, type, cuda::ReduceOp::kSum, grad, cuda::BiasGradLayout(plan));
 }
 
 // ---- Strided copies ----
@@ -286,18 +224,6 @@ Status StridedCopy(KernelContext& c, const Tensor& in, cuda::IndexMap map, Tenso
                       "copy kernel launch");
 }
 
-cuda::IndexMap MapOver(const Shape& out_shape, const Shape& in_shape) {
-  cuda::IndexMap map;
-  map.rank = static_cast<int>(out_shape.size());
-  const std::vector<int64_t> strides = StridesOf(in_shape);
-  for (int d = 0; d < map.rank && d < cuda::kMaxRank; ++d) {
-    map.dims[d] = out_shape[d];
-    map.modulo[d] = std::max<int64_t>(out_shape[d], 1);
-    map.in_strides[d] = strides[d];
-  }
-  return map;
-}
-
 Status SliceKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
@@ -305,9 +231,7 @@ Status SliceKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
   if (c.output.num_elements() == 0) return Status::Ok();
-  cuda::IndexMap map = MapOver(plan.output, input.shape());
-  for (int d = 0; d < map.rank; ++d) map.base += plan.begin[d] * map.in_strides[d];
-  return StridedCopy(c, input, map, c.output);
+  return StridedCopy(c, input, cuda::SliceMap(plan, input.shape()), c.output);
 }
 
 Status TileKernel(KernelContext& c) {
@@ -317,9 +241,7 @@ Status TileKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(RankAtMost(c, shape.size()));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   if (c.output.num_elements() == 0) return Status::Ok();
-  cuda::IndexMap map = MapOver(shape, input.shape());
-  for (int d = 0; d < map.rank; ++d) map.modulo[d] = input.shape()[d];
-  return StridedCopy(c, input, map, c.output);
+  return StridedCopy(c, input, cuda::TileMap(shape, input.shape()), c.output);
 }
 
 // Pack: input i's run of each outer row goes to slot i of that row.
@@ -382,9 +304,7 @@ Status SoftmaxXentKernel(KernelContext& c) {
         continue;
       }
       TFRUN_ASSIGN_OR_RETURN(whole[k], c.Allocate(c.node.dtype, plan.output));
-      cuda::IndexMap map = MapOver(plan.output, plan.output);
-      for (int d = 0; d < 2; ++d) map.in_strides[d] = plan.strides[k][d];
-      TFRUN_RETURN_IF_ERROR(StridedCopy(c, t, map, whole[k]));
+      TFRUN_RETURN_IF_ERROR(StridedCopy(c, t, cuda::BroadcastMap(plan.output, plan.strides[k]), whole[k]));
     }
     TFRUN_RETURN_IF_ERROR(LaunchResult(cuda::SoftmaxXent(type, whole[0].raw(), whole[1].raw(), rows, classes,
                                                          loss.raw(), backprop.raw(), Stream(c)),
@@ -396,28 +316,11 @@ Status SoftmaxXentKernel(KernelContext& c) {
 
 // ---- Pooling ----
 
-cuda::PoolParams ParamsOf(const PoolGeometry& g) {
-  cuda::PoolParams p;
-  p.batch = g.batch;
-  p.in_rows = g.in_rows;
-  p.in_cols = g.in_cols;
-  p.depth = g.depth;
-  p.window_rows = g.window_rows;
-  p.window_cols = g.window_cols;
-  p.stride_rows = g.stride_rows;
-  p.stride_cols = g.stride_cols;
-  p.out_rows = g.out_rows;
-  p.out_cols = g.out_cols;
-  p.pad_top = g.pad_top;
-  p.pad_left = g.pad_left;
-  return p;
-}
-
 Status MaxPoolKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
   TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanPool(c, c.inputs[0].shape(), kGpu));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
-  return LaunchResult(cuda::MaxPool(type, c.inputs[0].raw(), ParamsOf(g), c.output.raw(), Stream(c)),
+  return LaunchResult(cuda::MaxPool(type, c.inputs[0].raw(), cuda::PoolParamsOf(g), c.output.raw(), Stream(c)),
                       "max pooling kernel launch");
 }
 
@@ -425,7 +328,7 @@ Status MaxPoolGradKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
   TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanMaxPoolGrad(c, kGpu));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
-  return LaunchResult(cuda::MaxPoolGrad(type, c.inputs[0].raw(), c.inputs[2].raw(), ParamsOf(g), c.output.raw(),
+  return LaunchResult(cuda::MaxPoolGrad(type, c.inputs[0].raw(), c.inputs[2].raw(), cuda::PoolParamsOf(g), c.output.raw(),
                                         Stream(c)),
                       "max pooling gradient kernel launch");
 }
@@ -498,15 +401,7 @@ StatusOr<CudnnCall> StartCudnn(KernelContext& c) {
 // `out` (of the target layout's shape).
 Status TransposeFilter(KernelContext& c, const Tensor& filter, const ConvGeometry& g, bool to_krsc, Tensor& out) {
   const int64_t k = g.out_depth, rsc = g.filter_rows * g.filter_cols * g.in_depth;
-  cuda::IndexMap map;  // out [k, rsc] reads in [rsc, k], or out [rsc, k] reads in [k, rsc]
-  map.rank = 2;
-  map.dims[0] = to_krsc ? k : rsc;
-  map.dims[1] = to_krsc ? rsc : k;
-  map.modulo[0] = map.dims[0];
-  map.modulo[1] = map.dims[1];
-  map.in_strides[0] = 1;
-  map.in_strides[1] = to_krsc ? k : rsc;
-  return StridedCopy(c, filter, map, out);
+  return StridedCopy(c, filter, to_krsc ? cuda::TransposeMap(rsc, k) : cuda::TransposeMap(k, rsc), out);
 }
 
 StatusOr<Tensor> KrscFilter(KernelContext& c, const Tensor& filter, const ConvGeometry& g) {
@@ -564,9 +459,7 @@ Status Conv2DBackpropInputKernel(KernelContext& c) {
   const Shape padded_shape{g.batch, p.in_rows, p.in_cols, g.in_depth};
   TFRUN_ASSIGN_OR_RETURN(Tensor padded, c.Allocate(DType::kFloat32, padded_shape));
   TFRUN_RETURN_IF_ERROR(call.Run(c, cuda::ConvPass::kBackwardData, p, krsc.raw(), out_backprop.raw(), padded.raw()));
-  cuda::IndexMap crop = MapOver(c.output.shape(), padded_shape);
-  crop.base = g.pad_top * crop.in_strides[1] + g.pad_left * crop.in_strides[2];
-  return StridedCopy(c, padded, crop, c.output);
+  return StridedCopy(c, padded, cuda::CropMap(c.output.shape(), padded_shape, g.pad_top, g.pad_left), c.output);
 }
 
 Status Conv2DBackpropFilterKernel(KernelContext& c) {
