@@ -33,7 +33,7 @@ namespace tfrun {
 struct CudaContext final : DeviceQueue {
   int ordinal = 0;
   bool tf32 = false;
-  std::mutex mu;
+  std::mutex mu;  // held by kernels while they use the cuBLAS or cuDNN handle
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "core/runtime/kernel_shapes.h"
@@ -374,6 +375,7 @@ bool NeedsExplicitPadding(const ConvGeometry& g) {
 struct CudnnCall {
   const cuda::CudnnApi* api = nullptr;
   CudaContext* ctx = nullptr;
+  std::unique_lock<std::mutex> lock;  // the handle is the context's (as MatMul's cuBLAS)
   std::vector<Tensor> scratch;
 
   Status Run(KernelContext& c, cuda::ConvPass pass, const cuda::ConvProblem& p, const void* a, const void* b,
@@ -392,6 +394,7 @@ struct CudnnCall {
 StatusOr<CudnnCall> StartCudnn(KernelContext& c) {
   CudnnCall call;
   call.ctx = &ContextOf(c);
+  call.lock = std::unique_lock<std::mutex>(call.ctx->mu);
   TFRUN_RETURN_IF_ERROR(call.ctx->Activate());
   TFRUN_RETURN_IF_ERROR(call.ctx->Cudnn(&call.api));
   return call;
