@@ -64,7 +64,8 @@ TEST(CliTest, RequireGpuTurnsSkipsIntoFailures) {
     GTEST_SKIP() << "a GPU is visible: the GPU tests run instead of skipping";
   }
   for (const char* test :
-       {"kernels/cuda_elementwise_test", "kernels/cublas_test", "cli/gpu_kernels_test", "cli/gpu_test"}) {
+       {"kernels/cuda_elementwise_test", "kernels/cublas_test", "kernels/cudnn_test", "cli/gpu_kernels_test",
+        "cli/gpu_test"}) {
     const Outcome r = RunCommand(std::string("TFRUN_REQUIRE_GPU=1 ") + test + " --gtest_brief=1");
     EXPECT_NE(r.exit_code, 0) << test;
     EXPECT_NE(r.out.find("TFRUN_REQUIRE_GPU=1 but no GPU visible"), std::string::npos) << test << "\n" << r.out;

@@ -90,7 +90,7 @@ TEST(LayeringTest, NothingIncludesAFolderBesideOrAboveIt) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(top)) {
       std::string path = entry.path().generic_string();
       std::string ext = entry.path().extension().string();
-      if (ext != ".h" && ext != ".cc" && ext != ".cu") continue;
+      if (ext != ".h" && ext != ".cc" && ext != ".cu" && ext != ".cuh") continue;
       std::ifstream text(entry.path());
       ASSERT_TRUE(text) << path;
       ++files;

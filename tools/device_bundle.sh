@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(//cli:tfrun //cli:gpu_test //cli:gpu_kernels_test //kernels:cublas_test //kernels:cuda_elementwise_test
-         //core/runtime:executor_test)
+         //kernels:cudnn_test //core/runtime:executor_test)
 bazel build -c opt "${targets[@]}"
 rm -rf .device && mkdir -p .device
 mkdir -p .device/pack/lib
@@ -78,7 +78,7 @@ mkdir -p cli && cp .device/tfrun cli/tfrun   # cli:gpu_test runs cli/tfrun from 
 status=0
 # A binary that skipped cases (or ran none) fails the run: a GPU check that
 # did not run is not a pass.
-for t in cublas_test cuda_elementwise_test executor_test gpu_kernels_test gpu_test; do
+for t in cublas_test cuda_elementwise_test cudnn_test executor_test gpu_kernels_test gpu_test; do
   echo "== $t"
   out=$(.device/$t --gtest_brief=1 2>&1)
   rc=$?

@@ -1,53 +1,26 @@
 #include "kernels/cuda/cublas.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <limits>
 #include <mutex>
+
+#include "kernels/cuda/library_loader.h"
 
 namespace tfrun {
 namespace cuda {
 
-std::vector<std::string> CublasSearchList() {
-  std::vector<std::string> search;
-  if (const char* override_path = std::getenv("TFRUN_CUBLAS")) search.emplace_back(override_path);
-  search.emplace_back("libcublas.so.13");
-  search.emplace_back("/usr/local/cuda/lib64/libcublas.so.13");
-  return search;
-}
+std::vector<std::string> CublasSearchList() { return LibrarySearchList("TFRUN_CUBLAS", "libcublas.so.13"); }
 
 StatusOr<CublasApi> LoadCublas(const std::vector<std::string>& search) {
-  std::vector<std::string> tried;
-  for (const std::string& path : search) {
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      const char* why = dlerror();
-      tried.push_back(fmt::format("{} ({})", path, why ? why : "cannot open"));
-      continue;
-    }
-    CublasApi api;
-    api.path = path;
-    bool complete = true;
-    auto bind = [&](auto& fn, const char* symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-      if (fn == nullptr) {
-        complete = false;
-        tried.push_back(fmt::format("{} (no symbol {})", path, symbol));
-      }
-    };
+  return LoadLibrary<CublasApi>(search, "cuBLAS", "TFRUN_CUBLAS", [](CublasApi& api, auto&& bind) {
     bind(api.create, "cublasCreate_v2");
     bind(api.destroy, "cublasDestroy_v2");
     bind(api.set_stream, "cublasSetStream_v2");
     bind(api.set_math_mode, "cublasSetMathMode");
     bind(api.gemm_ex, "cublasGemmEx");
     bind(api.status_string, "cublasGetStatusString");
-    if (complete) return api;
-    dlclose(lib);
-  }
-  return RuntimeError(fmt::format("cannot load cuBLAS; tried {} (set TFRUN_CUBLAS to the library's path)",
-                                  fmt::join(tried, ", ")));
+  });
 }
 
 StatusOr<const CublasApi*> Cublas() {

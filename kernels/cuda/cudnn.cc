@@ -1,41 +1,18 @@
 #include "kernels/cuda/cudnn.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <mutex>
+
+#include "kernels/cuda/library_loader.h"
 
 namespace tfrun {
 namespace cuda {
 
-std::vector<std::string> CudnnSearchList() {
-  std::vector<std::string> search;
-  if (const char* override_path = std::getenv("TFRUN_CUDNN")) search.emplace_back(override_path);
-  search.emplace_back("libcudnn.so.9");
-  search.emplace_back("/usr/local/cuda/lib64/libcudnn.so.9");
-  return search;
-}
+std::vector<std::string> CudnnSearchList() { return LibrarySearchList("TFRUN_CUDNN", "libcudnn.so.9"); }
 
 StatusOr<CudnnApi> LoadCudnn(const std::vector<std::string>& search) {
-  std::vector<std::string> tried;
-  for (const std::string& path : search) {
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      const char* why = dlerror();
-      tried.push_back(fmt::format("{} ({})", path, why ? why : "cannot open"));
-      continue;
-    }
-    CudnnApi api;
-    api.path = path;
-    bool complete = true;
-    auto bind = [&](auto& fn, const char* symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-      if (fn == nullptr) {
-        complete = false;
-        tried.push_back(fmt::format("{} (no symbol {})", path, symbol));
-      }
-    };
+  return LoadLibrary<CudnnApi>(search, "cuDNN", "TFRUN_CUDNN", [](CudnnApi& api, auto&& bind) {
     bind(api.create, "cudnnCreate");
     bind(api.set_stream, "cudnnSetStream");
     bind(api.error_string, "cudnnGetErrorString");
@@ -58,11 +35,7 @@ StatusOr<CudnnApi> LoadCudnn(const std::vector<std::string>& search) {
     bind(api.backward_filter_algorithms, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
     bind(api.backward_filter_workspace, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
     bind(api.backward_filter, "cudnnConvolutionBackwardFilter");
-    if (complete) return api;
-    dlclose(lib);
-  }
-  return RuntimeError(fmt::format("cannot load cuDNN; tried {} (set TFRUN_CUDNN to the library's path)",
-                                  fmt::join(tried, ", ")));
+  });
 }
 
 StatusOr<const CudnnApi*> Cudnn() {

@@ -1,7 +1,6 @@
-// cuDNN, loaded with dlopen on first use as cuBLAS is (cublas.h): graphs
-// without convolutions never load it, and the binary runs where it is
-// missing. Search order: $TFRUN_CUDNN (a path), libcudnn.so.9 through the
-// loader's path, /usr/local/cuda/lib64/libcudnn.so.9. Only the legacy
+// cuDNN, loaded with dlopen on first use as cuBLAS is (library_loader.h):
+// graphs without convolutions never load it. Search order: $TFRUN_CUDNN,
+// libcudnn.so.9, /usr/local/cuda/lib64/libcudnn.so.9. Only the legacy
 // convolution API (cudnn_cnn.h), which cuDNN 9 still ships.
 #pragma once
 

@@ -1,5 +1,7 @@
 #include "kernels/cuda/elementwise.h"
 
+#include "kernels/cuda/device_common.cuh"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -65,20 +67,6 @@ __global__ void AddNKernel(const __grid_constant__ InputPointers<T, kCapacity> i
   }
 }
 
-// A value in the type the ops other than Add/Sub/Mul compute in: float
-// for half and bfloat16, the type itself otherwise (signed: Maximum of
-// integers compares them as themselves).
-template <typename T>
-__device__ auto Signed(T v) {
-  if constexpr (std::is_same_v<T, __half>) {
-    return __half2float(v);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __bfloat162float(v);
-  } else {
-    return v;
-  }
-}
-
 // The ops beyond Add/Sub/Mul, as cwise_ops.h defines them.
 template <BinaryOp Op, typename W>
 __device__ W ApplyBinary(W x, W y) {
@@ -131,7 +119,7 @@ __global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, const Bro
       if constexpr (Op == BinaryOp::kSub) out[i] = Store<T>(a - b);
       if constexpr (Op == BinaryOp::kMul) out[i] = Store<T>(a * b);
     } else {
-      out[i] = Store<T>(ApplyBinary<Op>(Signed(x[xi]), Signed(y[yi])));
+      out[i] = Store<T>(ApplyBinary<Op>(Up(x[xi]), Up(y[yi])));
     }
   }
 }
@@ -163,16 +151,12 @@ __global__ void ReluKernel(const T* in, int64_t n, T* out) {
   }
 }
 
-dim3 GridFor(int64_t n) {
-  int64_t blocks = (n + 255) / 256;
-  return dim3(static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
-}
 
 template <typename T, int kCapacity>
 void LaunchAddN(const void* const* inputs, int count, bool accumulate, int64_t n, T* out, cudaStream_t stream) {
   InputPointers<T, kCapacity> ptrs{};
   for (int k = 0; k < count; ++k) ptrs.p[k] = static_cast<const T*>(inputs[k]);
-  AddNKernel<T, kCapacity><<<GridFor(n), 256, 0, stream>>>(ptrs, count, accumulate, n, out);
+  AddNKernel<T, kCapacity><<<GridFor(n), kThreads, 0, stream>>>(ptrs, count, accumulate, n, out);
 }
 
 template <typename T>
@@ -207,7 +191,7 @@ int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, con
                   !std::is_same_v<T, __nv_bfloat16>) {                                      \
       return static_cast<int>(cudaErrorInvalidValue);                                       \
     } else {                                                                                \
-      BinaryKernel<T, BinaryOp::OP><<<GridFor(n), 256, 0, stream>>>(a, xs, b, ys, bc, n, o); \
+      BinaryKernel<T, BinaryOp::OP><<<GridFor(n), kThreads, 0, stream>>>(a, xs, b, ys, bc, n, o); \
     }                                                                                       \
     break;
     TFRUN_BINARY_CASE(kAdd)
@@ -229,28 +213,6 @@ int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, con
 #undef TFRUN_BINARY_CASE
   }
   return static_cast<int>(cudaGetLastError());
-}
-
-// The arithmetic kernels' types (bool has no arithmetic here: only Cast
-// takes it, through DispatchWithBool).
-template <typename Fn>
-int DispatchElementType(ElementType type, Fn&& fn) {
-  switch (type) {
-    case ElementType::kFloat32: return fn(static_cast<float*>(nullptr));
-    case ElementType::kFloat64: return fn(static_cast<double*>(nullptr));
-    case ElementType::kFloat16: return fn(static_cast<__half*>(nullptr));
-    case ElementType::kBFloat16: return fn(static_cast<__nv_bfloat16*>(nullptr));
-    case ElementType::kInt32: return fn(static_cast<int32_t*>(nullptr));
-    case ElementType::kInt64: return fn(static_cast<int64_t*>(nullptr));
-    case ElementType::kBool: break;
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
-}
-
-template <typename Fn>
-int DispatchWithBool(ElementType type, Fn&& fn) {
-  if (type == ElementType::kBool) return fn(static_cast<bool*>(nullptr));
-  return DispatchElementType(type, fn);
 }
 
 // A value widened to a type static_cast converts from exactly: half and
@@ -294,7 +256,7 @@ __global__ void CastKernel(const From* in, int64_t n, To* out) {
 
 int AddN(ElementType type, const void* const* inputs, int num_inputs, int64_t n, void* out, void* stream) {
   if (n == 0) return 0;
-  return DispatchElementType(type, [&](auto* tag) {
+  return DispatchNumber(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     return AddNTyped<T>(inputs, num_inputs, n, out, static_cast<cudaStream_t>(stream));
   });
@@ -304,7 +266,7 @@ int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const vo
            const Broadcast& broadcast, int64_t n, void* out, void* stream) {
   if (n == 0) return 0;
   if (broadcast.rank < 0 || broadcast.rank > kMaxBroadcastRank) return static_cast<int>(cudaErrorInvalidValue);
-  return DispatchElementType(type, [&](auto* tag) {
+  return DispatchNumber(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     return BinaryTyped<T>(op, x, x_scalar, y, y_scalar, broadcast, n, out, static_cast<cudaStream_t>(stream));
   });
@@ -313,9 +275,9 @@ int Binary(ElementType type, BinaryOp op, const void* x, bool x_scalar, const vo
 int BiasAdd(ElementType type, const void* value, const void* bias, int64_t n, int64_t channels, void* out,
             void* stream) {
   if (n == 0 || channels == 0) return 0;
-  return DispatchElementType(type, [&](auto* tag) {
+  return DispatchNumber(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    BiasAddKernel<T><<<GridFor(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+    BiasAddKernel<T><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(value), static_cast<const T*>(bias), n, channels, static_cast<T*>(out));
     return static_cast<int>(cudaGetLastError());
   });
@@ -323,9 +285,9 @@ int BiasAdd(ElementType type, const void* value, const void* bias, int64_t n, in
 
 int Relu(ElementType type, const void* in, int64_t n, void* out, void* stream) {
   if (n == 0) return 0;
-  return DispatchElementType(type, [&](auto* tag) {
+  return DispatchNumber(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    ReluKernel<T><<<GridFor(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(in), n,
+    ReluKernel<T><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(in), n,
                                                                              static_cast<T*>(out));
     return static_cast<int>(cudaGetLastError());
   });
@@ -337,7 +299,7 @@ int Cast(ElementType from, ElementType to, const void* in, int64_t n, void* out,
     using From = std::remove_pointer_t<decltype(from_tag)>;
     return DispatchWithBool(to, [&](auto* to_tag) {
       using To = std::remove_pointer_t<decltype(to_tag)>;
-      CastKernel<From, To><<<GridFor(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const From*>(in),
+      CastKernel<From, To><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const From*>(in),
                                                                                      n, static_cast<To*>(out));
       return static_cast<int>(cudaGetLastError());
     });

@@ -1,4 +1,6 @@
 #include "kernels/cuda/training.h"
+
+#include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/training_index.h"
 
 #include <cuda_bf16.h>
@@ -14,66 +16,7 @@ namespace tfrun {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-dim3 GridFor(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return dim3(static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
-}
-
-// Grid-stride loop over [0, n).
-#define TFRUN_FOR_EACH(i, n)                                                         \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
 int LastError() { return static_cast<int>(cudaGetLastError()); }
-
-// half and bfloat16 compute in float, round per result; the rest as
-// themselves (integer arithmetic here has no overflow to wrap: the float
-// ops refuse integers, the others are Neg/Square/Abs/Sign/Relu6 and
-// comparisons, as in TensorFlow's GPU kernels).
-template <typename T> struct Wide { using type = T; };
-template <> struct Wide<__half> { using type = float; };
-template <> struct Wide<__nv_bfloat16> { using type = float; };
-
-template <typename T>
-__device__ __forceinline__ typename Wide<T>::type Up(T v) {
-  if constexpr (std::is_same_v<T, __half>) {
-    return __half2float(v);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __bfloat162float(v);
-  } else {
-    return v;
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ T Down(typename Wide<T>::type v) {
-  if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-template <typename T>
-constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
-
-template <typename Fn>
-int DispatchNumber(ElementType type, Fn&& fn) {
-  switch (type) {
-    case ElementType::kFloat32: return fn(static_cast<float*>(nullptr));
-    case ElementType::kFloat64: return fn(static_cast<double*>(nullptr));
-    case ElementType::kFloat16: return fn(static_cast<__half*>(nullptr));
-    case ElementType::kBFloat16: return fn(static_cast<__nv_bfloat16*>(nullptr));
-    case ElementType::kInt32: return fn(static_cast<int32_t*>(nullptr));
-    case ElementType::kInt64: return fn(static_cast<int64_t*>(nullptr));
-    case ElementType::kBool: break;
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
-}
 
 template <typename Fn>
 int DispatchFloat(ElementType type, Fn&& fn) {
@@ -511,8 +454,7 @@ int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, vo
 int Fill(ElementType type, double value, int64_t n, void* out, void* stream) {
   if (n == 0) return 0;
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (type == ElementType::kBool) return LaunchFill<bool>(value, n, out, s);
-  return DispatchNumber(type, [&](auto* tag) {
+  return DispatchWithBool(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     return LaunchFill<T>(value, n, out, s);
   });
@@ -523,8 +465,7 @@ int Compare(ElementType type, CompareOp op, const void* x, bool x_scalar, const 
   if (n == 0) return 0;
   if (broadcast.rank < 0 || broadcast.rank > kMaxBroadcastRank) return static_cast<int>(cudaErrorInvalidValue);
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (type == ElementType::kBool) return CompareTyped<bool>(op, x, x_scalar, y, y_scalar, broadcast, n, out, s);
-  return DispatchNumber(type, [&](auto* tag) {
+  return DispatchWithBool(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     return CompareTyped<T>(op, x, x_scalar, y, y_scalar, broadcast, n, out, s);
   });
@@ -584,8 +525,7 @@ int Reduce(ElementType type, ReduceOp op, const void* in, const ReduceLayout& la
     return static_cast<int>(cudaErrorInvalidValue);
   }
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (type == ElementType::kBool) return ReduceTyped<bool>(op, in, layout, n_out, out, s);
-  return DispatchNumber(type, [&](auto* tag) {
+  return DispatchWithBool(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     return ReduceTyped<T>(op, in, layout, n_out, out, s);
   });
@@ -673,22 +613,15 @@ int ApplyUpdate(ElementType type, UpdateOp op, void* const* tensors, const void*
     T* slot1 = slots > 0 ? static_cast<T*>(tensors[1]) : nullptr;
     T* slot2 = slots > 1 ? static_cast<T*>(tensors[2]) : nullptr;
     const T* g = static_cast<const T*>(grad);
+    auto launch = [&](auto op_tag) {
+      UpdateKernel<T, decltype(op_tag)::value><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
+    };
     switch (op) {
-      case UpdateOp::kGradientDescent:
-        UpdateKernel<T, UpdateOp::kGradientDescent><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
-        break;
-      case UpdateOp::kMomentum:
-        UpdateKernel<T, UpdateOp::kMomentum><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
-        break;
-      case UpdateOp::kAdam:
-        UpdateKernel<T, UpdateOp::kAdam><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
-        break;
-      case UpdateOp::kAdagrad:
-        UpdateKernel<T, UpdateOp::kAdagrad><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
-        break;
-      case UpdateOp::kRMSProp:
-        UpdateKernel<T, UpdateOp::kRMSProp><<<GridFor(n), kThreads, 0, s>>>(var, slot1, slot2, sp, g, flag, n);
-        break;
+      case UpdateOp::kGradientDescent: launch(std::integral_constant<UpdateOp, UpdateOp::kGradientDescent>()); break;
+      case UpdateOp::kMomentum: launch(std::integral_constant<UpdateOp, UpdateOp::kMomentum>()); break;
+      case UpdateOp::kAdam: launch(std::integral_constant<UpdateOp, UpdateOp::kAdam>()); break;
+      case UpdateOp::kAdagrad: launch(std::integral_constant<UpdateOp, UpdateOp::kAdagrad>()); break;
+      case UpdateOp::kRMSProp: launch(std::integral_constant<UpdateOp, UpdateOp::kRMSProp>()); break;
     }
     return LastError();
   });
