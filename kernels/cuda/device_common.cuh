@@ -75,6 +75,23 @@ int DispatchNumber(ElementType type, Fn&& fn) {
   return static_cast<int>(cudaErrorInvalidValue);
 }
 
+// Binary's operand elements for output element i: element i, element 0
+// of a scalar operand, or through `bc`'s strides (rank > 0).
+__device__ __forceinline__ void BinaryOffsets(const Broadcast& bc, bool x_scalar, bool y_scalar, int64_t i,
+                                              int64_t* xi, int64_t* yi) {
+  *xi = x_scalar ? 0 : i;
+  *yi = y_scalar ? 0 : i;
+  if (bc.rank == 0) return;
+  *xi = 0;
+  *yi = 0;
+  for (int d = bc.rank - 1; d >= 0; --d) {  // the output coordinates of i, innermost first
+    const int64_t coord = i % bc.dims[d];
+    i /= bc.dims[d];
+    *xi += coord * bc.x_strides[d];
+    *yi += coord * bc.y_strides[d];
+  }
+}
+
 template <typename Fn>
 int DispatchWithBool(ElementType type, Fn&& fn) {
   if (type == ElementType::kBool) return fn(static_cast<bool*>(nullptr));

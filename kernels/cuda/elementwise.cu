@@ -100,18 +100,8 @@ template <typename T, BinaryOp Op>
 __global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, const Broadcast bc, int64_t n, T* out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t xi = xs ? 0 : i, yi = ys ? 0 : i;
-    if (bc.rank > 0) {  // the output coordinates of i, innermost first
-      xi = 0;
-      yi = 0;
-      int64_t rest = i;
-      for (int d = bc.rank - 1; d >= 0; --d) {
-        const int64_t coord = rest % bc.dims[d];
-        rest /= bc.dims[d];
-        xi += coord * bc.x_strides[d];
-        yi += coord * bc.y_strides[d];
-      }
-    }
+    int64_t xi, yi;
+    BinaryOffsets(bc, xs, ys, i, &xi, &yi);
     if constexpr (Op == BinaryOp::kAdd || Op == BinaryOp::kSub || Op == BinaryOp::kMul) {
       auto a = Load(x, xi);  // integers wrap
       auto b = Load(y, yi);

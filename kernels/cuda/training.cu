@@ -152,18 +152,8 @@ __device__ __forceinline__ bool ApplyCompare(W x, W y) {
 template <typename T, CompareOp Op>
 __global__ void CompareKernel(const T* x, bool xs, const T* y, bool ys, const Broadcast bc, int64_t n, bool* out) {
   TFRUN_FOR_EACH(i, n) {
-    int64_t xi = xs ? 0 : i, yi = ys ? 0 : i;
-    if (bc.rank > 0) {
-      xi = 0;
-      yi = 0;
-      int64_t rest = i;
-      for (int d = bc.rank - 1; d >= 0; --d) {
-        const int64_t coord = rest % bc.dims[d];
-        rest /= bc.dims[d];
-        xi += coord * bc.x_strides[d];
-        yi += coord * bc.y_strides[d];
-      }
-    }
+    int64_t xi, yi;
+    BinaryOffsets(bc, xs, ys, i, &xi, &yi);
     out[i] = ApplyCompare<Op>(Up(x[xi]), Up(y[yi]));
   }
 }
@@ -358,6 +348,19 @@ __device__ T BlockReduce(T v, T* scratch) {
   return result;
 }
 
+// A row's maximum and the sum of exp(x - maximum) over it, for every
+// thread of the block.
+template <typename T>
+__device__ void RowMaxAndSumExp(const T* in, int64_t classes, T* scratch, T* max, T* sum) {
+  T m = -INFINITY;
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) m = in[k] > m ? in[k] : m;
+  m = BlockReduce<true>(m, scratch);
+  T s = 0;
+  for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) s += exp(in[k] - m);
+  *sum = BlockReduce<false>(s, scratch);
+  *max = m;
+}
+
 // softmax_op_functor.h: shifted by the row's maximum.
 template <typename T, bool Log>
 __global__ void SoftmaxKernel(const T* logits, int64_t rows, int64_t classes, T* out) {
@@ -365,12 +368,8 @@ __global__ void SoftmaxKernel(const T* logits, int64_t rows, int64_t classes, T*
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* in = logits + row * classes;
     T* o = out + row * classes;
-    T max = -INFINITY;
-    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) max = in[k] > max ? in[k] : max;
-    max = BlockReduce<true>(max, scratch);
-    T sum = 0;
-    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) sum += exp(in[k] - max);
-    sum = BlockReduce<false>(sum, scratch);
+    T max, sum;
+    RowMaxAndSumExp(in, classes, scratch, &max, &sum);
     for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
       const T shifted = in[k] - max;
       o[k] = Log ? shifted - log(sum) : exp(shifted) / sum;
@@ -387,12 +386,8 @@ __global__ void XentKernel(const T* logits, const T* labels, int64_t rows, int64
     const T* in = logits + row * classes;
     const T* lab = labels + row * classes;
     T* back = backprop + row * classes;
-    T max = -INFINITY;
-    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) max = in[k] > max ? in[k] : max;
-    max = BlockReduce<true>(max, scratch);
-    T sum = 0;
-    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) sum += exp(in[k] - max);
-    sum = BlockReduce<false>(sum, scratch);
+    T max, sum;
+    RowMaxAndSumExp(in, classes, scratch, &max, &sum);
     const T log_sum = log(sum);
     T row_loss = 0;
     for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
