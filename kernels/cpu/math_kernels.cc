@@ -149,7 +149,12 @@ Status BinaryKernel(KernelContext& c) {
       T* out = c.output.data<T>();
       const int64_t n = c.output.num_elements();
       if (x.shape() == y.shape()) {  // the gradients' case: on the pool when large
-        Assign(FlatOf<T>(c.output), ConstFlatOf<T>(x).binaryExpr(ConstFlatOf<T>(y), BinaryFunctor<Op, T>()), n);
+        if constexpr (Op == Binary::kReluGrad) {
+          // relu_op_functor.h's own expression, which Eigen vectorizes.
+          Assign(FlatOf<T>(c.output), ConstFlatOf<T>(x) * (ConstFlatOf<T>(y) > T(0)).template cast<T>(), n);
+        } else {
+          Assign(FlatOf<T>(c.output), ConstFlatOf<T>(x).binaryExpr(ConstFlatOf<T>(y), BinaryFunctor<Op, T>()), n);
+        }
         return Status::Ok();
       }
       ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) {
