@@ -45,16 +45,6 @@ __device__ typename Compute<T>::type Load(const T* p, int64_t i) {
   }
 }
 
-template <typename T>
-__device__ T Store(typename Compute<T>::type v) {
-  if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
 
 template <typename T, int kCapacity>
 __global__ void AddNKernel(const __grid_constant__ InputPointers<T, kCapacity> in, int count, bool accumulate,
@@ -62,7 +52,7 @@ __global__ void AddNKernel(const __grid_constant__ InputPointers<T, kCapacity> i
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     T acc = accumulate ? out[i] : in.p[0][i];
-    for (int k = accumulate ? 0 : 1; k < count; ++k) acc = Store<T>(Load(&acc, 0) + Load(in.p[k], i));
+    for (int k = accumulate ? 0 : 1; k < count; ++k) acc = Down<T>(Load(&acc, 0) + Load(in.p[k], i));
     out[i] = acc;
   }
 }
@@ -105,11 +95,11 @@ __global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, const Bro
     if constexpr (Op == BinaryOp::kAdd || Op == BinaryOp::kSub || Op == BinaryOp::kMul) {
       auto a = Load(x, xi);  // integers wrap
       auto b = Load(y, yi);
-      if constexpr (Op == BinaryOp::kAdd) out[i] = Store<T>(a + b);
-      if constexpr (Op == BinaryOp::kSub) out[i] = Store<T>(a - b);
-      if constexpr (Op == BinaryOp::kMul) out[i] = Store<T>(a * b);
+      if constexpr (Op == BinaryOp::kAdd) out[i] = Down<T>(a + b);
+      if constexpr (Op == BinaryOp::kSub) out[i] = Down<T>(a - b);
+      if constexpr (Op == BinaryOp::kMul) out[i] = Down<T>(a * b);
     } else {
-      out[i] = Store<T>(ApplyBinary<Op>(Up(x[xi]), Up(y[yi])));
+      out[i] = Down<T>(ApplyBinary<Op>(Up(x[xi]), Up(y[yi])));
     }
   }
 }
@@ -120,7 +110,7 @@ template <typename T>
 __global__ void BiasAddKernel(const T* value, const T* bias, int64_t n, int64_t channels, T* out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = Store<T>(Load(value, i) + Load(bias, i % channels));
+    out[i] = Down<T>(Load(value, i) + Load(bias, i % channels));
   }
 }
 
@@ -137,7 +127,7 @@ __global__ void ReluKernel(const T* in, int64_t n, T* out) {
     } else {
       negative = Load(in, i) < 0;
     }
-    out[i] = negative ? Store<T>(0) : in[i];
+    out[i] = negative ? Down<T>(0) : in[i];
   }
 }
 

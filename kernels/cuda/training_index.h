@@ -41,23 +41,24 @@ TFRUN_HOST_DEVICE void SelectOffsets(const Select3& layout, int64_t i, int64_t* 
   }
 }
 
-// A reduction's first input element for output element o, and the offset
-// of its r-th reduced element from there.
-TFRUN_HOST_DEVICE int64_t KeptOffset(const ReduceLayout& l, int64_t o) {
+// Element i of a row-major index space of `rank` `dims`, placed by
+// `strides`.
+TFRUN_HOST_DEVICE int64_t StridedOffset(int rank, const int64_t* dims, const int64_t* strides, int64_t i) {
   int64_t offset = 0;
-  for (int d = l.kept_rank - 1; d >= 0; --d) {
-    offset += (o % l.kept_dims[d]) * l.kept_strides[d];
-    o /= l.kept_dims[d];
+  for (int d = rank - 1; d >= 0; --d) {
+    offset += (i % dims[d]) * strides[d];
+    i /= dims[d];
   }
   return offset;
 }
+
+// A reduction's first input element for output element o, and the offset
+// of its r-th reduced element from there.
+TFRUN_HOST_DEVICE int64_t KeptOffset(const ReduceLayout& l, int64_t o) {
+  return StridedOffset(l.kept_rank, l.kept_dims, l.kept_strides, o);
+}
 TFRUN_HOST_DEVICE int64_t ReducedOffset(const ReduceLayout& l, int64_t r) {
-  int64_t offset = 0;
-  for (int d = l.reduced_rank - 1; d >= 0; --d) {
-    offset += (r % l.reduced_dims[d]) * l.reduced_strides[d];
-    r /= l.reduced_dims[d];
-  }
-  return offset;
+  return StridedOffset(l.reduced_rank, l.reduced_dims, l.reduced_strides, r);
 }
 
 // GatherV2's params element for output element i (params [outer, limit,
