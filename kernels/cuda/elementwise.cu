@@ -166,9 +166,7 @@ int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, con
   switch (op) {
 #define TFRUN_BINARY_CASE(OP)                                                               \
   case BinaryOp::OP:                                                                        \
-    if constexpr (kBinaryFloatOnly<BinaryOp::OP> && !std::is_same_v<T, float> &&            \
-                  !std::is_same_v<T, double> && !std::is_same_v<T, __half> &&               \
-                  !std::is_same_v<T, __nv_bfloat16>) {                                      \
+    if constexpr (kBinaryFloatOnly<BinaryOp::OP> && !kIsFloat<T>) {                         \
       return static_cast<int>(cudaErrorInvalidValue);                                       \
     } else {                                                                                \
       BinaryKernel<T, BinaryOp::OP><<<GridFor(n), kThreads, 0, stream>>>(a, xs, b, ys, bc, n, o); \
