@@ -953,6 +953,13 @@ TEST(CliTest, ResourceVariablesRunAsInASession) {
                             "--fetch y");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, "True\n[[3. 3.]\n [7. 7.]]\n");
+  // sess.run of the handle itself gives its raw bytes in TensorFlow: no
+  // value to print, so tfrun refuses it rather than print another.
+  const Outcome handle = Tfrun("graphs/tf/resource_run.pbtxt --targets init --fetch w");
+  EXPECT_EQ(handle.exit_code, 2);
+  EXPECT_EQ(handle.out, "");
+  EXPECT_EQ(handle.err, "tfrun: error: --fetch w:0: a resource tensor: TensorFlow's sess.run returns its raw in-memory "
+                        "bytes, which tfrun does not print (fetch what reads it, such as a ReadVariableOp)\n");
 }
 
 // What --help and the flags tell a new user: defaults, exit codes,

@@ -110,6 +110,14 @@ StatusOr<std::vector<Feed>> ResolveFeeds(const std::vector<std::string>& specs, 
     if (!fed.emplace(output->node, output->index).second) return BadInput(fmt::format("{}: fed twice", flag));
     const Node& node = graph.nodes[output->node];
     const std::string tensor = graph.OutputName(*output, false);
+    // session.py has no NumPy value for a resource handle (it fails with a
+    // KeyError of its own); tfrun's handles are not the user's to make.
+    const std::optional<DType> dtype = graph.OutputDType(*output);
+    if (!dtype || *dtype != node.dtype) {
+      return BadInput(fmt::format("{}: {} is a {} tensor, which a feed cannot give a value (feed a tensor it "
+                                  "computes from instead)",
+                                  flag, tensor, graph.OutputTypeString(*output)));
+    }
     TFRUN_ASSIGN_OR_RETURN(Tensor value, ReadFedValue(flag, spec.substr(eq + 1), node, limit, profile));
     if ((value.dtype() == DType::kString) != (node.dtype == DType::kString)) {
       return BadInput(fmt::format("{}: ValueError: a {} value cannot be fed to {}, a {} tensor", flag,

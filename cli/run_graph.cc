@@ -279,6 +279,15 @@ Status GraphRun::ResolveFetch() {
       fetch_.push_back({node->id, tensor->index});  // twice is fine: sess.run([a, a])
     }
   }
+  // sess.run of a resource handle returns its in-memory bytes (pointers
+  // and all), which no golden file can hold: refused, not imitated.
+  for (const NodeOutput& f : fetch_) {
+    if (const std::string type = graph_.OutputTypeString(f); type == "resource" || type == "variant") {
+      return BadInput(fmt::format("--fetch {}: a {} tensor: TensorFlow's sess.run returns its raw in-memory bytes, "
+                                  "which tfrun does not print (fetch what reads it, such as a ReadVariableOp)",
+                                  ClipForMessage(graph_.OutputName(f, false)), type));
+    }
+  }
   report_.fetch = fetch_;
   return Status::Ok();
 }

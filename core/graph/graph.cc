@@ -64,6 +64,24 @@ StatusOr<NodeOutput> Graph::FindOutput(std::string_view text, std::string_view w
   return NodeOutput{node->id, name->index};
 }
 
+std::optional<DType> Graph::OutputDType(NodeOutput output) const {
+  const Node& node = nodes[output.node];
+  if (node.imported < 0) return node.dtype;
+  const std::vector<std::string>& types = imported[node.imported].output_types;
+  if (output.index < 0 || output.index >= static_cast<int>(types.size())) return std::nullopt;
+  std::string_view type = types[output.index];
+  if (IsRefType(type)) type.remove_suffix(4);
+  return DTypeOfTableType(type);
+}
+
+std::string Graph::OutputTypeString(NodeOutput output) const {
+  const Node& node = nodes[output.node];
+  if (node.imported < 0) return std::string(Info(node.dtype).tf_name);
+  const std::vector<std::string>& types = imported[node.imported].output_types;
+  if (output.index < 0 || output.index >= static_cast<int>(types.size())) return "?";
+  return DataTypeString(types[output.index]);
+}
+
 std::string FormatLocation(const std::string& path, const SourceLocation& loc) {
   if (loc.line == 0) return path;
   return fmt::format("{}:{}:{}", path, loc.line, loc.column);

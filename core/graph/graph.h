@@ -221,6 +221,12 @@ struct Graph {
   // TensorFlow's words ("... does not exist in the graph.", "... only has 1
   // outputs."); `what` starts it ("fetch 'q:0'").
   StatusOr<NodeOutput> FindOutput(std::string_view text, std::string_view what) const;
+  // The dtype output `output` carries: a graph file's node's own; for a
+  // NodeDef, the type its OpDef declares, nullopt where tfrun stores no
+  // such tensor (a resource handle, a variant, complex numbers).
+  std::optional<DType> OutputDType(NodeOutput output) const;
+  // That type as TensorFlow writes it ("float", "resource").
+  std::string OutputTypeString(NodeOutput output) const;
   // "split:1" (or "x" for output 0 when `short_zero`), TensorFlow's
   // tensor name as feeds and fetches write it.
   std::string OutputName(NodeOutput output, bool short_zero = true) const;

@@ -13,6 +13,7 @@
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/node_def_summary.h"
 #include "core/graph/op_registry.h"
+#include "core/tables/tf_tables.h"
 
 namespace tfrun {
 
@@ -76,6 +77,12 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   plan.kernel = kernels_.Find(node.op, kernel_type, node.dtype, node.has_output());
   plan.memory = MemoryFor(node);
   plan.kernel_type = kernel_type;
+  if (node.imported >= 0) {
+    for (std::string_view type : graph_.imported[node.imported].output_types) {
+      if (IsRefType(type)) type.remove_suffix(4);
+      plan.output_dtypes.push_back(DTypeOfTableType(type));
+    }
+  }
   return &plan;
 }
 
@@ -254,6 +261,17 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       result->events.push_back(std::move(event));
     }
     if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
+    // executor.cc ProcessOutputs' check: an output of another dtype than
+    // the NodeDef declares is an error, never a tensor read as that dtype.
+    for (size_t i = 0; i < context.outputs.size() && i < plan.output_dtypes.size(); ++i) {
+      const Tensor& out = context.outputs[i];
+      if (out.is_valid() && plan.output_dtypes[i] && out.dtype() != *plan.output_dtypes[i]) {
+        return RuntimeError(fmt::format("{}: node '{}' on {}: InternalError: Output {} of type {} does not match "
+                                        "declared output type {} for node {{{{node {}}}}}",
+                                        graph_.Where(node.location), node.name, device.name, i,
+                                        Info(out.dtype()).tf_name, Info(*plan.output_dtypes[i]).tf_name, node.name));
+      }
+    }
     for (int i = 0; i < node.num_outputs && i < static_cast<int>(context.outputs.size()); ++i) {
       const int slot = first_slot_[id] + i;
       if (fed[slot]) continue;  // consumers read the fed value

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,10 @@ class Executor {
     KernelFn kernel = nullptr;
     Allocator* memory = nullptr;
     std::string kernel_type;
+    // Each output's declared dtype, where the NodeDef declares one tfrun
+    // stores (not a resource): what the kernel's outputs must be, so that
+    // no consumer reads one dtype's bytes as another's.
+    std::vector<std::optional<DType>> output_dtypes;
   };
   const NodePlan* PlanFor(const Node& node);
 

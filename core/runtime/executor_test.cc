@@ -190,5 +190,33 @@ fetch: [z]
   EXPECT_NE(wrong_dtype.message().find("'y' (Mul, float32)"), std::string::npos) << wrong_dtype.message();
 }
 
+// A kernel's output of another dtype than its NodeDef declares is an error
+// (TensorFlow's executor checks each output), never a tensor whose bytes a
+// consumer reads as the declared dtype's.
+TEST(ExecutorTest, AnOutputOfTheWrongDtypeIsAnError) {
+  StatusOr<Graph> graph = LoadGraphText(R"(
+nodes:
+  - {name: x, op: Const, value: [1.0, 2.0]}
+  - {name: y, op: Add, inputs: [x, x]}
+fetch: [y]
+)",
+                                        "dtype.yaml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  TwoDevices devices;
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*graph, devices.set, false, *FindProfile("tf2"), &placement).ok());
+  // y as a NodeDef that declares a double output, as a hostile GraphDef's
+  // node could while its kernel makes float.
+  graph->imported.push_back(ImportedNodeDef{{}, {"DOUBLE", "DOUBLE"}, {"DOUBLE"}});
+  graph->nodes[1].imported = 0;
+  const KernelRegistry kernels = KernelsWithAdd(FakeAdd);
+  Executor executor(*graph, devices.set, placement, kernels);
+  StatusOr<RunResult> result = executor.Run(graph->fetch);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "dtype.yaml:4:5: node 'y' on /job:localhost/replica:0/task:0/device:GPU:0: InternalError: Output 0 of "
+            "type float does not match declared output type double for node {{node y}}");
+}
+
 }  // namespace
 }  // namespace tfrun

@@ -74,8 +74,8 @@ Status IdentityKernel(KernelContext& c) {
 Status NoOpKernel(KernelContext&) { return Status::Ok(); }
 
 Status VariableKernel(KernelContext& c) {
-  auto it = c.variables->find(c.node.name);
-  if (it != c.variables->end()) c.output = it->second;
+  auto it = c.variables->ref.find(c.node.name);
+  if (it != c.variables->ref.end()) c.output = it->second;
   return Status::Ok();
 }
 
@@ -85,7 +85,7 @@ Status VariableKernel(KernelContext& c) {
 // reach the Const or the tensor the value came from.
 Status AssignKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(Tensor stored, c.inputs[1].CopyTo(c.inputs[1].allocator(), c.device_name));
-  (*c.variables)[c.node.variable] = stored;
+  c.variables->ref[c.node.variable] = stored;
   c.output = std::move(stored);
   return Status::Ok();
 }
@@ -303,43 +303,70 @@ Status VarHandleKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-StatusOr<Tensor*> LookupResourceVariable(KernelContext& c, const Tensor& handle) {
-  const std::string key(handle.StringAt(0));
-  const auto it = c.variables->find(key);
-  if (it != c.variables->end()) return &it->second;
+StatusOr<std::string> ResourceKey(KernelContext& c, int i) {
+  const Tensor& handle = c.inputs[i];
+  if (!handle.is_valid() || handle.dtype() != DType::kString || handle.num_elements() != 1) {
+    return c.Fail(fmt::format("input {} of {} must be a resource handle (a VarHandleOp's output); got a {} tensor of "
+                              "shape {}",
+                              i, c.node.op, Info(handle.dtype()).tf_name, ShapeDebugString(handle.shape())));
+  }
+  return std::string(handle.StringAt(0));
+}
+
+StatusOr<Tensor*> LookupResourceVariable(KernelContext& c, int i) {
+  TFRUN_ASSIGN_OR_RETURN(const std::string key, ResourceKey(c, i));
+  auto& variables = c.variables->resource;
+  const auto it = variables.find(key);
+  if (it != variables.end()) return &it->second;
   // lookup_util's text; the container exists once any resource does.
-  const bool container = std::any_of(c.variables->begin(), c.variables->end(), [](const auto& v) {
-    return v.first.compare(0, kResourceContainer.size(), kResourceContainer) == 0;
-  });
-  const std::string name = key.substr(kResourceContainer.size());
+  const std::string name = key.compare(0, kResourceContainer.size(), kResourceContainer) == 0
+                               ? key.substr(kResourceContainer.size())
+                               : key;
   c.op_error = true;
   return RuntimeError(fmt::format(
       "FailedPreconditionError: Could not find variable {}. This could mean that the variable has been deleted. In "
       "TF1, it can also mean the variable is uninitialized. Debug info: container=localhost, status error "
       "message={}",
       name,
-      container ? fmt::format("Resource localhost/{}/N10tensorflow3VarE does not exist.", name)
-                : fmt::format("Container localhost does not exist. (Could not find resource: localhost/{})", name)));
+      !variables.empty() ? fmt::format("Resource localhost/{}/N10tensorflow3VarE does not exist.", name)
+                         : fmt::format("Container localhost does not exist. (Could not find resource: localhost/{})",
+                                       name)));
 }
 
 // The read shares the variable's buffer; an update that finds it shared
 // writes a copy (optimizer_kernels.cc), so this value never changes.
+// ReadVariableOp's check (resource_variable_ops.cc): its dtype attr, the
+// node's dtype, is the variable's.
 Status ReadVariableKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, c.inputs[0]));
+  TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, 0));
+  if (variable->dtype() != c.node.dtype) {
+    return c.Fail(fmt::format("Trying to read variable with wrong dtype. Expected {} got {}",
+                              Info(c.node.dtype).tf_name, Info(variable->dtype()).tf_name));
+  }
   c.output = *variable;
   return Status::Ok();
 }
 
 // A copy, as for Assign: later updates write into the variable's buffer.
+// AssignVariableOp's check: a variable keeps its first dtype (the value's
+// is the op's dtype attr, which the importer checked).
 Status AssignVariableKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(Tensor stored, c.inputs[1].CopyTo(c.inputs[1].allocator(), c.device_name));
-  (*c.variables)[std::string(c.inputs[0].StringAt(0))] = std::move(stored);
+  TFRUN_ASSIGN_OR_RETURN(const std::string key, ResourceKey(c, 0));
+  const Tensor& value = c.inputs[1];
+  auto it = c.variables->resource.find(key);
+  if (it != c.variables->resource.end() && it->second.dtype() != value.dtype()) {
+    return c.Fail(fmt::format("Trying to assign variable with wrong dtype. Expected {} got {}",
+                              Info(it->second.dtype()).tf_name, Info(value.dtype()).tf_name));
+  }
+  TFRUN_ASSIGN_OR_RETURN(Tensor stored, value.CopyTo(value.allocator(), c.device_name));
+  c.variables->resource[key] = std::move(stored);
   return Status::Ok();
 }
 
 Status VarIsInitializedKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const std::string key, ResourceKey(c, 0));
   TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(DType::kBool, {}));
-  out.data<bool>()[0] = c.variables->count(std::string(c.inputs[0].StringAt(0))) > 0;
+  out.data<bool>()[0] = c.variables->resource.count(key) > 0;
   return OutputFromHost(c, std::move(out));
 }
 

@@ -26,8 +26,17 @@ namespace tfrun {
 // work on a device, so there is nothing to time or wait for.
 bool QueuesDeviceWork(const Node& node);
 
-// Variables live across the run: VariableV2 reads, Assign writes.
-using VariableStore = std::map<std::string, Tensor>;
+// Variables live across runs. Reference variables (VariableV2 reads,
+// Assign writes) are kept by their VariableV2's node name; resource
+// variables by their handle ("localhost/" and the shared name). Two maps,
+// so a node named "localhost/w" and a handle of shared name "w" never meet.
+// INVARIANT: a resource variable keeps the dtype it was first assigned
+// (AssignVariableOp refuses another, as TensorFlow's Var does), so every
+// reader that checks its own dtype attr against it reads what it expects.
+struct VariableStore {
+  std::map<std::string, Tensor> ref;
+  std::map<std::string, Tensor> resource;
+};
 
 // A stateful random node's generator, by node id: made from its seeds at
 // its first run and kept across runs, as TensorFlow's kernel keeps its
@@ -108,9 +117,14 @@ Status VarHandleKernel(KernelContext& context);
 Status ReadVariableKernel(KernelContext& context);
 Status AssignVariableKernel(KernelContext& context);
 Status VarIsInitializedKernel(KernelContext& context);
-// The variable a resource handle names, or TensorFlow's "Could not find
-// variable" error. The pointer lives as long as the variable store entry.
-StatusOr<Tensor*> LookupResourceVariable(KernelContext& context, const Tensor& handle);
+// The variable store's key of input `i`, which must be a resource handle:
+// a string scalar as VarHandleOp makes it (an error naming the input
+// otherwise, never a read of another dtype's bytes as a handle).
+StatusOr<std::string> ResourceKey(KernelContext& context, int i);
+// The variable the handle of input `i` names, or TensorFlow's "Could not
+// find variable" error. The pointer lives as long as the variable store
+// entry. Callers check the variable's dtype against their own attr.
+StatusOr<Tensor*> LookupResourceVariable(KernelContext& context, int i);
 
 // RandomUniform, RandomStandardNormal and TruncatedNormal (float32 and
 // float64): TensorFlow's CPU kernels' numbers for the node's `seed` and

@@ -31,16 +31,19 @@ struct KernelRun {
   Tensor output;
 };
 
-// Runs `kernel` as a node of `op` with output dtype `dtype` on CPU:0.
-KernelRun RunKernel(KernelFn kernel, const std::string& op, DType dtype, std::vector<Tensor> inputs) {
+// Runs `kernel` as a node of `op` with output dtype `dtype` on CPU:0, with
+// `variables` (a store of its own when null).
+KernelRun RunKernel(KernelFn kernel, const std::string& op, DType dtype, std::vector<Tensor> inputs,
+                    VariableStore* variables = nullptr) {
   Node node;
   node.name = "k";
   node.op = op;
   node.dtype = dtype;
   const std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
-  VariableStore variables;
+  VariableStore own;
   std::map<int, Tensor> constants;
-  KernelContext context{node, std::move(inputs), CpuAllocator(), device, &variables, &constants, nullptr};
+  KernelContext context{node, std::move(inputs), CpuAllocator(), device, variables ? variables : &own, &constants,
+                        nullptr};
   Status status = kernel(context);
   return {status, context.output};
 }
@@ -122,6 +125,68 @@ TEST(FillKernelTest, FillsAndFailsAsTensorFlow) {
       "InvalidArgumentError: dims must represent a vector, got shape [1,1]");
   EXPECT_EQ(RunKernel(FillKernel, "Fill", DType::kFloat32, {Ints({2}), Floats({2}, {1, 2})}).status.message(),
             "InvalidArgumentError: value must represent a scalar, got shape [2]");
+}
+
+// Resource variables: the dtype checks of resource_variable_ops.cc, in the
+// texts TensorFlow 2.21's Session raised for the same graphs (two
+// VarHandleOps of one shared_name and different dtypes; DERIVATIONS.md,
+// "Resource variables of the wrong dtype"). A variable read as another
+// dtype would hand its consumer too few bytes.
+Tensor Handle(const std::string& shared_name) {
+  StatusOr<Tensor> t = Tensor::FromStrings({}, {"localhost/" + shared_name});
+  EXPECT_TRUE(t.ok());
+  return *t;
+}
+
+Tensor Bools(const std::vector<double>& values) {
+  StatusOr<Tensor> t = Tensor::AllocateHost(DType::kBool, {static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) t->data<bool>()[i] = values[i] != 0;
+  return *t;
+}
+
+TEST(ResourceVariableKernelTest, AReadOrAssignOfAnotherDtypeIsTensorFlowsError) {
+  VariableStore variables;
+  ASSERT_TRUE(RunKernel(AssignVariableKernel, "AssignVariableOp", DType::kBool, {Handle("w"), Bools({1, 0})},
+                        &variables)
+                  .status.ok());
+  EXPECT_EQ(RunKernel(ReadVariableKernel, "ReadVariableOp", DType::kFloat64, {Handle("w")}, &variables).status.message(),
+            "InvalidArgumentError: Trying to read variable with wrong dtype. Expected double got bool");
+  EXPECT_EQ(RunKernel(AssignVariableKernel, "AssignVariableOp", DType::kFloat32, {Handle("w"), Floats({2}, {1, 2})},
+                      &variables)
+                .status.message(),
+            "InvalidArgumentError: Trying to assign variable with wrong dtype. Expected bool got float");
+  // The variable is as it was, and reads in its own dtype.
+  KernelRun read = RunKernel(ReadVariableKernel, "ReadVariableOp", DType::kBool, {Handle("w")}, &variables);
+  ASSERT_TRUE(read.status.ok()) << read.status.message();
+  EXPECT_EQ(Values(read.output), (std::vector<double>{1, 0}));
+  // Another value of its dtype and any shape replaces it (validate_shape=false).
+  EXPECT_TRUE(RunKernel(AssignVariableKernel, "AssignVariableOp", DType::kBool, {Handle("w"), Bools({1, 1, 1})},
+                        &variables)
+                  .status.ok());
+}
+
+TEST(ResourceVariableKernelTest, AnInputThatIsNoHandleIsAnErrorNotARead) {
+  VariableStore variables;
+  // A float tensor where the handle goes (a resource fed or made by a
+  // hostile graph): its bytes are never taken for a handle's.
+  for (KernelFn kernel : {ReadVariableKernel, VarIsInitializedKernel}) {
+    KernelRun r = RunKernel(kernel, "ReadVariableOp", DType::kFloat32, {Floats({2, 2}, {1, 2, 3, 4})}, &variables);
+    EXPECT_EQ(r.status.message(), "InvalidArgumentError: input 0 of ReadVariableOp must be a resource handle (a "
+                                  "VarHandleOp's output); got a float tensor of shape [2,2]");
+  }
+  EXPECT_FALSE(RunKernel(AssignVariableKernel, "AssignVariableOp", DType::kFloat32,
+                         {Tensor::FromStrings({2}, {"a", "b"}).value(), Floats({1}, {1})}, &variables)
+                   .status.ok());
+}
+
+TEST(ResourceVariableKernelTest, ReferenceAndResourceVariablesNeverShareAName) {
+  VariableStore variables;
+  variables.ref["localhost/w"] = Bools({1});  // a VariableV2 named localhost/w
+  EXPECT_EQ(RunKernel(VarIsInitializedKernel, "VarIsInitializedOp", DType::kBool, {Handle("w")}, &variables)
+                .output.data<bool>()[0],
+            false);
+  KernelRun read = RunKernel(ReadVariableKernel, "ReadVariableOp", DType::kFloat64, {Handle("w")}, &variables);
+  EXPECT_NE(read.status.message().find("Could not find variable w."), std::string::npos) << read.status.message();
 }
 
 }  // namespace

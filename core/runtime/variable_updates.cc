@@ -2,27 +2,43 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+
 namespace tfrun {
 namespace {
 
 // The tensors an update writes: the ref inputs themselves, or the resource
-// variables their handles name (copied first where a read holds them).
-StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bool resource, DType dtype) {
+// variables their handles name (copied first where a read holds them; a
+// variable named twice, as var and as a slot, is one tensor, as in
+// TensorFlow). `assign_update`: AssignAdd/SubVariableOp, whose dtype text
+// is their own.
+StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bool resource, DType dtype,
+                                              bool assign_update = false) {
   std::vector<Tensor> tensors;
+  std::vector<std::string> keys;
   for (size_t i = 0; i < count; ++i) {
     if (!resource) {
       tensors.push_back(c.inputs[i]);
       continue;
     }
-    TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, c.inputs[i]));
-    if (variable->buffer_shared()) {
-      TFRUN_ASSIGN_OR_RETURN(*variable, variable->CopyTo(variable->allocator(), c.device_name));
+    TFRUN_ASSIGN_OR_RETURN(std::string key, ResourceKey(c, static_cast<int>(i)));
+    if (auto same = std::find(keys.begin(), keys.end(), key); same != keys.end()) {
+      tensors.push_back(tensors[same - keys.begin()]);
+      keys.push_back(std::move(key));
+      continue;
     }
+    TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, static_cast<int>(i)));
     if (variable->dtype() != dtype) {
+      if (assign_update) return c.Fail("DType of variable handle and value does not match.");
       return c.Fail(fmt::format("Trying to update variable with wrong dtype. Expected {} got {}",
                                 Info(variable->dtype()).tf_name, Info(dtype).tf_name));
     }
+    if (variable->buffer_shared()) {
+      TFRUN_ASSIGN_OR_RETURN(*variable, variable->CopyTo(variable->allocator(), c.device_name));
+    }
     tensors.push_back(*variable);
+    keys.push_back(std::move(key));
   }
   return tensors;
 }
@@ -72,7 +88,7 @@ StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs
 }
 
 StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource) {
-  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, resource, c.inputs[1].dtype()));
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, resource, c.inputs[1].dtype(), true));
   const Tensor& var = tensors[0];
   const Tensor& value = c.inputs[1];
   if (var.shape() != value.shape()) {
