@@ -171,6 +171,46 @@ TEST(TfGraphFile, KindsByNameAndContent) {
   EXPECT_FALSE(ParseTfGraphBytes(std::string("\x0a\xff\xff\xff\xff\x0f", 6), "x.pb", "").ok());
 }
 
+// Text files nest messages at most 100 deep, as binary ones do: 20,000
+// levels of an unknown field (160 KB) took the stack, and nesting through
+// attr maps memory quadratic in the depth. One located line, exit 2.
+TEST(TfGraphFile, NestingIsBoundedAsInTheBinaryParser) {
+  auto nested = [](const std::string& open, int depth, const std::string& inner) {
+    std::string text;
+    for (int i = 0; i < depth; ++i) text += open + " { ";
+    text += inner;
+    for (int i = 0; i < depth; ++i) text += " }";
+    return text;
+  };
+  const std::string deep_unknown = "node { name: \"a\" op: \"NoOp\" " + nested("unknown", 20000, "") + " }\n";
+  const std::string too_deep = "Message is too deep, the parser exceeded the configured recursion limit of 100.";
+  struct Case {
+    std::string name, text, kind;
+  };
+  for (const Case& c : {Case{"g.pbtxt", deep_unknown, "GraphDef"},
+                        Case{"m.meta", "meta_info_def { } graph_def { " + deep_unknown + " }", "MetaGraphDef"},
+                        Case{"saved_model.pbtxt", "meta_graphs { graph_def { " + deep_unknown + " } }", "SavedModel"},
+                        Case{"g.pbtxt",
+                             "node { name: \"a\" op: \"NoOp\" attr { key: \"k\" value { " +
+                                 nested("func { name: \"f\" attr { key: \"k\" value", 40, "i: 1") +
+                                 std::string(80, '}') + " } } }",
+                             "GraphDef"}}) {
+    StatusOr<TfGraphFile> file = ParseTfGraphBytes(c.text, c.name, "");
+    ASSERT_FALSE(file.ok()) << c.name;
+    EXPECT_EQ(file.status().kind(), ErrorKind::kBadInput);
+    const std::string& message = file.status().message();
+    EXPECT_EQ(message.rfind(c.name + ":1:", 0), 0u) << message;
+    EXPECT_NE(message.find(too_deep + " (text " + c.kind + ")"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // 90 levels (30 of func, attr entry, value) are fine.
+  const std::string ok = "node { name: \"a\" op: \"NoOp\" attr { key: \"k\" value { " +
+                         nested("func { name: \"f\" attr { key: \"k\" value", 29, "i: 1") + std::string(58, '}') +
+                         " } } }";
+  StatusOr<TfGraphFile> file = ParseTfGraphBytes(ok, "g.pbtxt", "");
+  EXPECT_TRUE(file.ok()) << file.status().message();
+}
+
 // The files TensorFlow wrote for graphs/tf: the text GraphDef, the binary
 // one and the MetaGraphDef hold the same nodes.
 TEST(TfGraphFile, ReadsWhatTensorFlowWrote) {

@@ -95,6 +95,11 @@ Kind KindOfName(const std::string& name, std::string_view bytes, bool text) {
   return text ? KindOfText(bytes) : KindOfBinary(bytes);
 }
 
+// How deep messages may nest in a text file, as the binary parser allows
+// (protobuf's default): deeper ones, a few bytes a level, would take the
+// stack, and through attr maps memory quadratic in the depth.
+constexpr int kMaxMessageNesting = 100;
+
 // Collects the text parser's errors: the first one, located.
 class FirstError : public google::protobuf::io::ErrorCollector {
  public:
@@ -125,6 +130,7 @@ Status ParseMessage(const std::string& bytes, bool text, const std::string& name
     parser.AllowUnknownField(true);  // fields tfrun does not read
     parser.AllowUnknownExtension(true);
     parser.WriteLocationsTo(tree);
+    parser.SetRecursionLimit(kMaxMessageNesting);
     if (!parser.ParseFromString(bytes, message)) {
       return BadInput(fmt::format("{} (text {})", errors.Text(name), KindName(kind)));
     }
