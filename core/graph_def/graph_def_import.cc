@@ -338,6 +338,14 @@ class Importer {
       imported.attrs.emplace(name, std::move(converted));
     }
     AddDefaultAttrs(op, &imported.attrs);
+    // ValidateNodeDef's other checks (minimums, allowed values, missing
+    // attrs), which GraphConstructor runs on every imported NodeDef.
+    if (const std::string error = NodeDefAttrError(op, imported.attrs); !error.empty()) {
+      if (error.rfind("NodeDef missing attr", 0) == 0) {
+        return Fail(index, fmt::format("{}; NodeDef: {{{{node {}}}}}", error, def.name()));
+      }
+      return Fail(index, fmt::format("{}; NodeDef: {{{{node {}}}}}; Op<name={}>", error, def.name(), def.op()));
+    }
     std::string missing;
     Status bound = BindArgs(op.inputs, imported.attrs, &imported.input_types, &missing);
     if (bound.ok()) bound = BindArgs(op.outputs, imported.attrs, &imported.output_types, &missing);

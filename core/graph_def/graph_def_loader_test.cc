@@ -100,7 +100,7 @@ TEST(GraphDefImport, ErrorsNameFileLineAndNode) {
                                      "attr { key: \"T\" value { type: DT_INT32 } } }"),
             "g.pbtxt:3:8: node 'b': Input 0 of node b was passed float from a:0 incompatible with expected int32.");
   EXPECT_EQ(ErrorOf("node { name: \"b\" op: \"Neg\" }"), "g.pbtxt:1:8: node 'b': NodeDef missing attr 'T' from "
-                                                          "Op<name=Neg>");
+                                                          "Op<name=Neg>; NodeDef: {{node b}}");
   EXPECT_EQ(ErrorOf("node { name: \"b\" op: \"Neg\" attr { key: \"T\" value { type: DT_FLOAT } } }"),
             "g.pbtxt:1:8: node 'b': Neg takes 1 inputs; the NodeDef has 0");
   // An attr of the wrong kind: TensorFlow 2.21's words (import_graph_def's
@@ -169,6 +169,59 @@ TEST(TfGraphFile, KindsByNameAndContent) {
   EXPECT_EQ(no_tag.status().message(), "dir/saved_model.pb: Could not find meta graph def matching supplied tags: "
                                        "{ train }. Available tag-sets: [{ serve }]");
   EXPECT_FALSE(ParseTfGraphBytes(std::string("\x0a\xff\xff\xff\xff\x0f", 6), "x.pb", "").ok());
+}
+
+// ValidateNodeDef's checks on every imported NodeDef, in the texts
+// TensorFlow 2.21's import_graph_def raised for the same NodeDefs (its
+// Op<...> summary shortened, its "\n\t; " as "; "). A Split of 0 outputs
+// divided by zero when it ran.
+TEST(GraphDefImport, OpDefConstraintsAreEnforcedAsTensorFlowDoes) {
+  const std::string four = ConstNode("c");
+  const std::string axis = "node { name: \"d\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
+                           "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n";
+  const std::string image = "node { name: \"i\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+                            "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } "
+                            "dim { size: 2 } dim { size: 2 } dim { size: 1 } } float_val: 1 } } } }\n";
+  auto conv = [&](const std::string& attrs) {
+    return image + "node { name: \"cv\" op: \"Conv2D\" input: \"i\" input: \"i\" attr { key: \"T\" value { type: "
+                   "DT_FLOAT } } " + attrs + " }\n";
+  };
+  const std::string strides = "attr { key: \"strides\" value { list { i: 1 i: 1 i: 1 i: 1 } } }";
+  struct Case {
+    std::string text, error;
+  };
+  const std::vector<Case> cases = {
+      {four + axis + "node { name: \"s\" op: \"Split\" input: \"d\" input: \"c\" attr { key: \"T\" value { type: "
+                     "DT_FLOAT } } attr { key: \"num_split\" value { i: 0 } } }",
+       "g.pbtxt:4:8: node 's': Value for attr 'num_split' of 0 must be at least minimum 1; NodeDef: {{node s}}; "
+       "Op<name=Split>"},
+      {"node { name: \"a\" op: \"AddN\" attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"N\" value { i: 0 } } }",
+       "g.pbtxt:1:8: node 'a': Value for attr 'N' of 0 must be at least minimum 1; NodeDef: {{node a}}; Op<name=AddN>"},
+      {"node { name: \"b\" op: \"Const\" attr { key: \"dtype\" value { type: DT_BOOL } } attr { key: \"value\" value "
+       "{ tensor { dtype: DT_BOOL tensor_shape { } bool_val: true } } } }\nnode { name: \"m\" op: \"MatMul\" input: "
+       "\"b\" input: \"b\" attr { key: \"T\" value { type: DT_BOOL } } }",
+       "g.pbtxt:2:8: node 'm': Value for attr 'T' of bool is not in the list of allowed values: bfloat16, half, float, "
+       "double, int32, int64, uint8, uint16, uint32, uint64, complex64, complex128; NodeDef: {{node m}}; "
+       "Op<name=MatMul>"},
+      {conv("attr { key: \"padding\" value { s: \"FOO\" } } " + strides),
+       "g.pbtxt:2:8: node 'cv': Value for attr 'padding' of \"FOO\" is not in the list of allowed values: \"SAME\", "
+       "\"VALID\", \"EXPLICIT\"; NodeDef: {{node cv}}; Op<name=Conv2D>"},
+      {conv("attr { key: \"padding\" value { s: \"SAME\" } } attr { key: \"data_format\" value { s: \"XYZ\" } } " +
+            strides),
+       "g.pbtxt:2:8: node 'cv': Value for attr 'data_format' of \"XYZ\" is not in the list of allowed values: "
+       "\"NHWC\", \"NCHW\"; NodeDef: {{node cv}}; Op<name=Conv2D>"},
+      {conv("attr { key: \"padding\" value { s: \"SAME\" } }"),
+       "g.pbtxt:2:8: node 'cv': NodeDef missing attr 'strides' from Op<name=Conv2D>; NodeDef: {{node cv}}"},
+      {image + "node { name: \"mp\" op: \"MaxPool\" input: \"i\" attr { key: \"padding\" value { s: \"SAME\" } } "
+               "attr { key: \"ksize\" value { list { i: 1 i: 1 } } } " + strides + " }",
+       "g.pbtxt:2:8: node 'mp': Length for attr 'ksize' of 2 must be at least minimum 4; NodeDef: {{node mp}}; "
+       "Op<name=MaxPool>"},
+      {"node { name: \"k\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT_REF } } attr { key: \"value\" "
+       "value { tensor { dtype: DT_FLOAT_REF tensor_shape { } float_val: 3 } } } }",
+       "g.pbtxt:1:8: node 'k': AttrValue must not have reference type value of float_ref for attr 'dtype'; NodeDef: "
+       "{{node k}}; Op<name=Const>"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.text), c.error) << c.text;
 }
 
 // Text files nest messages at most 100 deep, as binary ones do: 20,000

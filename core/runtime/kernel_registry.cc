@@ -99,13 +99,17 @@ int64_t IntAt(const Tensor& t, int64_t i) { return t.GetAsInt64(i); }
 bool IsVector(const Tensor& t) { return t.rank() == 1; }
 
 // The dims of a shape vector (Fill's dims, a random op's shape), each at
-// least 0 as TensorShapeUtils::MakeShape requires.
+// least 0, with at most 2^63 - 1 elements, as TensorShapeUtils::MakeShape
+// requires.
 StatusOr<Shape> ShapeFromVector(KernelContext& c, const Tensor& dims) {
   Shape shape;
   for (int64_t d = 0; d < dims.num_elements(); ++d) {
     const int64_t size = IntAt(dims, d);
     if (size < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", size));
     shape.push_back(size);
+  }
+  if (!NumElements(shape)) {
+    return c.Fail(fmt::format("Shape {} would have more than 2**63 - 1 elements", ShapeDebugString(shape)));
   }
   return shape;
 }
@@ -177,7 +181,8 @@ Status ReshapeKernel(KernelContext& c) {
     return c.Fail("sizes input must be 1-D, not " + ShapeDebugString(sizes.shape()));
   }
   Shape shape;
-  int64_t product = 1;
+  int64_t product = 1;         // the sizes but 0 and -1
+  int64_t shape_elements = 1;  // the shape's elements so far, the -1 as 1
   int unknown_index = -1;
   bool sizes_have_zero = false;
   for (int64_t d = 0; d < sizes.num_elements(); ++d) {
@@ -194,8 +199,14 @@ Status ReshapeKernel(KernelContext& c) {
       shape.push_back(size);
       if (size == 0) {
         sizes_have_zero = true;  // left out of the product, so the -1 can still be inferred
-      } else {
-        product *= size;
+        shape_elements = 0;
+      } else if (__builtin_mul_overflow(shape_elements, size, &shape_elements) ||
+                 __builtin_mul_overflow(product, size, &product)) {
+        // ValidateSizes' text; it checks the first product only, and its
+        // second overflows (a zero before two huge sizes): the same text.
+        std::vector<int64_t> all;
+        for (int64_t i = 0; i < sizes.num_elements(); ++i) all.push_back(IntAt(sizes, i));
+        return c.Fail(fmt::format("Shape [{}] has too many elements", fmt::join(all, ", ")));
       }
     }
   }

@@ -133,6 +133,7 @@ StatusOr<SplitPlan> PlanSplit(KernelContext& c) {
     return c.Fail(fmt::format("-input rank(-{}) <= split_dim < input rank ({}), but got {}", rank, rank, given));
   }
   const int num_split = c.node.num_outputs;
+  if (num_split < 1) return c.Fail(fmt::format("num_split must be at least 1, not {}", num_split));  // the importer's too
   const int64_t size = value.shape()[axis];
   if (size % num_split != 0) {
     return c.Fail(fmt::format("Number of ways to split should evenly divide the split dimension, but got split_dim {} "

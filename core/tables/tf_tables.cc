@@ -94,7 +94,10 @@ TfAttrDef ParseAttr(std::string_view text) {
   const size_t colon = text.find(':');
   attr.name = text.substr(0, colon);
   std::string_view rest = text.substr(colon + 1);
-  if (const size_t gt = rest.find('>'); gt != std::string_view::npos) rest = rest.substr(0, gt);
+  if (const size_t gt = rest.find('>'); gt != std::string_view::npos) {
+    attr.minimum = std::stoll(std::string(rest.substr(gt + 1)));
+    rest = rest.substr(0, gt);
+  }
   std::string_view allowed;
   bool has_allowed = false;
   if (const size_t at = rest.find('@'); at != std::string_view::npos) {
@@ -385,6 +388,64 @@ void AddDefaultAttrs(const TfOpDef& op, NodeAttrs* attrs) {
   for (const TfAttrDef& a : op.attrs) {
     if (a.default_value && attrs->find(a.name) == attrs->end()) attrs->emplace(a.name, *a.default_value);
   }
+}
+
+namespace {
+
+// DataTypeString of a table type: "float", "float_ref".
+std::string LowerType(std::string_view table_type) {
+  std::string out(table_type);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// op_def_util.cc ValidateAttrValue, for one attr of the OpDef.
+std::string AttrValueError(const TfAttrDef& def, const AttrValue& value) {
+  const bool type_kind = def.type == "type" || def.type == "list(type)";
+  if (type_kind) {
+    for (const std::string& t : value.items) {
+      if (t.size() > 4 && t.compare(t.size() - 4, 4, "_REF") == 0) {
+        return fmt::format("AttrValue must not have reference type value of {} for attr '{}'", LowerType(t),
+                           def.name);
+      }
+    }
+  }
+  if (def.minimum) {
+    if (def.type == "int") {
+      const int64_t v = std::strtoll(value.items.empty() ? "0" : value.items[0].c_str(), nullptr, 10);
+      if (v < *def.minimum) {
+        return fmt::format("Value for attr '{}' of {} must be at least minimum {}", def.name, v, *def.minimum);
+      }
+    } else if (static_cast<int64_t>(value.items.size()) < *def.minimum) {
+      return fmt::format("Length for attr '{}' of {} must be at least minimum {}", def.name, value.items.size(),
+                         *def.minimum);
+    }
+  }
+  if (def.allowed.empty()) return "";
+  const bool string_kind = def.type == "string" || def.type == "list(string)";
+  if (!type_kind && !string_kind) return "";
+  for (const std::string& item : value.items) {
+    if (std::find(def.allowed.begin(), def.allowed.end(), item) != def.allowed.end()) continue;
+    std::vector<std::string> allowed;
+    for (const std::string& a : def.allowed) allowed.push_back(type_kind ? LowerType(a) : "\"" + a + "\"");
+    return fmt::format("Value for attr '{}' of {} is not in the list of allowed values: {}", def.name,
+                       type_kind ? LowerType(item) : "\"" + item + "\"", fmt::join(allowed, ", "));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string NodeDefAttrError(const TfOpDef& op, const NodeAttrs& attrs) {
+  for (const auto& [name, value] : attrs) {
+    const TfAttrDef* def = op.FindAttr(name);
+    if (def == nullptr) continue;
+    if (std::string error = AttrValueError(*def, value); !error.empty()) return error;
+  }
+  for (const TfAttrDef& def : op.attrs) {
+    if (attrs.find(def.name) == attrs.end()) return fmt::format("NodeDef missing attr '{}' from Op<name={}>", def.name, op.name);
+  }
+  return "";
 }
 
 StatusOr<const TfKernelDef*> FindKernelDef(const TfOpDef& op, std::string_view device_type, const NodeAttrs& attrs,

@@ -48,6 +48,8 @@ struct TfAttrDef {
   std::string_view type;
   std::optional<AttrValue> default_value;
   std::vector<std::string> allowed;  // empty: any value of the type
+  // An int's least value, or a list's least length (OpDef's has_minimum).
+  std::optional<int64_t> minimum;
 };
 
 struct TfKernelConstraint {
@@ -106,6 +108,15 @@ std::string PythonDTypeName(std::string_view table_type);
 // The attributes a NodeDef lacks, from the OpDef's defaults
 // (AddDefaultAttrsToNodeDef): TensorFlow fills them before placing.
 void AddDefaultAttrs(const TfOpDef& op, NodeAttrs* attrs);
+
+// What ValidateNodeDef (node_def_util.cc) says of `attrs` (defaults filled
+// in, every value of its AttrDef's kind) against the OpDef: an attr the
+// OpDef has and the NodeDef lacks; a reference type; an int below its
+// minimum or a list shorter; a type or string not among the allowed
+// values. TensorFlow's text without its "; NodeDef: ..." tail, or "" when
+// the attrs are valid. Attrs the OpDef lacks are not checked (TensorFlow
+// 2.21 ignores them).
+std::string NodeDefAttrError(const TfOpDef& op, const NodeAttrs& attrs);
 
 // The kernel TensorFlow would instantiate for a node with `attrs` on
 // `device_type` (FindKernelRegistration): the highest-priority matching

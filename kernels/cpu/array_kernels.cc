@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
 
 #include "core/runtime/kernel_shapes.h"
 #include "kernels/cpu/cpu_eigen.h"
@@ -198,37 +201,78 @@ Status RankKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-// Range(start, limit, delta) of int32, int64, float or double.
+// Range(start, limit, delta) of int32, int64, float or double, as
+// sequence_ops.cc: scalars (or vectors of one), TensorFlow 2.21's size
+// (an integer one from the span in unsigned arithmetic, so a span wider
+// than the type, -2^63 to 2^63 - 1, is counted right, not overflowed) and
+// values (integers start + i * delta wrapping as TensorFlow's running sum
+// does; floats that running sum itself).
+// A value as TensorFlow's StrCat writes it: integers whole, floating
+// point numbers with six significant digits (%g).
+template <typename T>
+std::string RangeValueText(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else {
+    return fmt::format("{:g}", static_cast<double>(v));
+  }
+}
+
+template <typename T>
+Status RangeOf(KernelContext& c) {
+  const T start = c.inputs[0].data<T>()[0], limit = c.inputs[1].data<T>()[0], delta = c.inputs[2].data<T>()[0];
+  const T zero(0);
+  if (delta == zero) return c.Fail(fmt::format("Requires delta != 0: {}", RangeValueText(delta)));
+  if (delta > zero ? start > limit : start < limit) {
+    return c.Fail(fmt::format(delta > zero ? "Requires start <= limit when delta > 0: {}/{}"
+                                           : "Requires start >= limit when delta < 0: {}/{}",
+                              RangeValueText(start), RangeValueText(limit)));
+  }
+  int64_t size = 0;
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    const uint64_t span = delta > 0 ? static_cast<U>(static_cast<U>(limit) - static_cast<U>(start))
+                                    : static_cast<U>(static_cast<U>(start) - static_cast<U>(limit));
+    const uint64_t step = delta > 0 ? static_cast<U>(delta) : static_cast<U>(U{0} - static_cast<U>(delta));
+    const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return c.Fail(fmt::format("Requires ((limit - start) / delta) <= {}", std::numeric_limits<int64_t>::max()));
+    }
+    size = static_cast<int64_t>(count);
+  } else {
+    const double count = std::ceil(std::abs(static_cast<double>(T((limit - start) / delta))));
+    if (!(count < 9.2233720368547758e18)) {
+      return c.Fail(fmt::format("Requires ((limit - start) / delta) <= {}", std::numeric_limits<int64_t>::max()));
+    }
+    size = static_cast<int64_t>(count);
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({size}));
+  T* out = c.output.data<T>();
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    for (int64_t i = 0; i < size; ++i) {
+      out[i] = static_cast<T>(static_cast<U>(static_cast<U>(start) + static_cast<U>(i) * static_cast<U>(delta)));
+    }
+  } else {
+    T value = start;
+    for (int64_t i = 0; i < size; ++i) {
+      out[i] = value;
+      value += delta;
+    }
+  }
+  return Status::Ok();
+}
+
 Status RangeKernel(KernelContext& c) {
   for (int i = 0; i < 3; ++i) {
-    if (c.inputs[i].num_elements() != 1) {
+    const Tensor& in = c.inputs[i];
+    if (!(in.rank() == 0 || (in.rank() == 1 && in.shape()[0] == 1))) {
       return c.Fail(fmt::format("{} must be a scalar, not shape {}", i == 0 ? "start" : i == 1 ? "limit" : "delta",
-                                ShapeDebugString(c.inputs[i].shape())));
+                                ShapeDebugString(in.shape())));
     }
+    if (in.dtype() != c.node.dtype) return c.Fail(fmt::format("Range's inputs are {}", Name(c.node.dtype)));
   }
-  const double start = c.inputs[0].GetAsDouble(0), limit = c.inputs[1].GetAsDouble(0),
-               delta = c.inputs[2].GetAsDouble(0);
-  if (delta == 0) return c.Fail(fmt::format("Requires delta != 0: {}", delta));
-  if (delta > 0 ? start > limit : start < limit) {
-    return c.Fail(delta > 0 ? fmt::format("Requires start <= limit when delta > 0: {}/{}", start, limit)
-                            : fmt::format("Requires start >= limit when delta < 0: {}/{}", start, limit));
-  }
-  const bool integral = c.node.dtype == DType::kInt32 || c.node.dtype == DType::kInt64;
-  const double count = std::ceil(std::abs((limit - start) / delta));
-  if (!(count <= double{int64_t{1} << 40})) return c.Fail(fmt::format("Requires size < 2^40: {}", count));
-  const int64_t size = integral ? (static_cast<int64_t>(std::abs(limit - start)) + static_cast<int64_t>(std::abs(delta)) - 1) /
-                                      static_cast<int64_t>(std::abs(delta))
-                                : static_cast<int64_t>(std::ceil(std::abs((limit - start) / delta)));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({size}));
-  return ForDType<IsRealNumber>(c.node.dtype, [&](auto tag) -> Status {
-    using T = typename decltype(tag)::type;
-    T value = static_cast<T>(start);
-    for (int64_t i = 0; i < size; ++i) {
-      c.output.data<T>()[i] = value;
-      value += static_cast<T>(delta);
-    }
-    return Status::Ok();
-  });
+  return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status { return RangeOf<typename decltype(tag)::type>(c); });
 }
 
 // BroadcastGradientArgs(s0, s1) -> (r0, r1): the output dimensions each

@@ -465,5 +465,153 @@ fetch: [MatMul]
   EXPECT_EQ(Values(out[0]), (std::vector<double>{3.125}));
 }
 
+// Runs the CPU kernel bound for `op` and `dtype` on `inputs`, as a node
+// with `num_outputs` outputs; the kernel's status and output.
+struct BoundRun {
+  Status status;
+  Tensor output;
+};
+BoundRun RunBound(const std::string& op, DType dtype, std::vector<Tensor> inputs, int num_outputs = 1) {
+  static const KernelRegistry kernels = [] {
+    KernelRegistry k;
+    RegisterCpuKernels(&k);
+    return k;
+  }();
+  Node node;
+  node.name = "k";
+  node.op = op;
+  node.dtype = dtype;
+  node.num_outputs = num_outputs;
+  KernelFn kernel = kernels.Find(op, kCpu, dtype);
+  EXPECT_NE(kernel, nullptr) << op;
+  if (kernel == nullptr) return {};
+  VariableStore variables;
+  std::map<int, Tensor> constants;
+  KernelContext c{node, std::move(inputs), CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0",
+                  &variables, &constants, nullptr};
+  Status status = kernel(c);
+  return {status, c.output};
+}
+
+template <typename T>
+Tensor Vector(DType dtype, std::vector<T> values, Shape shape = {}) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  Tensor t = Tensor::AllocateHost(dtype, shape).value();
+  for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = values[i];
+  return t;
+}
+template <typename T>
+Tensor Scalar(DType dtype, T value) {
+  Tensor t = Tensor::AllocateHost(dtype, {}).value();
+  t.data<T>()[0] = value;
+  return t;
+}
+
+std::vector<int64_t> Int64s(const Tensor& t) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsInt64(i));
+  return v;
+}
+
+// INT_MIN % -1 traps in C++ (SIGFPE); TensorFlow 2.21's FloorMod gives 0
+// and FloorDiv INT_MIN, as its Session returned for these inputs.
+TEST(CpuKernelsTest, FloorModAndFloorDivOfTheMostNegativeIntegerByMinusOne) {
+  const int32_t min32 = std::numeric_limits<int32_t>::min();
+  BoundRun mod = RunBound("FloorMod", DType::kInt32, {Vector<int32_t>(DType::kInt32, {min32, 7, -7}),
+                                                      Vector<int32_t>(DType::kInt32, {-1, -1, -1})});
+  ASSERT_TRUE(mod.status.ok()) << mod.status.message();
+  EXPECT_EQ(Int64s(mod.output), (std::vector<int64_t>{0, 0, 0}));
+  const int64_t min64 = std::numeric_limits<int64_t>::min();
+  BoundRun mod64 = RunBound("FloorMod", DType::kInt64, {Vector<int64_t>(DType::kInt64, {min64}),
+                                                        Vector<int64_t>(DType::kInt64, {-1})});
+  ASSERT_TRUE(mod64.status.ok());
+  EXPECT_EQ(Int64s(mod64.output), (std::vector<int64_t>{0}));
+  BoundRun div = RunBound("FloorDiv", DType::kInt32, {Vector<int32_t>(DType::kInt32, {min32}),
+                                                      Vector<int32_t>(DType::kInt32, {-1})});
+  ASSERT_TRUE(div.status.ok());
+  EXPECT_EQ(Int64s(div.output), (std::vector<int64_t>{min32}));
+  EXPECT_EQ(RunBound("FloorMod", DType::kInt32, {Vector<int32_t>(DType::kInt32, {5}),
+                                                 Vector<int32_t>(DType::kInt32, {0})})
+                .status.message(),
+            "InvalidArgumentError: Integer division by zero");
+}
+
+// Range as TensorFlow 2.21's Session computed it: an int64 span wider than
+// int64 counted in unsigned arithmetic, not overflowed; its texts, floats
+// in six digits (DERIVATIONS.md, "Hostile graphs").
+TEST(CpuKernelsTest, RangeCountsSpansWiderThanItsTypeAsTensorFlow) {
+  const int64_t min64 = std::numeric_limits<int64_t>::min(), max64 = std::numeric_limits<int64_t>::max();
+  auto range64 = [](int64_t start, int64_t limit, int64_t delta) {
+    return RunBound("Range", DType::kInt64, {Scalar(DType::kInt64, start), Scalar(DType::kInt64, limit),
+                                             Scalar(DType::kInt64, delta)});
+  };
+  BoundRun wide = range64(min64 + 5, max64, int64_t{1} << 62);
+  ASSERT_TRUE(wide.status.ok()) << wide.status.message();
+  EXPECT_EQ(Int64s(wide.output), (std::vector<int64_t>{-9223372036854775803, -4611686018427387899, 5,
+                                                       4611686018427387909}));
+  BoundRun whole = range64(min64, max64, max64);
+  ASSERT_TRUE(whole.status.ok());
+  EXPECT_EQ(Int64s(whole.output), (std::vector<int64_t>{min64, -1, max64 - 1}));
+  BoundRun down = range64(max64, min64, min64);
+  ASSERT_TRUE(down.status.ok());
+  EXPECT_EQ(Int64s(down.output), (std::vector<int64_t>{max64, -1}));
+  EXPECT_EQ(range64(min64, max64, 1).status.message(),
+            "InvalidArgumentError: Requires ((limit - start) / delta) <= 9223372036854775807");
+  BoundRun ints = RunBound("Range", DType::kInt32, {Scalar<int32_t>(DType::kInt32, std::numeric_limits<int32_t>::min()),
+                                                    Scalar<int32_t>(DType::kInt32, std::numeric_limits<int32_t>::max()),
+                                                    Scalar<int32_t>(DType::kInt32, 1 << 30)});
+  ASSERT_TRUE(ints.status.ok());
+  EXPECT_EQ(Int64s(ints.output), (std::vector<int64_t>{-2147483648, -1073741824, 0, 1073741824}));
+  auto range32f = [](float start, float limit, float delta) {
+    return RunBound("Range", DType::kFloat32, {Scalar(DType::kFloat32, start), Scalar(DType::kFloat32, limit),
+                                               Scalar(DType::kFloat32, delta)});
+  };
+  EXPECT_EQ(range32f(0.1f, 0.05f, 1).status.message(),
+            "InvalidArgumentError: Requires start <= limit when delta > 0: 0.1/0.05");
+  EXPECT_EQ(range32f(1234567.0f, 0, 1).status.message(),
+            "InvalidArgumentError: Requires start <= limit when delta > 0: 1.23457e+06/0");
+  EXPECT_EQ(range32f(0, 1e30f, 1e-10f).status.message(),
+            "InvalidArgumentError: Requires ((limit - start) / delta) <= 9223372036854775807");
+  EXPECT_EQ(RunBound("Range", DType::kInt32, {Scalar<int32_t>(DType::kInt32, 0), Scalar<int32_t>(DType::kInt32, 5),
+                                              Scalar<int32_t>(DType::kInt32, 0)})
+                .status.message(),
+            "InvalidArgumentError: Requires delta != 0: 0");
+  EXPECT_EQ(RunBound("Range", DType::kInt32, {Vector<int32_t>(DType::kInt32, {1}, {1, 1}),
+                                              Scalar<int32_t>(DType::kInt32, 5), Scalar<int32_t>(DType::kInt32, 1)})
+                .status.message(),
+            "InvalidArgumentError: start must be a scalar, not shape [1,1]");
+  // Half: TensorFlow's running sum in half precision.
+  BoundRun half = RunBound("Range", DType::kFloat16, {Scalar(DType::kFloat16, Eigen::half(0.0f)),
+                                                      Scalar(DType::kFloat16, Eigen::half(1.0f)),
+                                                      Scalar(DType::kFloat16, Eigen::half(0.3f))});
+  ASSERT_TRUE(half.status.ok()) << half.status.message();
+  EXPECT_EQ(Values(half.output), (std::vector<double>{0.0, 0.300048828125, 0.60009765625, 0.900390625}));
+}
+
+// Shapes whose element count overflows: TensorFlow's texts, never a
+// division by an overflowed product.
+TEST(CpuKernelsTest, ShapesThatOverflowAreTensorFlowsErrors) {
+  const int64_t big = int64_t{1} << 62;
+  const Tensor empty = Tensor::AllocateHost(DType::kFloat32, {0}).value();
+  EXPECT_EQ(RunBound("Reshape", DType::kFloat32, {empty, Vector<int64_t>(DType::kInt64, {big, big, -1})})
+                .status.message(),
+            "InvalidArgumentError: Shape [4611686018427387904, 4611686018427387904, -1] has too many elements");
+  EXPECT_EQ(RunBound("Reshape", DType::kFloat32, {empty, Vector<int64_t>(DType::kInt64, {big, big})}).status.message(),
+            "InvalidArgumentError: Shape [4611686018427387904, 4611686018427387904] has too many elements");
+  // TensorFlow aborts on this one (its product of the non-zero sizes
+  // overflows after its check); tfrun says the same as above.
+  EXPECT_EQ(RunBound("Reshape", DType::kFloat32, {empty, Vector<int64_t>(DType::kInt64, {big, 0, big, -1})})
+                .status.message(),
+            "InvalidArgumentError: Shape [4611686018427387904, 0, 4611686018427387904, -1] has too many elements");
+  EXPECT_EQ(RunBound("Fill", DType::kFloat32, {Vector<int64_t>(DType::kInt64, {big, big}), Scalar(DType::kFloat32, 1.0f)})
+                .status.message(),
+            "InvalidArgumentError: Shape [4611686018427387904,4611686018427387904] would have more than 2**63 - 1 "
+            "elements");
+  // A Split of no outputs (an importer refuses it first) divides nothing.
+  EXPECT_FALSE(RunBound("Split", DType::kFloat32, {Scalar<int32_t>(DType::kInt32, 0), Vector<float>(DType::kFloat32, {1, 2})},
+                        0)
+                   .status.ok());
+}
+
 }  // namespace
 }  // namespace tfrun

@@ -58,6 +58,11 @@ template <typename T>
 T FloorModOf(T x, T y) {
   if constexpr (std::is_integral_v<T>) {
     if (y == 0) return 0;  // TensorFlow fails (below) before this is reached
+    // x % -1 is 0, but INT_MIN % -1 traps (the quotient overflows);
+    // TensorFlow's functor gives 0.
+    if constexpr (std::is_signed_v<T>) {
+      if (y == -1) return 0;
+    }
     T r = x % y;
     if (r != 0 && ((r < 0) != (y < 0))) r += y;
     return r;
