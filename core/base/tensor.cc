@@ -43,20 +43,44 @@ StatusOr<Tensor> Tensor::AllocateBytes(DType dtype, Shape shape, size_t bytes, A
 }
 
 StatusOr<Tensor> Tensor::FromStrings(Shape shape, const std::vector<std::string>& elements) {
-  const size_t n = elements.size();
-  size_t bytes = (n + 1) * sizeof(uint64_t);
-  for (const std::string& e : elements) bytes += e.size();
-  TFRUN_ASSIGN_OR_RETURN(Tensor t, AllocateBytes(DType::kString, std::move(shape), bytes, CpuAllocator(),
-                                                 "/job:localhost/replica:0/task:0/device:CPU:0"));
-  auto* offsets = static_cast<uint64_t*>(t.raw());
-  char* chars = reinterpret_cast<char*>(offsets + n + 1);
-  uint64_t at = 0;
-  for (size_t i = 0; i < n; ++i) {
-    offsets[i] = at;
-    if (!elements[i].empty()) std::memcpy(chars + at, elements[i].data(), elements[i].size());
-    at += elements[i].size();
+  if (static_cast<size_t>(NumElements(shape).value_or(-1)) != elements.size()) {
+    return BadInput(fmt::format("{} strings for shape {}", elements.size(), ShapeDebugString(shape)));
   }
-  offsets[n] = at;
+  return FromStringElements(std::move(shape), [&](int64_t i) -> std::string_view { return elements[i]; });
+}
+
+std::optional<int64_t> Tensor::StringTensorBytes(int64_t n, int64_t payload) {
+  int64_t bytes = 0;
+  if (n < 0 || payload < 0 || __builtin_mul_overflow(n + 1, static_cast<int64_t>(sizeof(uint64_t)), &bytes) ||
+      __builtin_add_overflow(bytes, payload, &bytes)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+StatusOr<Tensor> Tensor::FromStringElements(Shape shape, const std::function<std::string_view(int64_t)>& element) {
+  const std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
+  const std::optional<int64_t> n = NumElements(shape);
+  int64_t payload = 0;
+  for (int64_t i = 0; n && i < *n; ++i) {
+    if (__builtin_add_overflow(payload, static_cast<int64_t>(element(i).size()), &payload)) {
+      return RuntimeError(OomMessage(shape, DType::kString, device, *CpuAllocator()));
+    }
+  }
+  const std::optional<int64_t> bytes = n ? StringTensorBytes(*n, payload) : std::nullopt;
+  if (!bytes) return RuntimeError(OomMessage(shape, DType::kString, device, *CpuAllocator()));
+  TFRUN_ASSIGN_OR_RETURN(Tensor t, AllocateBytes(DType::kString, std::move(shape), static_cast<size_t>(*bytes),
+                                                 CpuAllocator(), device));
+  auto* offsets = static_cast<uint64_t*>(t.raw());
+  char* chars = reinterpret_cast<char*>(offsets + *n + 1);
+  uint64_t at = 0;
+  for (int64_t i = 0; i < *n; ++i) {
+    offsets[i] = at;
+    const std::string_view e = element(i);
+    if (!e.empty()) std::memcpy(chars + at, e.data(), e.size());
+    at += e.size();
+  }
+  offsets[*n] = at;
   return t;
 }
 

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +31,13 @@ class Tensor {
   // (n+1 uint64 offsets, then the bytes), so copies between memories and
   // tasks move it as any other tensor's bytes.
   static StatusOr<Tensor> FromStrings(Shape shape, const std::vector<std::string>& elements);
+  // The same, element i being `element(i)` (asked twice: to size the
+  // buffer, then to fill it), with no copy of each element on the way: a
+  // scalar repeated over a shape costs its packed bytes only.
+  static StatusOr<Tensor> FromStringElements(Shape shape, const std::function<std::string_view(int64_t)>& element);
+  // The bytes a string tensor of `n` elements and `payload` bytes in all
+  // takes (its n + 1 offsets, then the bytes); nullopt past 2^63.
+  static std::optional<int64_t> StringTensorBytes(int64_t n, int64_t payload);
   // A tensor of `bytes` raw bytes in `allocator`'s memory, for data that
   // arrives whole (from another task): a string tensor's packed form.
   static StatusOr<Tensor> AllocateBytes(DType dtype, Shape shape, size_t bytes, Allocator* allocator,

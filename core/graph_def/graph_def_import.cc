@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <unordered_map>
 
@@ -94,9 +95,12 @@ AttrValue ConvertAttr(const tfproto::AttrValue& value, std::string_view def_type
 }
 
 // One input or output argument list bound to the node's attrs: its types,
-// in the tables' spelling.
-Status BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs, std::vector<std::string>* types,
-                std::string* missing) {
+// in the tables' spelling. `limit`: the most types the list may bind (the
+// NodeDef's inputs, or the outputs the graph may still have), checked
+// before any is stored, so that N = 10^9 costs nothing. Returns the count
+// bound, which is more than `limit` (and nothing stored) when over it.
+StatusOr<int64_t> BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs, int64_t limit,
+                           std::vector<std::string>* types, std::string* missing) {
   auto attr = [&](std::string_view name) -> const AttrValue* {
     auto it = attrs.find(name);
     if (it == attrs.end()) {
@@ -105,30 +109,41 @@ Status BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs, std::
     }
     return &it->second;
   };
+  // How many types each arg binds, and their sum, first.
+  std::vector<int64_t> counts;
+  int64_t total = 0;
   for (const TfArgDef& arg : args) {
-    const std::string suffix = arg.is_ref ? "_REF" : "";
+    int64_t count = 1;
     if (!arg.type_list_attr.empty()) {
       const AttrValue* list = attr(arg.type_list_attr);
       if (list == nullptr) return BadInput("missing");
-      for (const std::string& t : list->items) types->push_back(t + suffix);
-      continue;
-    }
-    int64_t count = 1;
-    if (!arg.number_attr.empty()) {
+      count = static_cast<int64_t>(list->items.size());
+    } else if (!arg.number_attr.empty()) {
       const AttrValue* n = attr(arg.number_attr);
       if (n == nullptr || n->items.size() != 1) return BadInput("missing");
       count = std::strtoll(n->items[0].c_str(), nullptr, 10);
-      if (count < 0 || count > 1000000) return BadInput(fmt::format("{} = {} is out of range", arg.number_attr, count));
+      if (count < 0) return BadInput(fmt::format("{} = {} is negative", arg.number_attr, count));
     }
-    std::string type(arg.type);
-    if (type.empty()) {
+    if (arg.type.empty() && arg.type_list_attr.empty()) {
       const AttrValue* t = attr(arg.type_attr);
       if (t == nullptr || t->items.size() != 1) return BadInput("missing");
-      type = t->items[0];
     }
-    for (int64_t i = 0; i < count; ++i) types->push_back(type + suffix);
+    if (__builtin_add_overflow(total, count, &total)) total = std::numeric_limits<int64_t>::max();
+    counts.push_back(count);
   }
-  return Status::Ok();
+  if (total > limit) return total;
+  for (size_t a = 0; a < args.size(); ++a) {
+    const TfArgDef& arg = args[a];
+    const std::string suffix = arg.is_ref ? "_REF" : "";
+    if (!arg.type_list_attr.empty()) {
+      for (const std::string& t : attrs.find(arg.type_list_attr)->second.items) types->push_back(t + suffix);
+      continue;
+    }
+    const std::string type = std::string(arg.type.empty() ? attrs.find(arg.type_attr)->second.items[0] : arg.type) +
+                             suffix;
+    for (int64_t i = 0; i < counts[a]; ++i) types->push_back(type);
+  }
+  return total;
 }
 
 // TensorProto into a host Tensor, for the dtypes tfrun stores; values
@@ -144,13 +159,10 @@ void FillFrom(const Values& values, Tensor* t) {
 
 StatusOr<Tensor> TensorFromProto(const tfproto::TensorProto& proto, DType dtype, const Shape& shape) {
   if (dtype == DType::kString) {
-    const std::optional<int64_t> n = NumElements(shape);
-    std::vector<std::string> items;
-    for (int64_t i = 0; n && i < *n; ++i) {
-      items.push_back(proto.string_val_size() == 0 ? ""
-                                                   : proto.string_val(std::min<int64_t>(i, proto.string_val_size() - 1)));
-    }
-    return Tensor::FromStrings(shape, items);
+    const auto& given = proto.string_val();
+    return Tensor::FromStringElements(shape, [&](int64_t i) -> std::string_view {
+      return given.empty() ? std::string_view() : std::string_view(given[std::min<int64_t>(i, given.size() - 1)]);
+    });
   }
   TFRUN_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateHost(dtype, shape));
   if (!proto.tensor_content().empty()) {
@@ -181,6 +193,29 @@ StatusOr<Tensor> TensorFromProto(const tfproto::TensorProto& proto, DType dtype,
     case DType::kString: break;
   }
   return t;
+}
+
+// The host bytes a Const of `n` elements takes, counted before anything is
+// allocated: a string one's offsets and payload, its last string_val
+// repeated to fill the shape (tensor_util's rule); nullopt past 2^63.
+std::optional<int64_t> ConstBytes(const tfproto::TensorProto& proto, DType dtype, int64_t n) {
+  if (dtype != DType::kString) {
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(n, static_cast<int64_t>(Info(dtype).size), &bytes)) return std::nullopt;
+    return bytes;
+  }
+  const auto& given = proto.string_val();
+  int64_t payload = 0;
+  const int64_t listed = std::min<int64_t>(n, given.size());
+  for (int64_t i = 0; i < listed; ++i) payload += static_cast<int64_t>(given[i].size());
+  if (n > listed && listed > 0) {
+    int64_t repeated = 0;
+    if (__builtin_mul_overflow(n - listed, static_cast<int64_t>(given[listed - 1].size()), &repeated) ||
+        __builtin_add_overflow(payload, repeated, &payload)) {
+      return std::nullopt;
+    }
+  }
+  return Tensor::StringTensorBytes(n, payload);
 }
 
 Shape ShapeOf(const tfproto::TensorShapeProto& proto) {
@@ -347,12 +382,30 @@ class Importer {
       return Fail(index, fmt::format("{}; NodeDef: {{{{node {}}}}}; Op<name={}>", error, def.name(), def.op()));
     }
     std::string missing;
-    Status bound = BindArgs(op.inputs, imported.attrs, &imported.input_types, &missing);
-    if (bound.ok()) bound = BindArgs(op.outputs, imported.attrs, &imported.output_types, &missing);
-    if (!bound.ok()) {
-      return Fail(index, missing.empty() ? bound.message()
-                                         : fmt::format("NodeDef missing attr '{}' from Op<name={}>", missing, def.op()));
+    const int64_t data_inputs = static_cast<int64_t>(inputs_[index].size()) -
+                                std::count_if(inputs_[index].begin(), inputs_[index].end(),
+                                              [](const Input& in) { return in.index < 0; });
+    StatusOr<int64_t> bound = BindArgs(op.inputs, imported.attrs, data_inputs, &imported.input_types, &missing);
+    if (bound.ok() && *bound > data_inputs) {
+      return Fail(index, fmt::format("{} takes {} inputs; the NodeDef has {}", def.op(), *bound, data_inputs));
     }
+    // Every output is a slot the executor keeps (a Tensor, its copies, its
+    // uses): --max-nodes bounds them as it bounds nodes, so a 15 KB file
+    // of Splits with num_split 10^6 is refused, not allocated.
+    const int64_t outputs_left = options_.max_nodes - outputs_;
+    if (bound.ok()) bound = BindArgs(op.outputs, imported.attrs, outputs_left, &imported.output_types, &missing);
+    if (bound.ok() && *bound > outputs_left) {
+      return Fail(index, fmt::format("the graph's nodes have more than {} outputs in all (--max-nodes bounds the "
+                                     "outputs too)",
+                                     options_.max_nodes));
+    }
+    if (!bound.ok()) {
+      return Fail(index, missing.empty() ? bound.status().message()
+                                         : fmt::format("NodeDef missing attr '{}' from Op<name={}>; NodeDef: "
+                                                       "{{{{node {}}}}}",
+                                                       missing, def.op(), def.name()));
+    }
+    outputs_ += static_cast<int64_t>(imported.output_types.size());
 
     Node node;
     node.name = def.name();
@@ -441,7 +494,8 @@ class Importer {
       if (!n || !IsFullyDefined(node->shape)) return Fail(index, "the Const's value has an invalid shape");
       const std::optional<DType> dtype = DTypeOfTableType(TypeName(value.dtype()));
       if (dtype && *dtype == node->dtype) {
-        if (tensor_bytes_ += *n * static_cast<int64_t>(std::max<size_t>(Info(*dtype).size, 1));
+        const std::optional<int64_t> bytes = ConstBytes(value, *dtype, *n);
+        if (!bytes || __builtin_add_overflow(tensor_bytes_, *bytes, &tensor_bytes_) ||
             tensor_bytes_ > options_.max_tensor_bytes) {
           return Fail(index, fmt::format("the constants need more than --max-tensor-bytes ({})",
                                          options_.max_tensor_bytes));
@@ -495,6 +549,7 @@ class Importer {
   std::vector<std::vector<Input>> inputs_;      // per GraphDef index
   std::vector<int> new_id_;                     // GraphDef index -> node id
   int64_t tensor_bytes_ = 0;
+  int64_t outputs_ = 0;  // the nodes' outputs so far, against --max-nodes
 };
 
 }  // namespace

@@ -224,6 +224,50 @@ TEST(GraphDefImport, OpDefConstraintsAreEnforcedAsTensorFlowDoes) {
   for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.text), c.error) << c.text;
 }
 
+// What a few bytes of GraphDef may ask for is counted before it is
+// allocated: a string Const's offsets and payload (its last string_val
+// repeated over its shape; 10^9 elements of a 78-byte file aborted), list
+// inputs and outputs (--max-nodes bounds the outputs as it bounds nodes).
+TEST(GraphDefImport, WhatAFileAsksForIsCountedBeforeItIsAllocated) {
+  auto strings = [](int64_t n) {
+    return "node { name: \"s\" op: \"Const\" attr { key: \"dtype\" value { type: DT_STRING } } attr { key: \"value\" "
+           "value { tensor { dtype: DT_STRING tensor_shape { dim { size: " + std::to_string(n) +
+           " } } string_val: \"ab\" string_val: \"abcdefghijklmnopqrstuvwxyz\" } } } }\n";
+  };
+  GraphDefImportOptions options;
+  options.max_tensor_bytes = 1000;
+  auto import = [&](const std::string& text) -> StatusOr<Graph> {
+    TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ParseTfGraphBytes(text, "g.pbtxt", ""));
+    return ImportGraphDef(file, "g.pbtxt", options);
+  };
+  StatusOr<Graph> small = import(strings(20));  // 21 offsets, 2 + 19 * 26 bytes: 664
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small->Find("s")->value.num_bytes(), 21 * 8 + 2 + 19 * 26u);
+  EXPECT_EQ(small->Find("s")->value.StringAt(19), "abcdefghijklmnopqrstuvwxyz");
+  for (int64_t n : {int64_t{30}, int64_t{1000000000}, int64_t{1} << 62}) {
+    StatusOr<Graph> big = import(strings(n));
+    ASSERT_FALSE(big.ok()) << n;
+    EXPECT_EQ(big.status().message(), "g.pbtxt:1:8: node 's': the constants need more than --max-tensor-bytes (1000)");
+  }
+
+  options.max_nodes = 1000;
+  const std::string split = ConstNode("c") +
+                            "node { name: \"d\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
+                            "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
+                            "node { name: \"s\" op: \"Split\" input: \"d\" input: \"c\" attr { key: \"T\" value { "
+                            "type: DT_FLOAT } } attr { key: \"num_split\" value { i: 998 } } }\n";
+  EXPECT_TRUE(import(split).ok());
+  StatusOr<Graph> over = import(split + "node { name: \"t\" op: \"Split\" input: \"d\" input: \"c\" attr { key: \"T\" "
+                                        "value { type: DT_FLOAT } } attr { key: \"num_split\" value { i: 2 } } }\n");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().message(), "g.pbtxt:5:8: node 't': the graph's nodes have more than 1000 outputs in all "
+                                     "(--max-nodes bounds the outputs too)");
+  StatusOr<Graph> addn = import(ConstNode("c") + "node { name: \"a\" op: \"AddN\" input: \"c\" attr { key: \"T\" "
+                                                 "value { type: DT_FLOAT } } attr { key: \"N\" value { i: 1000000000 } } }");
+  ASSERT_FALSE(addn.ok());
+  EXPECT_EQ(addn.status().message(), "g.pbtxt:3:8: node 'a': AddN takes 1000000000 inputs; the NodeDef has 1");
+}
+
 // Text files nest messages at most 100 deep, as binary ones do: 20,000
 // levels of an unknown field (160 KB) took the stack, and nesting through
 // attr maps memory quadratic in the depth. One located line, exit 2.

@@ -328,6 +328,13 @@ class GraphFileLoader {
     const bool expands = SplitConcatExpander::Expands(op);
     TFRUN_ASSIGN_OR_RETURN(const int id, expands ? split_concat_.Add(entry, std::move(node), base)
                                                  : builder_.Add(std::move(node), *def, entry));
+    // Each output is a slot the executor keeps: 300 Splits of 10^6 slices
+    // would be 3 * 10^8 of them from a 15 KB file.
+    if ((outputs_ += graph_.nodes[id].num_outputs) > limits_.max_nodes) {
+      return fields_.ErrorAt(entry, fmt::format("more than {} node outputs (the node-count limit, --max-nodes, "
+                                                "bounds the outputs too)",
+                                                limits_.max_nodes));
+    }
     Bind(scope, base, id);
     return Status::Ok();
   }
@@ -385,6 +392,7 @@ class GraphFileLoader {
   ScopeReader scopes_;
   TensorLiteralReader literals_;
   VariableExpander variables_;
+  int64_t outputs_ = 0;  // the nodes' outputs so far, against --max-nodes
   SplitConcatExpander split_concat_;
   std::unordered_map<std::string_view, std::vector<std::string>> node_keys_;
   std::optional<std::unordered_set<std::string>> explicit_names_;

@@ -563,6 +563,38 @@ TEST(LoaderReplicationTest, AScopeBombInsideAnEmptyLoopEnds) {
   EXPECT_EQ(Names(*g), std::vector<std::string>{"n"});
 }
 
+// --max-nodes bounds the nodes' outputs too: each is a slot the executor
+// keeps, and 300 Splits of 10^6 slices (a 15 KB file) took 7 GB and a
+// minute before failing.
+TEST(LoaderLimitsTest, OutputsCountAgainstTheNodeLimit) {
+  std::string text = "nodes:\n  - {name: x, op: Placeholder, shape: [null]}\n";
+  for (int i = 0; i < 3; ++i) text += fmt::format("  - {{name: s{}, op: Split, inputs: [x], num_split: 400, axis: 0}}\n", i);
+  LoadOptions limits;
+  limits.max_nodes = 1000;
+  StatusOr<Graph> g = LoadGraphText(text, "g.yaml", limits);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            "g.yaml:5:5: more than 1000 node outputs (the node-count limit, --max-nodes, bounds the outputs too)");
+  limits.max_nodes = 1201;
+  EXPECT_TRUE(LoadGraphText(text, "g.yaml", limits).ok());
+}
+
+// A string scalar filling a shape costs its packed bytes, counted against
+// --max-tensor-bytes before anything is allocated.
+TEST(LoaderLimitsTest, StringConstantsCountTheirBytes) {
+  LoadOptions limits;
+  limits.max_tensor_bytes = 1000;
+  StatusOr<Graph> small = LoadGraphText("nodes:\n  - {name: s, op: Const, dtype: string, shape: [10], value: abcdefghij}\n",
+                                        "g.yaml", limits);
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small->Find("s")->value.num_bytes(), 11 * 8 + 100u);
+  EXPECT_EQ(small->Find("s")->value.StringAt(9), "abcdefghij");
+  StatusOr<Graph> big = LoadGraphText("nodes:\n  - {name: s, op: Const, dtype: string, shape: [100], value: abcdefghij}\n",
+                                      "g.yaml", limits);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("--max-tensor-bytes"), std::string::npos) << big.status().message();
+}
+
 TEST(LoaderReplicationTest, BadScopes) {
   EXPECT_EQ(LoadOnGpus("nodes:\n  - {for_each_device: TPU, nodes: [{op: NoOp}]}", 1).status().message(),
             "g.yaml:2:23: for_each_device must be GPU or CPU (got 'TPU')");

@@ -222,7 +222,7 @@ Status TensorLiteralReader::AllocateStrings(const YamlNode& where, const std::st
                                             const std::vector<Scalar>& leaves, Node* node) {
   const int64_t n = NumElements(shape).value();
   // A scalar filling a shape repeats its one element.
-  const auto element = [&](int64_t i) { return leaves.size() == 1 ? leaves[0].text : leaves[i].text; };
+  const auto element = [&](int64_t i) -> std::string_view { return leaves.size() == 1 ? leaves[0].text : leaves[i].text; };
   int64_t bytes = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (__builtin_add_overflow(bytes, static_cast<int64_t>(element(i).size() + sizeof(uint64_t)), &bytes) ||
@@ -231,10 +231,7 @@ Status TensorLiteralReader::AllocateStrings(const YamlNode& where, const std::st
     }
   }
   total_bytes_ += bytes;
-  std::vector<std::string> elements;
-  elements.reserve(n);
-  for (int64_t i = 0; i < n; ++i) elements.emplace_back(element(i));
-  StatusOr<Tensor> t = Tensor::FromStrings(shape, elements);
+  StatusOr<Tensor> t = Tensor::FromStringElements(shape, element);
   if (!t.ok()) return fields_.NodeError(where, node_name, t.status().message());
   node->value = std::move(*t);
   node->dtype = DType::kString;
