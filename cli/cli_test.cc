@@ -111,6 +111,18 @@ TEST(CliTest, ExpectComparesStandardOutput) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   r = Tfrun("graphs/matmul.yaml --expect " + TmpDir() + "/no_such_file");
   EXPECT_EQ(r.exit_code, 2);
+  // Read first and bounded: a folder, or a file that never ends, is bad
+  // usage before anything runs (a folder was a mismatch, exit 1; /dev/zero
+  // was read until memory ran out).
+  r = Tfrun("graphs/matmul.yaml --expect graphs");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "tfrun: error: --expect graphs: is a directory, not a file\n");
+  r = Tfrun("graphs/matmul.yaml --max-file-bytes 1000 --expect /dev/zero");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "tfrun: error: --expect /dev/zero: the file has more than 1000 bytes, the most tfrun reads of it "
+                   "(--max-file-bytes)\n");
 }
 
 // `tfrun test` over a folder with a passing and a failing case: both

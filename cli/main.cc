@@ -14,12 +14,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <exception>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "cli/devices.h"
 #include "cli/expect.h"
 #include "cli/flags.h"
+#include "cli/last_resort.h"
 #include "cli/ops_listing.h"
 #include "cli/report.h"
 #include "cli/run_graph.h"
@@ -90,11 +93,7 @@ int ListDevices(const DeviceFlags& flags, const std::string& json_path) {
 }
 
 // --expect: a mismatch is exit 1 with a unified diff on standard error.
-Status CompareWithExpected(const RunOptions& options, const std::string& actual) {
-  std::string expected;
-  if (!ReadWholeFile(options.expect_path, &expected)) {
-    return BadInput(fmt::format("--expect {}: cannot read the file", options.expect_path));
-  }
+Status CompareWithExpected(const RunOptions& options, const std::string& expected, const std::string& actual) {
   const Tolerance tolerance{options.rtol, options.atol, options.tolerance_given};
   if (OutputsMatch(expected, actual, tolerance)) return Status::Ok();
   const std::string diff = UnifiedDiff(expected, actual, options.expect_path, "standard output");
@@ -120,6 +119,17 @@ int RunGraph(const RunOptions& options, std::chrono::steady_clock::time_point pr
   // Sanitizer builds destroy it, so leak checks see everything.
   // Every output is checked before anything runs (exit 2, nothing written).
   if (Status checked = CheckRunOutputs(options); !checked.ok()) return ExitWith(checked);
+  // The expected output is read first, bounded: a file it cannot be is
+  // bad usage (exit 2), known before anything runs.
+  std::string expected;
+  if (!options.expect_path.empty()) {
+    if (Status read = ReadFileAtMost(options.expect_path, options.limits.max_file_bytes, &expected); !read.ok()) {
+      return ExitWith(BadInput(fmt::format("--expect {}{}", read.message(),
+                                           read.message().find("more than") != std::string::npos
+                                               ? " (--max-file-bytes)"
+                                               : "")));
+    }
+  }
   std::unique_ptr<GraphRun> owned = std::make_unique<GraphRun>(options, process_start);
   GraphRun& run = kFreeAtExit ? *owned : *owned.release();
   std::string stdout_text;
@@ -131,7 +141,7 @@ int RunGraph(const RunOptions& options, std::chrono::steady_clock::time_point pr
     if (!written.ok() && status.ok()) status = written;
   }
   if (!options.expect_path.empty() && run.prints_output()) {
-    Status compared = CompareWithExpected(options, stdout_text);
+    Status compared = CompareWithExpected(options, expected, stdout_text);
     if (!compared.ok() && status.ok()) status = compared;
   }
   // The report is written last, so its "error" and "exit_code" are the
@@ -203,6 +213,7 @@ std::string UnknownFlagHint(const CLI::App& app, int argc, char** argv) {
 
 int Main(int argc, char** argv) {
   const auto process_start = std::chrono::steady_clock::now();
+  RemoveTemporariesOnSignals();
   SetUpLogging();
   RunOptions options;
   CLI::App app{"tfrun: run a TensorFlow-style graph file and print placement and results as TensorFlow does"};
@@ -282,4 +293,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tfrun
 
-int main(int argc, char** argv) { return tfrun::Main(argc, argv); }
+int main(int argc, char** argv) {
+  std::set_terminate(tfrun::TerminateWithOneLine);
+  return tfrun::RunCatchingEverything([&] { return tfrun::Main(argc, argv); });
+}

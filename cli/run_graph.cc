@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -82,8 +83,14 @@ Status CheckRunOutputs(const RunOptions& options) {
   if (!options.export_times_path.empty()) {
     TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.export_times_path, "--export-times", false).status());
   }
-  if (!options.expect_path.empty() && access(options.expect_path.c_str(), R_OK) != 0) {
-    return BadInput(fmt::format("--expect {}: cannot read the file: {}", options.expect_path, std::strerror(errno)));
+  if (!options.expect_path.empty()) {
+    struct stat st;
+    if (access(options.expect_path.c_str(), R_OK) != 0) {
+      return BadInput(fmt::format("--expect {}: cannot read the file: {}", options.expect_path, std::strerror(errno)));
+    }
+    if (stat(options.expect_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return BadInput(fmt::format("--expect {}: is a directory, not a file", options.expect_path));
+    }
   }
   return Status::Ok();
 }
@@ -481,7 +488,7 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   BindAllBackendKernels(&kernels);
   const int cpu_threads =
       options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
-  SetCpuThreads(cpu_threads);
+  TFRUN_RETURN_IF_ERROR(StartCpuThreads(cpu_threads));
   const auto t0 = Clock::now();
   Executor executor(graph_, devices, placement_, kernels);
   if (cluster_ != nullptr) {

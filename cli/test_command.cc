@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 #include <optional>
 #include <memory>
 #include <mutex>
@@ -128,11 +129,16 @@ Status ReadTolerance(const std::vector<std::string>& args, Tolerance* t) {
   return Status::Ok();
 }
 
+// The most tfrun test reads of an expected file or a case's output (as
+// --max-file-bytes's default bounds a graph file): a 20 GB file is a
+// failing case, not 20 GB of memory.
+constexpr int64_t kMaxCaseFileBytes = int64_t{64} << 20;
+
 // Reads NAME[.VARIANT].expected: the header lines, then the expected output.
 void ReadExpected(TestCase* c) {
   std::string text;
-  if (!ReadWholeFile(c->expected_path.string(), &text)) {
-    c->problem = "cannot read " + c->expected_path.string();
+  if (Status read = ReadFileAtMost(c->expected_path.string(), kMaxCaseFileBytes, &text); !read.ok()) {
+    c->problem = read.message();
     return;
   }
   size_t pos = 0;
@@ -171,8 +177,10 @@ void ReadExpected(TestCase* c) {
   c->expected_out = text.substr(pos);
   Status tolerance = ReadTolerance(c->args, &c->tolerance);
   if (!tolerance.ok()) c->problem = fmt::format("{}: {}", c->expected_path.string(), tolerance.message());
-  if (!c->stderr_path.empty() && !ReadWholeFile(c->stderr_path.string(), &c->expected_err)) {
-    c->problem = "cannot read " + c->stderr_path.string();
+  if (!c->stderr_path.empty()) {
+    if (Status read = ReadFileAtMost(c->stderr_path.string(), kMaxCaseFileBytes, &c->expected_err); !read.ok()) {
+      c->problem = read.message();
+    }
   }
 }
 
@@ -183,7 +191,8 @@ constexpr const char* kGraphExtensions[] = {".yaml", ".pbtxt", ".pb", ".meta"};
 // NAME plus the first graph extension that exists in `dir`; "" if none.
 std::string GraphFileFor(const fs::path& dir, const std::string& name) {
   for (const char* ext : kGraphExtensions) {
-    if (fs::exists(dir / (name + ext))) return name + ext;
+    std::error_code ec;  // a path that cannot be looked at (a loop, no permission) is no graph
+    if (fs::exists(dir / (name + ext), ec)) return name + ext;
   }
   return "";
 }
@@ -212,7 +221,8 @@ void CaseFor(const fs::path& expected, TestCase* c) {
   }
   c->graph = graph;
   const fs::path err = dir / (stem + ".expected-stderr");
-  if (fs::exists(err)) c->stderr_path = err;
+  std::error_code ec;
+  if (fs::exists(err, ec)) c->stderr_path = err;
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -225,8 +235,11 @@ StatusOr<std::vector<TestCase>> Discover(const std::vector<std::string>& paths) 
     std::error_code ec;
     const fs::path path(p);
     if (fs::is_directory(path, ec)) {
+      // Every call with an error code: a symlink loop or an unreadable
+      // entry is a message, not an exception.
       for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-        if (it->is_regular_file() && EndsWith(it->path().filename().string(), ".expected")) {
+        std::error_code entry_ec;
+        if (it->is_regular_file(entry_ec) && EndsWith(it->path().filename().string(), ".expected")) {
           expected_files.push_back(it->path());
         }
       }
@@ -239,12 +252,13 @@ StatusOr<std::vector<TestCase>> Discover(const std::vector<std::string>& paths) 
       // A graph: its NAME.expected and NAME.VARIANT.expected files.
       const std::string stem = path.stem().string();
       const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-      for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-        const std::string f = e.path().filename().string();
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string f = it->path().filename().string();
         if (EndsWith(f, ".expected") && (f == stem + ".expected" || f.rfind(stem + ".", 0) == 0)) {
           expected_files.push_back(path.parent_path() / f);
         }
       }
+      if (ec) return BadInput(fmt::format("{}: {}", dir.string(), ec.message()));
     } else {
       return BadInput(fmt::format("{}: no such graph file, expected file or folder", p));
     }
@@ -355,11 +369,15 @@ Outcome Run(const TestCase& c, const std::string& tfrun, const fs::path& scratch
     running->pids.erase(std::find(running->pids.begin(), running->pids.end(), pid));
   }
   o.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  ReadWholeFile(out_path, &o.actual_out);
-  ReadWholeFile(err_path, &o.actual_err);
+  std::vector<std::string> why;
+  for (const auto& [path, text, what] : {std::tuple{&out_path, &o.actual_out, "standard output"},
+                                         std::tuple{&err_path, &o.actual_err, "standard error"}}) {
+    if (Status read = ReadFileAtMost(*path, kMaxCaseFileBytes, text); !read.ok()) {
+      why.push_back(fmt::format("its {} could not be read: {}", what, read.message()));
+    }
+  }
   std::remove(out_path.c_str());
   std::remove(err_path.c_str());
-  std::vector<std::string> why;
   if (timed_out) {
     why.push_back(fmt::format("killed after {} s", std::chrono::duration_cast<std::chrono::seconds>(kCaseTimeout).count()));
   } else if (!WIFEXITED(status)) {

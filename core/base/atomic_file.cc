@@ -1,9 +1,13 @@
 #include "core/base/atomic_file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -37,7 +41,84 @@ std::string FollowLinks(const std::string& path) {
 
 Status CannotWrite(const std::string& path, int e) { return RuntimeError("cannot write " + path + ": " + Strerror(e)); }
 
+// The temporaries staged and not yet renamed or removed, for
+// RemoveTemporaryFiles. Slots are claimed (free -> writing -> live) with a
+// compare-and-swap and never freed, so a signal handler can walk them at
+// any moment: it unlinks the live ones. A run stages as many at once as
+// --out has fetches; past kSlots they are still removed on every path but
+// a signal's.
+struct TemporarySlot {
+  enum : int { kFree, kWriting, kLive };
+  std::atomic<int> state{kFree};
+  char path[PATH_MAX];
+};
+constexpr int kSlots = 4096;
+TemporarySlot* Slots() {
+  static TemporarySlot* slots = new TemporarySlot[kSlots];  // never freed: handlers may run at exit
+  return slots;
+}
+
+// The slot now holding `path`, or -1 when none is free (or it is too long).
+int RememberTemporary(const std::string& path) {
+  if (path.size() >= PATH_MAX) return -1;
+  TemporarySlot* slots = Slots();
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = TemporarySlot::kFree;
+    if (!slots[i].state.compare_exchange_strong(expected, TemporarySlot::kWriting)) continue;
+    std::memcpy(slots[i].path, path.c_str(), path.size() + 1);
+    slots[i].state.store(TemporarySlot::kLive);
+    return i;
+  }
+  return -1;
+}
+
+void ForgetTemporary(int slot) {
+  if (slot >= 0) Slots()[slot].state.store(TemporarySlot::kFree);
+}
+
 }  // namespace
+
+void RemoveTemporaryFiles() {
+  TemporarySlot* slots = Slots();
+  for (int i = 0; i < kSlots; ++i) {
+    if (slots[i].state.load() == TemporarySlot::kLive) unlink(slots[i].path);
+  }
+}
+
+namespace {
+
+constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2};
+
+void RemoveTemporariesAndEnd(int signal) {
+  const int saved = errno;
+  RemoveTemporaryFiles();
+  // The default action, now: the process ends by the signal it got.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(signal, &dfl, nullptr);
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, signal);
+  pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+  raise(signal);
+  errno = saved;  // (not reached for these signals)
+}
+
+}  // namespace
+
+void RemoveTemporariesOnSignals() {
+  (void)Slots();  // allocated now, never in a handler
+  for (int sig : kEndingSignals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction act {};
+    act.sa_handler = RemoveTemporariesAndEnd;
+    sigemptyset(&act.sa_mask);
+    act.sa_flags = 0;
+    sigaction(sig, &act, nullptr);
+  }
+}
 
 StatusOr<OutputTarget> CheckOutputTarget(const std::string& path, std::string_view option, bool allow_stdout) {
   OutputTarget t;
@@ -90,14 +171,31 @@ Status WriteOutput(const OutputTarget& target, const std::function<bool(FILE*)>&
 }
 
 FileBatch::~FileBatch() {
-  for (const Staged& s : staged_) unlink(s.tmp.c_str());
+  for (const Staged& s : staged_) {
+    unlink(s.tmp.c_str());
+    ForgetTemporary(s.slot);
+  }
 }
 
 Status FileBatch::Stage(const OutputTarget& target, const std::function<bool(FILE*)>& write) {
   // A temporary beside the real file, renamed over it by Commit.
   std::string tmp = DirOf(target.real_path) + "/.tfrun-XXXXXX";
+  // Signals stay out while the name is made and remembered, so no handler
+  // can run between the two and leave it behind.
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &before);
   const int fd = mkstemp(tmp.data());
-  if (fd < 0) return CannotWrite(target.path, errno);
+  const int made = errno;
+  const int slot = fd >= 0 ? RememberTemporary(tmp) : -1;
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (fd < 0) return CannotWrite(target.path, made);
+  // Unlinked and forgotten on every failure below; Commit or the
+  // destructor does both once it is staged.
+  auto discard = [&] {
+    unlink(tmp.c_str());
+    ForgetTemporary(slot);
+  };
   // mkstemp makes it 0600; an output file gets the usual 0666 & ~umask.
   const mode_t mask = umask(0);
   umask(mask);
@@ -106,7 +204,7 @@ Status FileBatch::Stage(const OutputTarget& target, const std::function<bool(FIL
   if (f == nullptr) {
     const int e = errno;
     close(fd);
-    unlink(tmp.c_str());
+    discard();
     return CannotWrite(target.path, e);
   }
   errno = 0;
@@ -115,10 +213,10 @@ Status FileBatch::Stage(const OutputTarget& target, const std::function<bool(FIL
   const int e = errno ? errno : EIO;
   ok = std::fclose(f) == 0 && ok;
   if (!ok) {
-    unlink(tmp.c_str());
+    discard();
     return CannotWrite(target.path, e);
   }
-  staged_.push_back({tmp, target.real_path, target.path});
+  staged_.push_back({tmp, target.real_path, target.path, slot});
   return Status::Ok();
 }
 
@@ -136,6 +234,7 @@ Status FileBatch::Commit() {
   for (const Staged& s : staged_) {
     if (status.ok() && std::rename(s.tmp.c_str(), s.real_path.c_str()) != 0) status = CannotWrite(s.path, errno);
     if (!status.ok()) unlink(s.tmp.c_str());  // this one and those after it: none half-written
+    ForgetTemporary(s.slot);
   }
   staged_.clear();
   return status;
@@ -153,6 +252,36 @@ Status WriteFileAtomically(const std::string& path, const std::function<bool(FIL
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, [&](FILE* f) { return std::fwrite(text.data(), 1, text.size(), f) == text.size(); });
+}
+
+Status ReadFileAtMost(const std::string& path, int64_t max_bytes, std::string* text) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return BadInput(fmt::format("{}: cannot read the file: {}", path, Strerror(errno)));
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    return BadInput(fmt::format("{}: is a directory, not a file", path));
+  }
+  text->clear();
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      close(fd);
+      return BadInput(fmt::format("{}: cannot read the file: {}", path, Strerror(e)));
+    }
+    if (n == 0) break;
+    if (static_cast<int64_t>(text->size()) + n > max_bytes) {
+      close(fd);
+      text->clear();
+      return BadInput(fmt::format("{}: the file has more than {} bytes, the most tfrun reads of it", path, max_bytes));
+    }
+    text->append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return Status::Ok();
 }
 
 bool ReadWholeFile(const std::string& path, std::string* text) {

@@ -7,6 +7,7 @@
 // "-" is standard output where the option allows it.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -60,12 +61,29 @@ class FileBatch {
  private:
   struct Staged {
     std::string tmp, real_path, path;
+    int slot;  // its entry for RemoveTemporaryFiles, or -1
   };
   std::vector<Staged> staged_;
 };
 
+// Removes every temporary that a FileBatch has staged and not yet renamed
+// into place or removed. Async-signal-safe (a table of fixed slots, no
+// allocation, no lock): for signal handlers and std::terminate.
+void RemoveTemporaryFiles();
+
+// Handlers for the signals that end a process (SIGINT, SIGTERM, SIGHUP,
+// SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2): each removes the
+// temporaries, then ends the process by the same signal with its default
+// action, so the parent sees the signal (Ctrl-C's 130 in a shell). A
+// signal the process ignores (nohup's SIGHUP) stays ignored.
+void RemoveTemporariesOnSignals();
+
 // The whole file; false when it cannot be read.
 bool ReadWholeFile(const std::string& path, std::string* text);
+// The whole file, or FIFO, or device, read up to `max_bytes`: an error
+// naming the path when it cannot be read, is a folder, or holds more
+// (/dev/zero never ends; a 20 GB file would be read whole).
+Status ReadFileAtMost(const std::string& path, int64_t max_bytes, std::string* text);
 
 // Standard output's text, checked: a full disk or a closed descriptor is an
 // error naming it (exit 4); a closed pipe ends the process silently

@@ -180,9 +180,11 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   const std::streamoff file_size = in.tellg();
   const std::streamoff data_start = (major == 1 ? 10 : 12) + header_len;
   const size_t elem = Info(found->dtype).size;
-  if (file_size - data_start < static_cast<std::streamoff>(*n * elem)) {
+  int64_t data_bytes = 0;
+  if (__builtin_mul_overflow(*n, static_cast<int64_t>(elem), &data_bytes)) return bad("byte count overflows");
+  if (file_size - data_start < static_cast<std::streamoff>(data_bytes)) {
     return bad(fmt::format("truncated data: shape {} needs {} bytes, file has {}",
-                           ShapeTupleString(shape), *n * elem, file_size - data_start));
+                           ShapeTupleString(shape), data_bytes, file_size - data_start));
   }
   in.seekg(data_start);
   TFRUN_ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateHost(found->dtype, shape));

@@ -1,7 +1,13 @@
 #include "kernels/cpu/cpu_eigen.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <future>
+#include <string>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -13,6 +19,34 @@ int g_threads = 0;  // SetCpuThreads: 0 is one per core
 }  // namespace
 
 void SetCpuThreads(int threads) { g_threads = threads; }
+
+Status StartCpuThreads(int threads) {
+  SetCpuThreads(threads);
+  const int wanted = cpu::Threads();
+  // Each trial thread waits until all have started (or one could not), so
+  // they exist at the same time, as the pool's will.
+  std::promise<void> go;
+  std::shared_future<void> started = go.get_future().share();
+  std::vector<std::thread> trial;
+  std::string refused;
+  try {
+    trial.reserve(wanted);
+    for (int i = 0; i < wanted; ++i) trial.emplace_back([started] { started.wait(); });
+  } catch (const std::system_error& e) {
+    refused = e.code().message();
+  } catch (const std::bad_alloc&) {
+    refused = "out of memory";
+  }
+  go.set_value();
+  for (std::thread& t : trial) t.join();
+  if (!refused.empty()) {
+    return RuntimeError(fmt::format("cannot start {} CPU threads (--intra-op-threads, or one per core): {} (the "
+                                    "system refused thread {})",
+                                    wanted, refused, trial.size() + 1));
+  }
+  (void)cpu::PoolDevice();
+  return Status::Ok();
+}
 
 namespace cpu {
 

@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/op_registry.h"
@@ -611,6 +615,30 @@ TEST(CpuKernelsTest, ShapesThatOverflowAreTensorFlowsErrors) {
   EXPECT_FALSE(RunBound("Split", DType::kFloat32, {Scalar<int32_t>(DType::kInt32, 0), Vector<float>(DType::kFloat32, {1, 2})},
                         0)
                    .status.ok());
+}
+
+// In a child: starts 1000 CPU threads under a 1.5 GB address space (8 MB
+// stacks each) and exits 14 with the error on standard error, 0 if they
+// started.
+void StartThreadsUnderAMemoryLimit() {
+  struct rlimit limit;
+  limit.rlim_cur = limit.rlim_max = size_t{1536} << 20;
+  setrlimit(RLIMIT_AS, &limit);
+  const Status started = StartCpuThreads(1000);
+  std::fprintf(stderr, "%s\n", started.message().c_str());
+  std::exit(started.ok() ? 0 : 10 + static_cast<int>(started.kind()));
+}
+
+// Threads the system refuses are an error naming the count, before Eigen's
+// pool, which would throw while half built and hang joining its threads.
+TEST(CpuThreadsDeathTest, ThreadsTheSystemRefusesAreAnError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit this test sets";
+#else
+  EXPECT_EXIT(StartThreadsUnderAMemoryLimit(), testing::ExitedWithCode(10 + static_cast<int>(ErrorKind::kRuntime)),
+              "cannot start 1000 CPU threads \\(--intra-op-threads, or one per core\\): Resource temporarily "
+              "unavailable");
+#endif
 }
 
 }  // namespace
