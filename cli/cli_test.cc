@@ -2,6 +2,9 @@
 // NumPy can load, --json reports results and errors, a failed run leaves no
 // output files, and bad .npy inputs are clean errors (exit 2).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1079,6 +1082,58 @@ TEST(Cli, TowerSampleTrainsAsInTensorFlow) {
 // Each step is one session run: the dropout mask is drawn once per step
 // for the loss and the update alike, and the variables carry over. Two
 // steps fetching the variable show it changed by the first step's update.
+// Starts tfrun with `args` in `dir`, standard output to `out`, every
+// signal's default action restored (a test runner may hand its children
+// SIGINT ignored, which tfrun then leaves ignored, as nohup expects).
+pid_t SpawnTfrun(const std::string& dir, const std::vector<std::string>& args, const std::string& out) {
+  const std::string binary = std::filesystem::absolute("cli/tfrun").string();
+  std::vector<std::string> words = {binary};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all;
+  sigfillset(&all);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  const std::string cwd = std::filesystem::current_path().string();
+  std::filesystem::current_path(dir);
+  pid_t pid = -1;
+  posix_spawn(&pid, binary.c_str(), &files, &attr, argv.data(), environ);
+  std::filesystem::current_path(cwd);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attr);
+  return pid;
+}
+
+// Each step's line is written as it is computed, as print() in the Python
+// loop writes it: interrupted, a long loop leaves every line it finished
+// (it printed nothing, and grew in memory with each step), and tfrun ends
+// by the signal itself, as Python's KeyboardInterrupt does (130 in a shell).
+TEST(Cli, StepsStreamAndASignalEndsTheRunByItself) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    const std::string out = TmpDir() + "/steps_" + std::to_string(sig) + ".out";
+    const pid_t pid = SpawnTfrun("graphs/tf", {"nan_loss.pbtxt", "--init", "init", "--targets", "train", "--fetch", "loss",
+                                               "--steps", "1000000000"},
+                                 out);
+    ASSERT_GT(pid, 0);
+    for (int i = 0; i < 200 && std::filesystem::file_size(out) < 1000; ++i) usleep(50000);
+    kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+    const std::string steps = Slurp(out);
+    ASSERT_GE(steps.size(), 1000u) << sig;
+    EXPECT_EQ(steps.back(), '\n');  // whole lines only
+    EXPECT_EQ(steps.rfind("[np.float32(3.205942e+14)]\n[np.float32(inf)]\n", 0), 0u) << steps.substr(0, 200);
+  }
+}
+
 TEST(Cli, StepsKeepVariablesAndPrintLists) {
   const Outcome o = Tfrun("graphs/tf/resource_run.pbtxt --init init --fetch y --steps 2");
   ASSERT_EQ(o.exit_code, 0) << o.err;

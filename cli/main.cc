@@ -133,15 +133,22 @@ int RunGraph(const RunOptions& options, std::chrono::steady_clock::time_point pr
   std::unique_ptr<GraphRun> owned = std::make_unique<GraphRun>(options, process_start);
   GraphRun& run = kFreeAtExit ? *owned : *owned.release();
   std::string stdout_text;
-  Status status = run.Run(&stdout_text);
   // --json - and --dot - take standard output for themselves.
   const bool stdout_taken = options.json_path == "-" || options.dot_path == "-";
+  // Training steps stream; --expect keeps what it may need of them (a
+  // longer output is a mismatch whatever the tolerance).
+  if (!stdout_taken) run.StreamTrainingSteps(options.expect_path.empty() ? 0 : 2 * expected.size() + (1 << 20));
+  Status status = run.Run(&stdout_text);
   if (!stdout_taken && run.prints_output()) {
     Status written = WriteStdout(stdout_text);
     if (!written.ok() && status.ok()) status = written;
   }
   if (!options.expect_path.empty() && run.prints_output()) {
-    Status compared = CompareWithExpected(options, expected, stdout_text);
+    Status compared = run.streamed_whole()
+                          ? CompareWithExpected(options, expected, run.streamed() + stdout_text)
+                          : Status(ErrorKind::kMismatch,
+                                   fmt::format("standard output differs from {}: it has more than {} bytes, the file {}",
+                                               options.expect_path, run.streamed().size(), expected.size()));
     if (!compared.ok() && status.ok()) status = compared;
   }
   // The report is written last, so its "error" and "exit_code" are the

@@ -592,6 +592,21 @@ StatusOr<std::vector<Feed>> GraphRun::StepFeeds(int64_t step) const {
 Status GraphRun::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& fetch,
                               const std::vector<int>& targets, std::string* stdout_text) {
   const bool numpy2 = options_.numpy.empty() ? profile_->numpy2 : options_.numpy == "2";
+  const bool stream = stream_steps_ && cluster_ == nullptr;
+  // `text` to standard output now (and kept for --expect), or appended.
+  auto print = [&](const std::string& text) -> Status {
+    if (!stream) {
+      *stdout_text += text;
+      return Status::Ok();
+    }
+    TFRUN_RETURN_IF_ERROR(WriteStdout(text));
+    const int64_t room = keep_streamed_bytes_ - static_cast<int64_t>(streamed_.size());
+    if (static_cast<int64_t>(text.size()) > room) streamed_whole_ = false;
+    streamed_.append(text, 0, static_cast<size_t>(std::clamp<int64_t>(room, 0, static_cast<int64_t>(text.size()))));
+    return Status::Ok();
+  };
+  TFRUN_RETURN_IF_ERROR(print(*stdout_text));
+  if (stream) stdout_text->clear();
   const auto start = Clock::now();
   auto last_progress = start;
   for (int64_t step = 0; step < options_.steps; ++step) {
@@ -604,7 +619,7 @@ Status GraphRun::TrainingLoop(Executor& executor, const std::vector<NodeOutput>&
     if ((step + 1) % std::max<int64_t>(options_.print_every, 1) == 0) {
       std::vector<std::string> values;
       for (const Tensor& t : result_.fetched) values.push_back(t.is_valid() ? PythonListItemRepr(t, numpy2) : "None");
-      *stdout_text += fmt::format("[{}]\n", fmt::join(values, ", "));
+      TFRUN_RETURN_IF_ERROR(print(fmt::format("[{}]\n", fmt::join(values, ", "))));
     }
     if (prints_output() && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 5) {
       last_progress = Clock::now();

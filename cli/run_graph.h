@@ -40,6 +40,20 @@ class GraphRun {
   // most once.
   Status Run(std::string* stdout_text);
 
+  // A training loop's steps go to standard output as each is computed, as
+  // Python's print() in the loop prints them, so Ctrl-C after 70,000 steps
+  // leaves 70,000 lines, not none, and memory does not grow with the steps:
+  // the text so far is written when the loop starts, then each step's line.
+  // main asks for it where standard output is the run's own (not --json -
+  // or --dot -). What was written is kept for --expect, up to `keep_bytes`.
+  void StreamTrainingSteps(int64_t keep_bytes) {
+    stream_steps_ = true;
+    keep_streamed_bytes_ = keep_bytes;
+  }
+  // What Run wrote itself (its first keep_bytes), and whether that is all.
+  const std::string& streamed() const { return streamed_; }
+  bool streamed_whole() const { return streamed_whole_; }
+
   // What the run did so far, for --json.
   Report& report() { return report_; }
 
@@ -118,6 +132,10 @@ class GraphRun {
   Report report_;
   std::unique_ptr<ClusterSession> cluster_;  // config.cluster with more than one task
   bool prints_errors_ = true;
+  bool stream_steps_ = false;
+  int64_t keep_streamed_bytes_ = 0;
+  std::string streamed_;
+  bool streamed_whole_ = true;
 };
 
 }  // namespace tfrun
