@@ -1,6 +1,7 @@
 // The tfrun binary's file outputs and exit codes: --out writes .npy files
 // NumPy can load, --json reports results and errors, a failed run leaves no
 // output files, and bad .npy inputs are clean errors (exit 2).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -190,13 +191,13 @@ TEST(CliTest, OutWritesNpyFilesPerFetch) {
   EXPECT_FALSE(Exists(dir + "/AddN.npy.tmp"));
 }
 
-TEST(CliTest, OutNamesReplaceSlashes) {
+TEST(CliTest, OutNamesEscapeSlashes) {
   const std::string graph = TmpDir() + "/scoped.yaml";
   std::ofstream(graph) << "nodes:\n  - name_scope: s\n    nodes: [{name: c, op: Const, dtype: bfloat16, value: [1.5]}]\n";
   const std::string dir = TmpDir() + "/out2";
   Outcome o = Tfrun(graph + " --out " + dir);
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  StatusOr<Tensor> t = ReadNpy(dir + "/s__c.npy");
+  StatusOr<Tensor> t = ReadNpy(dir + "/s%2Fc.npy");
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->dtype(), DType::kFloat32);  // bfloat16 widened for NumPy
   EXPECT_EQ(t->data<float>()[0], 1.5f);
@@ -335,6 +336,41 @@ TEST(CliTest, GraphFromStandardInput) {
 // Outputs: special files are written in place, symlinks followed, "-" is
 // standard output where it can be, and every destination is checked before
 // anything runs; write errors are exit 4 and name what failed.
+// No output may be an input of the run: the graph file (also through a
+// symlink or a wrapper's graph_def), a --feed file, --expect's file. Each
+// was overwritten silently.
+TEST(CliTest, AnOutputThatIsAnInputIsRefused) {
+  const std::string dir = TmpDir() + "/inputs";
+  ASSERT_EQ(RunCommand("rm -rf " + dir + " && mkdir -p " + dir + " && cp graphs/matmul.yaml graphs/tf/blog_addn.pbtxt " +
+                       dir + " && ln -s matmul.yaml " + dir + "/link.yaml").exit_code,
+            0);
+  std::ofstream(dir + "/wrapper.yaml") << "graph_def: blog_addn.pbtxt\n";
+  const std::string graph = Slurp(dir + "/matmul.yaml");
+  for (const char* flag : {"--json", "--dot", "--write-graph", "--write-graph-placed", "--trace"}) {
+    const Outcome o = Tfrun(dir + "/matmul.yaml " + flag + " " + dir + "/link.yaml");
+    EXPECT_EQ(o.exit_code, 2) << flag;
+    EXPECT_EQ(o.out, "");
+    EXPECT_EQ(o.err, fmt::format("tfrun: error: {} {}/link.yaml: is the graph file of this run ({}/matmul.yaml); tfrun "
+                                 "does not write over its inputs\n",
+                                 flag, dir, dir));
+  }
+  EXPECT_EQ(Slurp(dir + "/matmul.yaml"), graph);
+  const std::string addn = Slurp(dir + "/blog_addn.pbtxt");
+  const Outcome wrapped = Tfrun(dir + "/wrapper.yaml --write-graph " + dir + "/blog_addn.pbtxt");
+  EXPECT_EQ(wrapped.exit_code, 2);
+  EXPECT_NE(wrapped.err.find("is the graph file it names of this run"), std::string::npos) << wrapped.err;
+  EXPECT_EQ(Slurp(dir + "/blog_addn.pbtxt"), addn);
+  std::ofstream(dir + "/expected.txt") << "[[22. 28.]\n [49. 64.]]\n";
+  EXPECT_EQ(Tfrun(dir + "/matmul.yaml --expect " + dir + "/expected.txt --json " + dir + "/expected.txt").exit_code, 2);
+  // --out's file for a fetch that is a --feed file.
+  ASSERT_EQ(RunCommand("cp graphs/data/towers_batch.npy " + dir + "/x.npy").exit_code, 0);
+  const Outcome fed = Tfrun("graphs/split_towers.yaml --devices testdata/topologies/k20m_x4.yaml --feed x=@" + dir +
+                            "/x.npy --fetch x --out " + dir);
+  EXPECT_EQ(fed.exit_code, 2);
+  EXPECT_NE(fed.err.find("the file for 'x' would be " + dir + "/x.npy, an input of this run"), std::string::npos)
+      << fed.err;
+}
+
 TEST(CliTest, OutputFilesAreWrittenSafely) {
   const std::string dir = TmpDir() + "/outputs";
   ASSERT_EQ(RunCommand("rm -rf " + dir + " && mkdir -p " + dir).exit_code, 0);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <climits>
 #include <cerrno>
 #include <cstring>
@@ -34,11 +35,26 @@ std::string ParentFolder(const std::string& dir) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
 }
 
-std::string NpyFileName(const std::string& node_name) {
+}  // namespace
+
+// Injective, so two tensors never share a file ('/' as "__" made a/b and
+// a__b one file): every byte but letters, digits, '.', '_', '-' and ':' as
+// %XX, as a URL escapes it (scope/w:1 -> scope%2Fw:1.npy). A NUL can no
+// longer end the name early, nor a '/' leave the folder.
+std::string NpyFileName(std::string_view tensor_name) {
   std::string file;
-  for (char c : node_name) file += c == '/' ? std::string("__") : std::string(1, c);
+  for (const char ch : tensor_name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == ':') {
+      file += ch;
+    } else {
+      file += fmt::format("%{:02X}", c);
+    }
+  }
   return file + ".npy";
 }
+
+namespace {
 
 }  // namespace
 
@@ -57,7 +73,8 @@ Status CheckNpyOutputDir(const std::string& dir) {
   return Status::Ok();
 }
 
-Status CheckNpyOutputNames(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch) {
+Status CheckNpyOutputNames(const std::string& dir, const Graph& graph, const std::vector<NodeOutput>& fetch,
+                           const std::vector<std::string>& inputs) {
   // The folder's file system says how long a name may be; a folder not made
   // yet is on its parent's.
   struct stat st;
@@ -74,6 +91,13 @@ Status CheckNpyOutputNames(const std::string& dir, const Graph& graph, const std
     if (dir.size() + 1 + file.size() >= PATH_MAX) {
       return BadInput(fmt::format("--out {}: the path for '{}' would be {} bytes; the system allows {}", dir,
                                   ClipForMessage(output, 60), dir.size() + 1 + file.size(), PATH_MAX - 1));
+    }
+    for (const std::string& input : inputs) {
+      if (IsSameFile(dir + "/" + file, input)) {
+        return BadInput(fmt::format("--out {}: the file for '{}' would be {}, an input of this run; tfrun does not "
+                                    "write over its inputs",
+                                    dir, ClipForMessage(output, 60), input));
+      }
     }
   }
   return Status::Ok();

@@ -68,9 +68,48 @@ double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 
 }  // namespace
 
-Status CheckRunOutputs(const RunOptions& options) {
+namespace {
+
+// The files a run reads, each with what it is for messages.
+std::vector<std::pair<std::string, std::string>> RunInputs(const RunOptions& options,
+                                                           const std::vector<std::string>& extra_inputs) {
+  std::vector<std::pair<std::string, std::string>> inputs = {{options.graph_path, "the graph file"}};
+  for (const std::string& path : extra_inputs) inputs.push_back({path, "the graph file it names"});
+  for (const std::string& feed : options.feeds) {
+    if (const size_t at = feed.find("=@"); at != std::string::npos) inputs.push_back({feed.substr(at + 2), "a --feed file"});
+  }
+  if (!options.expect_path.empty()) inputs.push_back({options.expect_path, "--expect's file"});
+  if (!options.device_flags.topology_path.empty()) inputs.push_back({options.device_flags.topology_path, "--devices' topology"});
+  return inputs;
+}
+
+// Every output file but standard output and --out's (checked per file).
+std::vector<std::pair<std::string, std::string>> RunOutputFiles(const RunOptions& options) {
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const auto& [path, flag] : {std::pair{&options.json_path, "--json"}, std::pair{&options.dot_path, "--dot"},
+                                   std::pair{&options.write_graph_path, "--write-graph"},
+                                   std::pair{&options.write_graph_placed_path, "--write-graph-placed"},
+                                   std::pair{&options.trace_path, "--trace"},
+                                   std::pair{&options.export_times_path, "--export-times"}}) {
+    if (!path->empty() && *path != "-") outputs.push_back({*path, flag});
+  }
+  return outputs;
+}
+
+}  // namespace
+
+Status CheckRunOutputs(const RunOptions& options, const std::vector<std::string>& extra_inputs) {
   if (options.json_path == "-" && options.dot_path == "-") {
     return BadInput("--json - and --dot -: only one of them can have standard output");
+  }
+  const std::vector<std::pair<std::string, std::string>> inputs = RunInputs(options, extra_inputs);
+  for (const auto& [output, flag] : RunOutputFiles(options)) {
+    for (const auto& [input, what] : inputs) {
+      if (IsSameFile(output, input)) {
+        return BadInput(fmt::format("{} {}: is {} of this run ({}); tfrun does not write over its inputs", flag,
+                                    output, what, input));
+      }
+    }
   }
   if (!options.json_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.json_path, "--json", true).status());
   if (!options.dot_path.empty()) TFRUN_RETURN_IF_ERROR(CheckOutputTarget(options.dot_path, "--dot", true).status());
@@ -140,6 +179,8 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   }
   TFRUN_RETURN_IF_ERROR(CheckTrainingFlags());
   TFRUN_RETURN_IF_ERROR(Load());
+  // A wrapper's graph_def file is an input too, known once it is loaded.
+  if (graph_.path != options_.graph_path) TFRUN_RETURN_IF_ERROR(CheckRunOutputs(options_, {graph_.path}));
   TFRUN_RETURN_IF_ERROR(StartCluster());
   if (options_.steps > 0 && graph_.config.cluster.size() > 1) {
     return BadInput(fmt::format("--steps: {} spans a cluster; tfrun runs a cluster's graph for one step", graph_.path));
@@ -153,7 +194,11 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
   TFRUN_RETURN_IF_ERROR(ResolveTargets());
   TFRUN_RETURN_IF_ERROR(ResolveExplain());
-  if (!options_.out_dir.empty()) TFRUN_RETURN_IF_ERROR(CheckNpyOutputNames(options_.out_dir, graph_, fetch_));
+  if (!options_.out_dir.empty()) {
+    std::vector<std::string> inputs;
+    for (const auto& [path, what] : RunInputs(options_, {graph_.path})) inputs.push_back(path);
+    TFRUN_RETURN_IF_ERROR(CheckNpyOutputNames(options_.out_dir, graph_, fetch_, inputs));
+  }
   const bool log = options_.log_placement || graph_.config.log_device_placement;
   TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
   // A TensorFlow graph file with nothing to fetch or run: the user asks

@@ -26,8 +26,11 @@
 namespace tfrun {
 
 // The run's outputs (--json, --dot, --out, --expect's file), checked before
-// the graph is loaded: a bad destination is exit 2 with nothing run.
-Status CheckRunOutputs(const RunOptions& options);
+// the graph is loaded: a bad destination is exit 2 with nothing run. No
+// output may be one of the run's inputs (the graph file, `extra_inputs`
+// such as the file a wrapper names, --feed's .npy files, --expect's file,
+// --devices' topology): tfrun never writes over what it reads.
+Status CheckRunOutputs(const RunOptions& options, const std::vector<std::string>& extra_inputs = {});
 
 class GraphRun {
  public:

@@ -254,6 +254,12 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, [&](FILE* f) { return std::fwrite(text.data(), 1, text.size(), f) == text.size(); });
 }
 
+bool IsSameFile(const std::string& output, const std::string& input) {
+  struct stat a, b;
+  return stat(output.c_str(), &a) == 0 && stat(input.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
+}
+
 Status ReadFileAtMost(const std::string& path, int64_t max_bytes, std::string* text) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return BadInput(fmt::format("{}: cannot read the file: {}", path, Strerror(errno)));

@@ -78,6 +78,11 @@ void RemoveTemporaryFiles();
 // signal the process ignores (nohup's SIGHUP) stays ignored.
 void RemoveTemporariesOnSignals();
 
+// Whether writing `output` would replace the file `input` names: the same
+// file once symlinks are followed (device and inode), as a rename over a
+// symlink's target replaces it. False when either does not exist.
+bool IsSameFile(const std::string& output, const std::string& input);
+
 // The whole file; false when it cannot be read.
 bool ReadWholeFile(const std::string& path, std::string* text);
 // The whole file, or FIFO, or device, read up to `max_bytes`: an error
