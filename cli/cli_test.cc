@@ -463,6 +463,16 @@ TEST(CliTest, EveryJsonReportFollowsTheSchema) {
   // A phase that did not finish is absent, not 0.
   EXPECT_NE(failed.out.find("\"timings_ms\":{\"load\":"), std::string::npos);
   EXPECT_EQ(failed.out.find("\"place\":"), std::string::npos) << failed.out;
+  // Bytes that are not UTF-8 (a Latin-1 file name) or control characters
+  // in a path or a message are escaped: the report is still JSON.
+  const Outcome latin1 = RunCommand("cli/tfrun $(printf 'caf\\351\\033.yaml') --json - | python3 -c "
+                                    "'import json, sys; print(json.load(sys.stdin)[\"error\"][\"message\"])'");
+  EXPECT_EQ(latin1.exit_code, 0) << latin1.err;
+  EXPECT_EQ(latin1.out, "caf\u00e9\u001b.yaml: cannot read graph file: No such file or directory\n");
+  // On standard error the same bytes are escaped: no escape sequence
+  // reaches the terminal.
+  EXPECT_EQ(RunCommand("cli/tfrun $(printf 'caf\\351\\033.yaml')").err,
+            "tfrun: error: caf\\xe9\\x1b.yaml: cannot read graph file: No such file or directory\n");
 }
 
 // --feed: the fed tensors in the report, outputs by their tensor names in

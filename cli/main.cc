@@ -70,7 +70,7 @@ void SetUpLogging() {
 
 int ExitWith(const Status& status) {
   if (status.ok()) return 0;
-  spdlog::error("{}", status.message());
+  spdlog::error("{}", EscapeForTerminal(status.message()));
   return ExitCodeFor(status.kind());
 }
 
@@ -273,7 +273,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    spdlog::error("{}{} (see tfrun --help)", e.what(), UnknownFlagHint(app, argc, argv));
+    spdlog::error("{}{} (see tfrun --help)", EscapeForTerminal(e.what()), UnknownFlagHint(app, argc, argv));
     return 2;
   }
   ApplyLogLevel(options.quiet || devices_quiet);

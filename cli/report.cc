@@ -17,21 +17,30 @@ namespace tfrun {
 
 // A JSON string. `bytes_as_latin1`: a string tensor's element, whose bytes
 // need not be UTF-8, each byte >= 0x7f becoming \u00XX.
+// Other text (a path, a message) is UTF-8 where it is well formed; a byte
+// that is not (a file name in Latin-1) is \u00XX too, so the report is
+// always valid JSON.
 std::string Quote(std::string_view s, bool bytes_as_latin1) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || (bytes_as_latin1 && c >= 0x7f)) {
+      default: {
+        const size_t n = bytes_as_latin1 ? (c < 0x7f ? 1 : 0) : Utf8Length(s, i);
+        if (c < 0x20 || c == 0x7f || n == 0) {
           out += fmt::format("\\u{:04x}", c);
         } else {
-          out += static_cast<char>(c);
+          out.append(s, i, n);
+          i += n;
+          continue;
         }
+      }
     }
+    ++i;
   }
   return out + "\"";
 }

@@ -56,6 +56,15 @@ inline Status RuntimeError(std::string message) {
 // characters escaped as Python writes them (\n, \x01).
 std::string ClipForMessage(std::string_view text, size_t max_chars = 100);
 
+// A message for a terminal: its lines kept, every other control character
+// and every byte that is not UTF-8 escaped as ClipForMessage escapes them,
+// so no user text (a path, a name) writes an escape sequence.
+std::string EscapeForTerminal(std::string_view message);
+
+// The length of the well-formed UTF-8 character at text[i] (1 to 4), or 0
+// where the bytes there are not one.
+size_t Utf8Length(std::string_view text, size_t i);
+
 template <typename T>
 class StatusOr {
  public:

@@ -140,6 +140,10 @@ struct ImportedNodeDef {
   NodeAttrs attrs;
   std::vector<std::string> input_types;
   std::vector<std::string> output_types;
+  // What TensorFlow's OpKernel constructor refuses in this NodeDef (a
+  // Const whose value does not parse, or is of another dtype), in its
+  // words: the node places, and fails with it when it first runs.
+  std::string kernel_error;
 };
 
 // Whether a type in the tables' spelling is a reference ("FLOAT_REF").

@@ -9,6 +9,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "core/graph_file/names_and_scopes.h"
 #include "core/tables/tf_tables.h"
 
 namespace tfrun {
@@ -277,6 +278,16 @@ class Importer {
     for (int i = 0; i < gd_.node_size(); ++i) {
       const tfproto::NodeDef& node = gd_.node(i);
       if (node.name().empty()) return BadInput(fmt::format("{}: node {} has no name", Where(i), i));
+      // GraphConstructor::BuildNodeIndex: TensorFlow's name rule, so that no
+      // name carries a newline, an escape sequence or bytes that are not
+      // UTF-8 into a message, a --json report or a written GraphDef.
+      if (!IsValidNodeName(node.name(), false)) {
+        return BadInput(fmt::format("{}: Node '{}': Node name contains invalid characters", Where(i),
+                                    ClipForMessage(node.name())));
+      }
+      if (node.op().empty()) {
+        return BadInput(fmt::format("{}: Node '{}' does not specify an operation", Where(i), node.name()));
+      }
       if (!index_.emplace(node.name(), i).second) {
         return BadInput(fmt::format("{}: Node '{}' is not unique", Where(i), node.name()));
       }
@@ -287,7 +298,7 @@ class Importer {
       }
       const TfOpDef* op = FindTfOp(node.op());
       if (op == nullptr || !op->has_op_def) {
-        return Fail(i, fmt::format("Op type not registered '{}' in TensorFlow {}'s tables", node.op(),
+        return Fail(i, fmt::format("Op type not registered '{}' in TensorFlow {}'s tables", ClipForMessage(node.op()),
                                    TfTablesVersion()));
       }
     }
@@ -306,17 +317,17 @@ class Importer {
           in.index = -1;
           control_seen = true;
         } else if (control_seen) {
-          return Fail(i, fmt::format("Non-control input '{}' after control input in NodeDef", text));
+          return Fail(i, fmt::format("Non-control input '{}' after control input in NodeDef", ClipForMessage(text)));
         }
         std::string node_name(name);
         if (in.index >= 0) {
           const std::optional<TensorName> tensor = ParseTensorName(name);
-          if (!tensor) return Fail(i, fmt::format("malformed input '{}'", text));
+          if (!tensor) return Fail(i, fmt::format("malformed input '{}'", ClipForMessage(text)));
           node_name = tensor->node;
           in.index = tensor->index;
         }
         auto it = index_.find(node_name);
-        if (it == index_.end()) return Fail(i, fmt::format("Unknown input node '{}'", text));
+        if (it == index_.end()) return Fail(i, fmt::format("Unknown input node '{}'", ClipForMessage(text)));
         in.source = it->second;
         inputs_[i].push_back(in);
       }
@@ -447,7 +458,7 @@ class Importer {
       node.input_index.clear();
     }
     node.num_outputs = static_cast<int>(imported.output_types.size());
-    TFRUN_RETURN_IF_ERROR(SetValueFields(index, imported, &node));
+    TFRUN_RETURN_IF_ERROR(SetValueFields(index, &imported, &node));
     // A reference Assign writes the variable its ref input comes from, as
     // the executor's variables are kept by the VariableV2's name.
     if (node.op == "Assign" && !node.inputs.empty() && graph_.nodes[node.inputs[0]].op == "VariableV2") {
@@ -456,7 +467,7 @@ class Importer {
 
     if (!def.device().empty()) {
       StatusOr<DeviceSpec> spec = DeviceSpec::Parse(def.device());
-      if (!spec.ok()) return Fail(index, fmt::format("Malformed device specification '{}'", def.device()));
+      if (!spec.ok()) return Fail(index, fmt::format("Malformed device specification '{}'", ClipForMessage(def.device())));
       node.requested_device = *spec;
       node.requested_device_text = def.device();
     }
@@ -472,7 +483,8 @@ class Importer {
   }
 
   // dtype, shape and a Const's value, where tfrun's types hold them.
-  Status SetValueFields(int index, const ImportedNodeDef& imported, Node* node) {
+  Status SetValueFields(int index, ImportedNodeDef* imported_def, Node* node) {
+    const ImportedNodeDef& imported = *imported_def;
     if (!imported.output_types.empty()) {
       std::string type = imported.output_types[0];
       if (IsRefType(type)) type.resize(type.size() - 4);
@@ -492,6 +504,22 @@ class Importer {
       node->unknown_rank = false;
       const std::optional<int64_t> n = NumElements(node->shape);
       if (!n || !IsFullyDefined(node->shape)) return Fail(index, "the Const's value has an invalid shape");
+      // ConstantOp's constructor (constant_op.cc): a value that does not
+      // parse (no dtype, a negative or reference one), or of another dtype
+      // than the node's, fails the node when it runs; it printed 0.0.
+      const int proto_type = value.dtype();
+      const bool parses = tfproto::DataType_IsValid(proto_type) && proto_type != tfproto::DT_INVALID &&
+                          proto_type < 100;  // DT_FLOAT_REF and the other reference types
+      const std::string attr_type = imported.output_types.empty() ? "" : imported.output_types[0];
+      if (!parses) {
+        imported_def->kernel_error = fmt::format("Cannot parse tensor from proto: {}", ClipForMessage(value.ShortDebugString(), 300));
+        return Status::Ok();
+      }
+      if (TypeName(proto_type) != attr_type) {
+        imported_def->kernel_error = fmt::format("Type mismatch between value ({}) and dtype ({})",
+                                             DataTypeString(TypeName(proto_type)), DataTypeString(attr_type));
+        return Status::Ok();
+      }
       const std::optional<DType> dtype = DTypeOfTableType(TypeName(value.dtype()));
       if (dtype && *dtype == node->dtype) {
         const std::optional<int64_t> bytes = ConstBytes(value, *dtype, *n);
@@ -501,7 +529,11 @@ class Importer {
                                          options_.max_tensor_bytes));
         }
         StatusOr<Tensor> tensor = TensorFromProto(value, *dtype, node->shape);
-        if (!tensor.ok()) return Fail(index, tensor.status().message());
+        if (!tensor.ok() && tensor.status().kind() != ErrorKind::kBadInput) return Fail(index, tensor.status().message());
+        if (!tensor.ok()) {  // MakeTensorFromProto's failure, at run as in TensorFlow
+          imported_def->kernel_error = fmt::format("Cannot parse tensor from proto: {}", tensor.status().message());
+          return Status::Ok();
+        }
         node->value = std::move(*tensor);
       }
     } else if (shape_attr != def.attr().end() && shape_attr->second.has_shape()) {

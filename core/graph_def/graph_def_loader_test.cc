@@ -268,6 +268,43 @@ TEST(GraphDefImport, WhatAFileAsksForIsCountedBeforeItIsAllocated) {
   EXPECT_EQ(addn.status().message(), "g.pbtxt:3:8: node 'a': AddN takes 1000000000 inputs; the NodeDef has 1");
 }
 
+// TensorFlow's name rule (GraphConstructor, in its words, the name
+// escaped): names with a newline, an escape sequence, bytes that are not
+// UTF-8 or a leading underscore made two-line errors, raw escapes on the
+// terminal, invalid --json and GraphDefs TensorFlow rejects.
+TEST(GraphDefImport, NodeNamesFollowTensorFlowsRule) {
+  struct Case {
+    std::string name, shown;
+  };
+  for (const Case& c : {Case{"a\\nb", "a\\nb"}, Case{"a\\033[31mb", "a\\x1b[31mb"}, Case{"a\\377b", "a\\xffb"},
+                        Case{"_ab", "_ab"}, Case{"-ab", "-ab"}, Case{"/ab", "/ab"}, Case{"a b", "a b"},
+                        Case{"a:b", "a:b"}}) {
+    EXPECT_EQ(ErrorOf("node { name: \"" + c.name + "\" op: \"NoOp\" }"),
+              "g.pbtxt:1:8: Node '" + c.shown + "': Node name contains invalid characters")
+        << c.name;
+  }
+  EXPECT_TRUE(Import("node { name: \".a>b-c_d/e.1\" op: \"NoOp\" }").ok());
+  EXPECT_EQ(ErrorOf("node { name: \"ab\" }"), "g.pbtxt:1:8: Node 'ab' does not specify an operation");
+}
+
+// ConstantOp's constructor: a value that does not parse, or of another
+// dtype, imports and places, then fails the node when it runs (it printed
+// 0.0); the texts are TensorFlow 2.21's (testdata/bad/tf has the run).
+TEST(GraphDefImport, ConstsTensorFlowCannotMakeFailWhenTheyRun) {
+  auto kernel_error = [](const std::string& attr_type, const std::string& proto_type) {
+    StatusOr<Graph> g = Import("node { name: \"k\" op: \"Const\" attr { key: \"dtype\" value { type: " + attr_type +
+                               " } } attr { key: \"value\" value { tensor { dtype: " + proto_type +
+                               " tensor_shape { } float_val: 3 } } } }");
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    return g.ok() ? g->imported[0].kernel_error : "";
+  };
+  EXPECT_EQ(kernel_error("DT_INT32", "DT_FLOAT"), "Type mismatch between value (float) and dtype (int32)");
+  EXPECT_EQ(kernel_error("DT_FLOAT", "-5"), "Cannot parse tensor from proto: dtype: -5 tensor_shape { } float_val: 3");
+  EXPECT_EQ(kernel_error("DT_FLOAT", "DT_FLOAT_REF"),
+            "Cannot parse tensor from proto: dtype: DT_FLOAT_REF tensor_shape { } float_val: 3");
+  EXPECT_EQ(kernel_error("DT_FLOAT", "DT_FLOAT"), "");
+}
+
 // Text files nest messages at most 100 deep, as binary ones do: 20,000
 // levels of an unknown field (160 KB) took the stack, and nesting through
 // attr maps memory quadratic in the depth. One located line, exit 2.

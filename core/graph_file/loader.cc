@@ -304,7 +304,8 @@ class GraphFileLoader {
       if (!n.IsScalar()) return fields_.ErrorAt(n, "name must be a string");
       if (!IsValidNodeName(n.Scalar(), false)) {
         return fields_.ErrorAt(n,
-                               fmt::format("invalid node name '{}' (letters, digits, '.', '_', '-', '/')", n.Scalar()));
+                               fmt::format("invalid node name '{}' (letters, digits, '.', '_', '-', '/')",
+                                           ClipForMessage(n.Scalar())));
       }
       base = n.ScalarString();
     }

@@ -86,7 +86,7 @@ StatusOr<Scope> ScopeReader::Enter(const YamlNode& entry, const Scope& outer, co
     if (!ns.IsScalar()) return fields_.ErrorAt(ns, "name_scope must be a string");
     if (!IsValidNodeName(ns.Scalar(), false)) {
       return fields_.ErrorAt(
-          ns, fmt::format("invalid name_scope '{}' (letters, digits, '.', '_', '-', '/')", ns.Scalar()));
+          ns, fmt::format("invalid name_scope '{}' (letters, digits, '.', '_', '-', '/')", ClipForMessage(ns.Scalar())));
     }
     // tf.name_scope makes the scope name itself unique.
     scope.name_prefix = namer_->Unique(outer.name_prefix + ns.ScalarString()) + "/";

@@ -77,10 +77,14 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   plan.kernel = kernels_.Find(node.op, kernel_type, node.dtype, node.has_output());
   plan.memory = MemoryFor(node);
   plan.kernel_type = kernel_type;
+  plan.output_dtypes.clear();
   if (node.imported >= 0) {
     for (std::string_view type : graph_.imported[node.imported].output_types) {
       if (IsRefType(type)) type.remove_suffix(4);
       plan.output_dtypes.push_back(DTypeOfTableType(type));
+      // An output of a dtype tfrun does not hold (uint8, complex64): no
+      // kernel, whatever the node's stand-in dtype would find.
+      if (!plan.output_dtypes.back() && type != "RESOURCE") plan.kernel = nullptr;
     }
   }
   return &plan;
@@ -196,6 +200,11 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       }
       TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
       spans[queue].push_back({span, static_cast<int>(id)});
+    }
+    if (node.imported >= 0 && !graph_.imported[node.imported].kernel_error.empty()) {
+      return RuntimeError(fmt::format("{}: node '{}' on {}: InvalidArgumentError: {}\n{}", graph_.Where(node.location),
+                                      node.name, device.name, graph_.imported[node.imported].kernel_error,
+                                      NodeLine(node)));
     }
     KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
                           Tensor()};
@@ -385,8 +394,12 @@ Status Executor::CheckKernels(const std::vector<NodeOutput>& fetch, const std::v
   for (const Node& node : graph_.nodes) {
     if (!runs[node.id] || TaskOf(node.id) != here || PlanFor(node)->kernel != nullptr) continue;
     const Device& device = devices_[placement_.device_of[node.id]];
+    const std::optional<DType> dtype = node.has_output() ? graph_.OutputDType({node.id, 0}) : std::nullopt;
     missing.push_back(fmt::format("'{}' ({}, {}) on {}", node.name, node.op,
-                                  node.has_output() ? std::string(Name(node.dtype)) : "no output", device.name));
+                                  !node.has_output() ? "no output"
+                                  : dtype          ? std::string(Name(*dtype))
+                                                   : graph_.OutputTypeString({node.id, 0}),
+                                  device.name));
   }
   if (missing.empty()) return Status::Ok();
   return RuntimeError(fmt::format("{}: tfrun has no kernel for {} as placed: {} (TensorFlow has one; --place-only "

@@ -191,12 +191,24 @@ StatusOr<ReductionLayout> PlanReduction(KernelContext& c) {
   const Tensor& axes = c.inputs[1];
   const int rank = input.rank();
   std::vector<bool> reduced(rank, false);
-  for (int64_t i = 0; i < axes.num_elements(); ++i) {
-    const int64_t a = IntAt(axes, i);
-    if (a < -rank || a >= rank) {
-      return c.Fail(fmt::format("Invalid reduction dimension ({} for input with {} dimension(s)", a, rank));
+  // TensorFlow 2.21 reduces every dimension when given as many axes as the
+  // input has, whatever they say ([0, 0] or [0, 5] of a matrix: its Session
+  // returned the sum of all); otherwise each axis must be in range and
+  // named once (ReductionHelper::Simplify).
+  if (axes.num_elements() == rank) {
+    reduced.assign(rank, true);
+  } else {
+    for (int64_t i = 0; i < axes.num_elements(); ++i) {
+      const int64_t a = IntAt(axes, i);
+      if (a < -rank || a >= rank) {
+        return c.Fail(fmt::format("Invalid reduction dimension ({} for input with {} dimension(s)", a, rank));
+      }
+      const int64_t d = a < 0 ? a + rank : a;
+      if (reduced[d]) {
+        return c.Fail(fmt::format("Invalid reduction arguments: Axes contains duplicate dimension: {}", d));
+      }
+      reduced[d] = true;
     }
-    reduced[a < 0 ? a + rank : a] = true;
   }
   ReductionLayout layout;
   const bool keep = c.BoolAttr("keep_dims");

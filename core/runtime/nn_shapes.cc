@@ -71,6 +71,11 @@ StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shap
   }
   if (input.size() != 4) return c.Fail("input must be 4-dimensional" + ShapeDebugString(input));
   if (filter.size() != 4) return c.Fail("filter must be 4-dimensional: " + ShapeDebugString(filter));
+  // Conv2DOp's check (it ran and printed [] before; the gradients' own
+  // shapes carry the filter's).
+  if (c.node.op == "Conv2D" && NumElements(filter).value_or(0) == 0) {
+    return c.Fail("filter must not have zero elements (i.e. all dimensions must be non-zero)");
+  }
   const std::vector<int64_t> strides = c.IntListAttr("strides");
   std::vector<int64_t> dilations = c.IntListAttr("dilations");
   if (dilations.empty()) dilations = {1, 1, 1, 1};

@@ -429,7 +429,7 @@ std::string AttrValueError(const TfAttrDef& def, const AttrValue& value) {
     std::vector<std::string> allowed;
     for (const std::string& a : def.allowed) allowed.push_back(type_kind ? LowerType(a) : "\"" + a + "\"");
     return fmt::format("Value for attr '{}' of {} is not in the list of allowed values: {}", def.name,
-                       type_kind ? LowerType(item) : "\"" + item + "\"", fmt::join(allowed, ", "));
+                       type_kind ? LowerType(item) : "\"" + ClipForMessage(item) + "\"", fmt::join(allowed, ", "));
   }
   return "";
 }

@@ -55,7 +55,71 @@ def assign_add_wrong_dtype(tf, rv):
     return "--targets add"
 
 
-CASES = [read_wrong_dtype, assign_wrong_dtype, assign_add_wrong_dtype]
+def held(tf, value, dtype, name):
+    """A value the graph holds but shape inference does not fold (so
+    Python's graph construction cannot refuse what the kernel must)."""
+    import numpy as np
+    return tf.compat.v1.placeholder_with_default(np.array(value, dtype), shape=None, name=name)
+
+
+def sum_duplicate_axes(tf, rv):
+    """reduce_sum over axes [0, 0]: TensorFlow reduces, it does not refuse."""
+    tf.raw_ops.Sum(input=held(tf, [[1., 2.], [3., 4.]], "float32", "x"), axis=held(tf, [0, 0], "int32", "axes"),
+                   name="sum")
+    return "--fetch sum"
+
+
+def max_duplicate_axes(tf, rv):
+    """reduce_max over axes [1, -1] keeping dimensions."""
+    tf.raw_ops.Max(input=held(tf, [[1., 2.], [3., 4.]], "float32", "x"), axis=held(tf, [1, -1], "int32", "axes"),
+                   keep_dims=True, name="max")
+    return "--fetch max"
+
+
+def conv_empty_filter(tf, rv):
+    """A Conv2D whose filter has a zero dimension."""
+    import numpy as np
+    tf.raw_ops.Conv2D(input=held(tf, np.ones([1, 3, 3, 2]), "float32", "image"),
+                      filter=held(tf, np.ones([3, 3, 2, 0]), "float32", "filter"), strides=[1, 1, 1, 1],
+                      padding="SAME", name="conv")
+    return "--fetch conv"
+
+
+def floormod_most_negative(tf, rv):
+    """FloorMod(INT_MIN, -1): 0 in TensorFlow (SIGFPE in C++'s %)."""
+    tf.raw_ops.FloorMod(x=held(tf, [-2 ** 31, 7, -7], "int32", "x"), y=held(tf, [-1, -1, -1], "int32", "y"),
+                        name="mod")
+    return "--fetch mod"
+
+
+def reshape_overflow(tf, rv):
+    """An empty tensor reshaped to [2^62, 2^62, -1]."""
+    tf.raw_ops.Reshape(tensor=held(tf, [], "float32", "x"), shape=held(tf, [2 ** 62, 2 ** 62, -1], "int64", "shape"),
+                       name="reshaped")
+    return "--fetch reshaped"
+
+
+def range_wider_than_int64(tf, rv):
+    """Range from -2^63 + 5 to 2^63 - 1 by 2^62: a span past int64."""
+    tf.raw_ops.Range(start=held(tf, -2 ** 63 + 5, "int64", "start"), limit=held(tf, 2 ** 63 - 1, "int64", "limit"),
+                     delta=held(tf, 2 ** 62, "int64", "delta"), name="range")
+    return "--fetch range"
+
+
+def const_of_another_dtype(tf, rv):
+    """A Const whose TensorProto is float and whose dtype attr int32."""
+    from tensorflow.core.framework import attr_value_pb2, tensor_pb2, types_pb2
+    value = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[3.0])
+    op = tf.compat.v1.get_default_graph().create_op(
+        "Const", [], [tf.int32], name="k",
+        attrs={"dtype": attr_value_pb2.AttrValue(type=types_pb2.DT_INT32),
+               "value": attr_value_pb2.AttrValue(tensor=value)})
+    tf.identity(op.outputs[0], name="y")
+    return "--fetch y"
+
+
+CASES = [read_wrong_dtype, assign_wrong_dtype, assign_add_wrong_dtype, sum_duplicate_axes, max_duplicate_axes,
+         conv_empty_filter, floormod_most_negative, reshape_overflow, range_wider_than_int64, const_of_another_dtype]
 
 
 def node_line(text, node):
