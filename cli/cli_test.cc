@@ -331,6 +331,21 @@ TEST(CliTest, GraphFromStandardInput) {
   r = RunCommand("printf 'nodes:\\n  - {op: Bogus}\\n' | cli/tfrun -");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("tfrun: error: <stdin>:2:10: unknown op 'Bogus'"), std::string::npos) << r.err;
+  // A GraphDef on standard input or a pipe, text or binary, is one (it was
+  // read as YAML): its bytes decide, as for a file of no known extension.
+  const std::string placed = "c: (AddN): /job:localhost/replica:0/task:0/device:CPU:0\n";
+  r = RunCommand("cat graphs/tf/blog_addn.pbtxt | cli/tfrun - --place-only --log-placement");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(placed), std::string::npos) << r.out;
+  r = RunCommand("cli/tfrun /dev/stdin --place-only --log-placement --write-graph " + TmpDir() +
+                 "/addn.pb < graphs/tf/blog_addn.pbtxt && cat " + TmpDir() + "/addn.pb | cli/tfrun - --place-only "
+                 "--log-placement");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(placed), std::string::npos) << r.out;
+  r = RunCommand("printf 'node {\\n  name: \"a\"\\n  op: \"Bogus\"\\n}\\n' | cli/tfrun -");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tfrun: error: <stdin>:2:3: node 'a': Op type not registered 'Bogus'"), std::string::npos)
+      << r.err;
 }
 
 // Outputs: special files are written in place, symlinks followed, "-" is
@@ -850,6 +865,14 @@ TEST(CliTest, UsageErrorsExitTwo) {
   Outcome missing = Tfrun("no/such.yaml");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no/such.yaml: cannot read graph file"), std::string::npos);
+  // A path option given '' (an unset shell variable) was silently left out.
+  for (const char* flag : {"--json", "--dot", "--out", "--trace", "--write-graph", "--write-graph-placed",
+                           "--export-times", "--expect", "--devices"}) {
+    const Outcome empty = Tfrun(std::string("graphs/matmul.yaml ") + flag + " ''");
+    EXPECT_EQ(empty.exit_code, 2) << flag;
+    EXPECT_EQ(empty.out, "") << flag;
+    EXPECT_EQ(empty.err, std::string("tfrun: error: ") + flag + ": needs a path, not '' (see tfrun --help)\n");
+  }
 }
 
 // A TensorFlow graph's variables wait for the program's own init, as in a
@@ -1211,6 +1234,12 @@ TEST(Cli, TrainingFlagsAreChecked) {
             "--batch 32 --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("--batch 32: --feed x has 16 rows, fewer than one batch"), std::string::npos) << o.err;
+  // --batch with no .npy feed to take batches from was silently ignored.
+  o = Tfrun("graphs/tf/resource_run.pbtxt --init init --fetch y --steps 2 --batch 2");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.err, "tfrun: error: --batch: no --feed NAME=@FILE.npy to take the batches from (a literal feeds every "
+                   "step whole)\n");
+  EXPECT_EQ(o.out, "");
 }
 
 // A batch that the towers cannot share: TensorFlow's Split error, naming

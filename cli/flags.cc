@@ -27,13 +27,21 @@ CLI::Validator Quiet(T min, T max) {
   return CLI::Range(min, max).description("");
 }
 
+// A path option given '' (an unset shell variable, say) is an error, not
+// the option silently left out.
+CLI::Validator NonEmptyPath() {
+  return CLI::Validator([](std::string& value) { return value.empty() ? std::string("needs a path, not ''") : ""; },
+                        "");
+}
+
 }  // namespace
 
 void AddDeviceFlags(CLI::App* app, DeviceFlags* flags) {
   app->add_option("--devices", flags->topology_path,
                   "simulate the GPUs of a topology file (e.g. testdata/topologies/k20m_x4.yaml) instead of the real ones")
       ->type_name("TOPOLOGY")
-      ->group(kGraphAndDevices);
+      ->group(kGraphAndDevices)
+      ->check(NonEmptyPath());
   app->add_option("--visible-devices", flags->visible_devices,
                   "gpu_options.visible_device_list, e.g. 1,2 (after CUDA_VISIBLE_DEVICES)")
       ->type_name("LIST")
@@ -175,22 +183,27 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->group(kInputsAndOutputs);
   app->add_option("--json", options->json_path, "write a JSON report to FILE (- for standard output)")
       ->type_name("FILE")
-      ->group(kInputsAndOutputs);
+      ->group(kInputsAndOutputs)
+      ->check(NonEmptyPath());
   app->add_option("--out", options->out_dir, "write each fetched tensor as DIR/NAME.npy")
       ->type_name("DIR")
-      ->group(kInputsAndOutputs);
+      ->group(kInputsAndOutputs)
+      ->check(NonEmptyPath());
   app->add_option("--dot", options->dot_path, "write the placed graph as Graphviz DOT to FILE")
       ->type_name("FILE")
-      ->group(kInputsAndOutputs);
+      ->group(kInputsAndOutputs)
+      ->check(NonEmptyPath());
   app->add_option("--write-graph", options->write_graph_path,
                   "write the graph as a TensorFlow GraphDef with its requested devices (text for .pbtxt, else "
                   "binary), as tf.io.write_graph would")
       ->type_name("FILE")
-      ->group(kInputsAndOutputs);
+      ->group(kInputsAndOutputs)
+      ->check(NonEmptyPath());
   app->add_option("--write-graph-placed", options->write_graph_placed_path,
                   "write the graph as a TensorFlow GraphDef with the devices tfrun assigned")
       ->type_name("FILE")
-      ->group(kInputsAndOutputs);
+      ->group(kInputsAndOutputs)
+      ->check(NonEmptyPath());
   app->add_flag("--quiet,-q", options->quiet,
                 "no tfrun: info or warning lines (TF_CPP_MIN_LOG_LEVEL=1 hides info, 2 both); errors always print")
       ->group(kInputsAndOutputs);
@@ -198,7 +211,8 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_option("--expect", options->expect_path,
                   "compare standard output with FILE: exit 1 and a unified diff on standard error when they differ")
       ->type_name("FILE")
-      ->group(kChecking);
+      ->group(kChecking)
+      ->check(NonEmptyPath());
   auto tolerance = [options](const std::string&) { options->tolerance_given = true; };
   app->add_option("--rtol", options->rtol, "with --expect: relative tolerance for the numbers of result lines (default 0)")
       ->type_name("R")
@@ -228,11 +242,13 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
   app->add_option("--export-times", options->export_times_path,
                   "write every benchmark run's wall time and node times to FILE (JSON, or CSV for *.csv)")
       ->type_name("FILE")
-      ->group(kBenchmarking);
+      ->group(kBenchmarking)
+      ->check(NonEmptyPath());
   app->add_option("--trace", options->trace_path,
                   "write the run as a Chrome trace for Perfetto or chrome://tracing (with --benchmark: the last run)")
       ->type_name("FILE")
-      ->group(kBenchmarking);
+      ->group(kBenchmarking)
+      ->check(NonEmptyPath());
   app->add_flag("--trace-all", options->trace_all, "with --trace and --benchmark: the first run and every timed run")
       ->group(kBenchmarking);
 

@@ -257,6 +257,11 @@ Status GraphRun::CheckTrainingFlags() const {
                     "bench/train.py or --trace");
   }
   if (options_.place_only) return BadInput("--steps and --place-only: --place-only runs nothing");
+  if (options_.batch > 0 && std::none_of(options_.feeds.begin(), options_.feeds.end(), [](const std::string& f) {
+        return f.find("=@") != std::string::npos;
+      })) {
+    return BadInput("--batch: no --feed NAME=@FILE.npy to take the batches from (a literal feeds every step whole)");
+  }
   return Status::Ok();
 }
 

@@ -1,7 +1,9 @@
 #include "core/graph_def/graph_file_loader.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -66,13 +68,27 @@ StatusOr<Graph> LoadWrapper(const YamlDocument& doc, const std::string& path, Gr
 
 StatusOr<Graph> LoadAnyGraphFile(const std::string& path, const LoadOptions& limits,
                                  const GraphDefImportOptions& import, const LogicalDeviceLister& devices) {
-  if (IsTfGraphFile(path)) return LoadTfGraph(path, import);
-  // A pipe is read once, as YAML: it cannot wrap (its wrapped path would
-  // have no directory to be relative to).
   struct stat st;
-  if (path == "-" || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return LoadGraphFile(path, limits, devices);
+  const bool exists = path == "-" || stat(path.c_str(), &st) == 0;
+  // Standard input or a pipe is read once, whole, then judged by its bytes
+  // as a file of unknown name is (a GraphDef on a pipe was read as YAML).
+  // It cannot be a wrapper: its graph_def would have no folder.
+  if (path == "-" || (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+    const std::string label = path == "-" ? "<stdin>" : path;
+    const int fd = path == "-" ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return BadInput(fmt::format("{}: cannot read graph file: {}", path, std::strerror(errno)));
+    StatusOr<std::string> bytes = ReadGraphStream(fd, label, limits);
+    if (path != "-") close(fd);
+    if (!bytes.ok()) return bytes.status();
+    if (IsTfGraphPath(path, *bytes)) {
+      GraphDefImportOptions options = import;
+      TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ParseTfGraphBytes(*bytes, label, import.saved_model_tag));
+      return ImportGraphDef(file, label, options);
+    }
+    return LoadGraphText(*bytes, label, limits, devices);
   }
+  if (IsTfGraphFile(path)) return LoadTfGraph(path, import);
+  if (!exists) return LoadGraphFile(path, limits, devices);
   TFRUN_ASSIGN_OR_RETURN(const YamlDocument doc, ReadGraphYaml(path, limits));
   if (doc.root().IsMap() && doc.root()["graph_def"]) return LoadWrapper(doc, path, import);
   return LoadGraphDocument(doc, path, limits, devices);

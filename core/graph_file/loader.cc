@@ -418,10 +418,7 @@ StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path, 
   return LoadGraphDocument(doc, path, limits, devices);
 }
 
-// A graph from standard input ("-"), a FIFO, /dev/stdin or a process
-// substitution: read as it comes, up to the size limit.
-StatusOr<Graph> LoadGraphStream(int fd, const std::string& label, const LoadOptions& limits,
-                                const LogicalDeviceLister& devices) {
+StatusOr<std::string> ReadGraphStream(int fd, const std::string& label, const LoadOptions& limits) {
   std::string text;
   char buf[65536];
   while (true) {
@@ -437,12 +434,20 @@ StatusOr<Graph> LoadGraphStream(int fd, const std::string& label, const LoadOpti
                                   limits.max_file_bytes));
     }
   }
-  std::optional<YamlDocument> doc;
-  TFRUN_RETURN_IF_ERROR(CheckIsText(text, label));
-  TFRUN_ASSIGN_OR_RETURN(doc, ParseYaml(text, label));
-  std::string().swap(text);
-  return LoadGraphDocument(*doc, label, limits, devices);
+  return text;
 }
+
+namespace {
+
+// A graph from standard input ("-"), a FIFO, /dev/stdin or a process
+// substitution: read as it comes, up to the size limit.
+StatusOr<Graph> LoadGraphStream(int fd, const std::string& label, const LoadOptions& limits,
+                                const LogicalDeviceLister& devices) {
+  TFRUN_ASSIGN_OR_RETURN(const std::string text, ReadGraphStream(fd, label, limits));
+  return LoadGraphText(text, label, limits, devices);
+}
+
+}  // namespace
 
 StatusOr<Graph> LoadGraphFile(const std::string& path, const LoadOptions& limits, const LogicalDeviceLister& devices) {
   if (path == "-") return LoadGraphStream(STDIN_FILENO, "<stdin>", limits, devices);

@@ -52,6 +52,10 @@ StatusOr<Graph> LoadGraphDocument(const YamlDocument& doc, const std::string& pa
                                   const LoadOptions& limits = LoadOptions(),
                                   const LogicalDeviceLister& devices = nullptr);
 
+// The bytes of a stream (standard input, a FIFO), up to --max-file-bytes:
+// read once, before anything decides what they are.
+StatusOr<std::string> ReadGraphStream(int fd, const std::string& label, const LoadOptions& limits = LoadOptions());
+
 // The same, from text already in memory (`path` is used in messages and to
 // resolve `npy:` files).
 StatusOr<Graph> LoadGraphText(const std::string& text, const std::string& path,
