@@ -752,6 +752,17 @@ TEST(CliTest, ExplainSaysWhyANodeWentWhereItWent) {
   const Outcome eager = Tfrun("graphs/matmul.yaml --compat eager --explain MatMul");
   EXPECT_EQ(eager.exit_code, 2);
   EXPECT_NE(eager.err.find("--explain explains a graph's placement"), std::string::npos) << eager.err;
+
+  // A hard failure is not called soft placement's doing, and the node's
+  // kernels are still listed (it said "soft placement ignored" and "has
+  // kernels for none").
+  const Outcome hard = Tfrun("graphs/tf/colocated_conflict.pbtxt --place-only --device-count CPU=3 --explain c");
+  EXPECT_EQ(hard.exit_code, 3);
+  EXPECT_NE(hard.out.find("    c (Neg): requests '/device:CPU:2', has kernels for CPU\n      asked to join 'a' (_class), "
+                          "which cannot hold, so placement failed: Cannot colocate nodes"),
+            std::string::npos)
+      << hard.out;
+  EXPECT_EQ(hard.out.find("soft placement"), std::string::npos) << hard.out;
 }
 
 TEST(CliTest, DeviceCountMakesCpuDevicesAndLimitsGpus) {

@@ -169,6 +169,29 @@ TEST(TfGraphFile, KindsByNameAndContent) {
   EXPECT_EQ(no_tag.status().message(), "dir/saved_model.pb: Could not find meta graph def matching supplied tags: "
                                        "{ train }. Available tag-sets: [{ serve }]");
   EXPECT_FALSE(ParseTfGraphBytes(std::string("\x0a\xff\xff\xff\xff\x0f", 6), "x.pb", "").ok());
+
+  // A binary GraphDef whose first node writes its op before its name (its
+  // fields in any order are valid): decided by parsing, a GraphDef, not a
+  // MetaGraphDef with no nodes.
+  const std::string op_first_node = std::string("\x12\x04NoOp\x0a\x01" "a", 9);
+  const std::string op_first = "\x0a" + std::string(1, static_cast<char>(op_first_node.size())) + op_first_node;
+  StatusOr<TfGraphFile> unordered = ParseTfGraphBytes(op_first, "model", "");
+  ASSERT_TRUE(unordered.ok()) << unordered.status().message();
+  EXPECT_EQ(unordered->kind, "GraphDef");
+  ASSERT_EQ(unordered->graph_def.node_size(), 1);
+  EXPECT_EQ(unordered->graph_def.node(0).name(), "a");
+  // A string that is not UTF-8: one message, libprotobuf's line in it, not
+  // on standard error.
+  const std::string bad_name_node = std::string("\x0a\x02\xff\xfe\x12\x04NoOp", 10);
+  testing::internal::CaptureStderr();
+  StatusOr<TfGraphFile> bad_utf8 =
+      ParseTfGraphBytes("\x0a" + std::string(1, static_cast<char>(bad_name_node.size())) + bad_name_node, "m.pb", "");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_FALSE(bad_utf8.ok());
+  EXPECT_EQ(bad_utf8.status().message(),
+            "m.pb: not a binary GraphDef (the protobuf does not parse: String field 'tfrun.tfproto.NodeDef.name' "
+            "contains invalid UTF-8 data when parsing a protocol buffer. Use the 'bytes' type if you intend to send "
+            "raw bytes.)");
 }
 
 // ValidateNodeDef's checks on every imported NodeDef, in the texts

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+
+#include "core/tables/tf_tables.h"
 
 namespace tfrun {
 namespace {
@@ -68,11 +72,11 @@ Kind KindOfText(std::string_view text) {
   return Kind::kGraphDef;
 }
 
-// A binary message's kind from its first tag: a SavedModel starts with its
-// schema version (a varint, field 1); a GraphDef's and a MetaGraphDef's
-// field 1 are both messages, told apart by their own first field (a
-// NodeDef's is its name, field 1; a MetaInfoDef rarely has field 1).
-Kind KindOfBinary(std::string_view bytes) {
+// A binary message's kind from its first bytes alone: a SavedModel starts
+// with its schema version (a varint, field 1); a GraphDef's and a
+// MetaGraphDef's field 1 are both messages, told apart by their own first
+// field (a NodeDef's is most often its name, field 1).
+Kind KindByFirstBytes(std::string_view bytes) {
   if (bytes.empty()) return Kind::kGraphDef;
   const auto tag = static_cast<unsigned char>(bytes[0]);
   if (tag == 0x08) return Kind::kSavedModel;
@@ -88,7 +92,32 @@ Kind KindOfBinary(std::string_view bytes) {
   return Kind::kGraphDef;
 }
 
-Kind KindOfName(const std::string& name, std::string_view bytes, bool text) {
+// The nodes of `graph` that look like a program's: a name and an op
+// TensorFlow defines.
+int RealNodes(const tfproto::GraphDef& graph) {
+  int real = 0;
+  for (const tfproto::NodeDef& node : graph.node()) {
+    if (!node.name().empty() && FindTfOp(node.op()) != nullptr) ++real;
+  }
+  return real;
+}
+
+// A binary message's kind, decided by parsing: the bytes of either parse
+// as the other, more or less (a MetaInfoDef reads as a NodeDef), so the
+// reading with more nodes that look like a program's wins; the first bytes
+// only break a tie (a GraphDef whose first node writes its op before its
+// name was taken for a MetaGraphDef with no nodes).
+Kind KindOfBinary(const std::string& bytes) {
+  if (KindByFirstBytes(bytes) == Kind::kSavedModel) return Kind::kSavedModel;
+  tfproto::GraphDef graph;
+  tfproto::MetaGraphDef meta;
+  const int as_graph = graph.ParseFromString(bytes) ? RealNodes(graph) : -1;
+  const int as_meta = meta.ParseFromString(bytes) ? RealNodes(meta.graph_def()) : -1;
+  if (as_graph != as_meta) return as_graph > as_meta ? Kind::kGraphDef : Kind::kMetaGraphDef;
+  return KindByFirstBytes(bytes);
+}
+
+Kind KindOfName(const std::string& name, const std::string& bytes, bool text) {
   const std::string base = fs::path(name).filename().string();
   if (base == "saved_model.pb" || base == "saved_model.pbtxt") return Kind::kSavedModel;
   if (EndsWith(base, ".meta")) return Kind::kMetaGraphDef;
@@ -119,6 +148,20 @@ class FirstError : public google::protobuf::io::ErrorCollector {
   std::string message_;
 };
 
+// libprotobuf's own log lines (a string field that is not UTF-8) would
+// reach standard error as a second line: each is kept here, for the
+// thread's next error message, instead.
+thread_local std::string g_protobuf_said;
+
+void KeepProtobufLine(google::protobuf::LogLevel, const char*, int, const std::string& message) {
+  g_protobuf_said = message.substr(0, message.find_last_not_of(" \n") + 1);
+}
+
+void QuietProtobuf() {
+  static std::once_flag once;
+  std::call_once(once, [] { google::protobuf::SetLogHandler(KeepProtobufLine); });
+}
+
 // Parses text or binary bytes into `message`; the text parser's field
 // locations go to `tree`.
 Status ParseMessage(const std::string& bytes, bool text, const std::string& name, Kind kind, Message* message,
@@ -136,8 +179,10 @@ Status ParseMessage(const std::string& bytes, bool text, const std::string& name
     }
     return Status::Ok();
   }
+  g_protobuf_said.clear();
   if (!message->ParseFromString(bytes)) {
-    return BadInput(fmt::format("{}: not a binary {} (the protobuf does not parse)", name, KindName(kind)));
+    return BadInput(fmt::format("{}: not a binary {} (the protobuf does not parse{})", name, KindName(kind),
+                                g_protobuf_said.empty() ? "" : ": " + ClipForMessage(g_protobuf_said, 200)));
   }
   return Status::Ok();
 }
@@ -210,6 +255,7 @@ bool IsTfGraphFile(const std::string& path) {
 }
 
 StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::string& name, const std::string& tag) {
+  QuietProtobuf();
   TfGraphFile file;
   file.text = LooksLikeText(bytes);
   const Kind kind = KindOfName(name, bytes, file.text);

@@ -221,7 +221,7 @@ Status ColocationGraph::Initialize() {
     const Status s = Colocate(node.id, it->second);
     if (record_joins_ && it->second != node.id) {
       const bool own = name == node.name;
-      const auto why = !s.ok() ? ColocationJoin::Why::kIgnored
+      const auto why = !s.ok() ? (soft_ ? ColocationJoin::Why::kIgnored : ColocationJoin::Why::kRefused)
                        : own   ? ColocationJoin::Why::kNamedBy
                                : ColocationJoin::Why::kClass;
       joins_.push_back({why, node.id, it->second, -1, s.ok() ? std::string(name) : s.message()});

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
+#include <vector>
 
 #include "core/placement/placement_log.h"
 
@@ -34,10 +36,12 @@ std::string JoinLine(const ColocationJoin& j, int member, const Graph& graph) {
     case ColocationJoin::Why::kNamedBy:
       return fmt::format("joined '{}': whose _class asks for loc:@{}", with, node);
     case ColocationJoin::Why::kIgnored:
-      if (member == j.node) {
-        return fmt::format("asked to join '{}' (_class), which soft placement ignored: {}", with, j.name);
-      }
-      return fmt::format("'{}' asked to join it (_class), which soft placement ignored: {}", node, j.name);
+    case ColocationJoin::Why::kRefused: {
+      const char* outcome = j.why == ColocationJoin::Why::kIgnored ? "which soft placement ignored"
+                                                                   : "which cannot hold, so placement failed";
+      if (member == j.node) return fmt::format("asked to join '{}' (_class), {}: {}", with, outcome, j.name);
+      return fmt::format("'{}' asked to join it (_class), {}: {}", node, outcome, j.name);
+    }
   }
   return "";
 }
@@ -53,6 +57,7 @@ const char* JoinName(ColocationJoin::Why why) {
     case ColocationJoin::Why::kClass: return "class";
     case ColocationJoin::Why::kNamedBy: return "named_by_class";
     case ColocationJoin::Why::kIgnored: return "class_ignored";
+    case ColocationJoin::Why::kRefused: return "class_refused";
   }
   return "";
 }
@@ -83,14 +88,24 @@ std::string ExplanationText(const NodeExplanation& e, const Graph& graph, const 
   const Node& node = graph.nodes[e.node];
   std::string out = fmt::format("Explain '{}' ({}):\n", node.name, node.op);
   out += fmt::format("  Colocation group: {} node{}\n", e.members.size(), e.members.size() == 1 ? "" : "s");
+  // Each join under the members it touches, found by node id: a group of
+  // 100,000 members scanned every join for each member (50 s).
+  std::unordered_map<int, std::vector<size_t>> joins_of;
+  for (size_t k = 0; k < e.joins.size(); ++k) {
+    const ColocationJoin& j = e.joins[k];
+    joins_of[j.node].push_back(k);
+    const bool both_ways = j.why == ColocationJoin::Why::kIgnored || j.why == ColocationJoin::Why::kRefused;
+    if (both_ways && j.with != j.node) joins_of[j.with].push_back(k);
+  }
   for (const ExplainedMember& m : e.members) {
     const Node& member = graph.nodes[m.node];
     out += fmt::format("    {} ({}): requests '{}', has kernels for {}\n", member.name, member.op, m.requested,
                        Types(m.types));
-    for (const ColocationJoin& j : e.joins) {
-      const bool touches = j.node == m.node || (j.why == ColocationJoin::Why::kIgnored && j.with == m.node);
-      if (touches) out += "      " + JoinLine(j, m.node, graph) + "\n";
-    }
+    const auto touching = joins_of.find(m.node);
+    if (touching == joins_of.end()) continue;
+    std::vector<size_t> ks = touching->second;
+    std::sort(ks.begin(), ks.end());  // in the order the placer joined them
+    for (size_t k : ks) out += "      " + JoinLine(e.joins[k], m.node, graph) + "\n";
   }
   if (e.devices.empty()) {  // the colocation graph itself failed
     return out + fmt::format("  Placement failed building the colocation groups: {}\n", FirstLine(e.error));

@@ -22,6 +22,7 @@ struct ColocationJoin {
     kClass,         // `node`'s `_class` lists loc:@`name`, which `with`'s group took first
     kNamedBy,       // `with`'s `_class` lists loc:@`node` (so `node` joins it)
     kIgnored,       // a `_class` request soft placement ignored; `name`: why
+    kRefused,       // a `_class` request that cannot hold: the placement error (no soft placement); `name`: why
   };
   Why why;
   int node;

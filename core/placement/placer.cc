@@ -446,8 +446,13 @@ class Placer {
     e.node = id;
     const std::vector<std::string>& types = colocation_.device_types();
     if (!initialized_.ok()) {
-      // The colocation graph failed: its error is the whole answer.
-      e.members.push_back({id, NodeDefDevice(graph_.nodes[id]), {}});
+      // The colocation graph failed: its error is the whole answer, with
+      // the node's own kernels.
+      ExplainedMember member{id, NodeDefDevice(graph_.nodes[id]), {}};
+      for (const std::string& t : types) {
+        if (TfHasKernel(graph_, graph_.nodes[id], t)) member.types.push_back(t);
+      }
+      e.members.push_back(std::move(member));
       e.joins = colocation_.joins();
       e.error = placed.message();
       return e;
