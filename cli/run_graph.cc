@@ -268,7 +268,8 @@ Status GraphRun::CheckTrainingFlags() const {
 Status GraphRun::WriteGraphDef(const std::string& path, std::string_view flag,
                                const std::vector<std::string>& devices) const {
   TFRUN_ASSIGN_OR_RETURN(const OutputTarget target, CheckOutputTarget(path, flag, false));
-  StatusOr<std::string> bytes = GraphDefBytes(graph_, devices, IsTextGraphDefPath(path), options_.saved_model_tag);
+  StatusOr<std::string> bytes = GraphDefBytes(graph_, devices, IsTextGraphDefPath(path), options_.saved_model_tag,
+                                              options_.limits.max_file_bytes);
   if (!bytes.ok()) return BadInput(fmt::format("{} {}: {}", flag, path, bytes.status().message()));
   return WriteOutput(target, *bytes);
 }

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
+#include <google/protobuf/io/zero_copy_stream.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -16,6 +19,40 @@ namespace {
 // TensorFlow 2.21's GraphDef producer version (versions.producer in the
 // files its write_graph wrote, graphs/tf/).
 constexpr int kProducer = 2474;
+
+// Protobuf's 2 GB limit on one message.
+constexpr size_t kMaxGraphDefBytes = size_t{1} << 31;
+
+// A string that text printing appends to, refusing to grow past `limit`
+// (then Print fails and full() says why).
+class BoundedStringOutput final : public google::protobuf::io::ZeroCopyOutputStream {
+ public:
+  BoundedStringOutput(std::string* out, size_t limit) : out_(out), limit_(limit) { out_->clear(); }
+  bool Next(void** data, int* size) override {
+    const size_t used = written_;
+    if (used >= limit_) {
+      full_ = true;
+      return false;
+    }
+    const size_t grow = std::min(limit_ - used, std::max<size_t>(out_->size(), 4096));
+    out_->resize(used + grow);
+    *data = out_->data() + used;
+    *size = static_cast<int>(std::min<size_t>(grow, 1 << 30));
+    written_ = used + static_cast<size_t>(*size);
+    return true;
+  }
+  void BackUp(int count) override { written_ -= static_cast<size_t>(count); }
+  int64_t ByteCount() const override { return static_cast<int64_t>(written_); }
+  bool full() const { return full_; }
+  // Drops the unused tail of the last buffer.
+  void Finish() { out_->resize(written_); }
+
+ private:
+  std::string* out_;
+  size_t limit_;
+  size_t written_ = 0;
+  bool full_ = false;
+};
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -91,34 +128,47 @@ Status ConvertAttr(const AttrValue& value, tfproto::AttrValue* out) {
   return Status::Ok();
 }
 
-// As tensor_util.make_tensor_proto writes a NumPy array: the raw bytes for
-// more than one element, else the typed value field.
-StatusOr<tfproto::TensorProto> TensorProtoOf(const Tensor& tensor) {
+// The typed value field's element i (float_val, int_val, ...).
+void AddValue(const Tensor& tensor, int64_t i, tfproto::TensorProto* proto) {
+  switch (tensor.dtype()) {
+    case DType::kFloat32: proto->add_float_val(tensor.data<float>()[i]); break;
+    case DType::kFloat64: proto->add_double_val(tensor.data<double>()[i]); break;
+    case DType::kInt32: proto->add_int_val(tensor.data<int32_t>()[i]); break;
+    case DType::kInt64: proto->add_int64_val(tensor.data<int64_t>()[i]); break;
+    case DType::kBool: proto->add_bool_val(tensor.data<bool>()[i]); break;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      proto->add_half_val(static_cast<const uint16_t*>(tensor.raw())[i]);
+      break;
+    case DType::kString: proto->add_string_val(std::string(tensor.StringAt(i))); break;
+  }
+}
+
+// As tensor_util.make_tensor_proto writes the value the program gave
+// tf.constant: one number filling a shape (tf.constant(1.0, shape=[n, m]))
+// as that one value with the shape, the way TensorFlow writes it (a
+// 10000x10000 fill was 1.3 GB of tensor_content, TensorFlow's 267 bytes);
+// an array of more than one element as its raw bytes, but for bool and
+// string (not among _TENSOR_CONTENT_TYPES), whose values are listed; one
+// element as its typed value.
+StatusOr<tfproto::TensorProto> TensorProtoOf(const Tensor& tensor, const ConstLiteral& literal) {
   tfproto::TensorProto proto;
   TFRUN_ASSIGN_OR_RETURN(const tfproto::DataType type, DataTypeOf(TableTypeName(tensor.dtype())));
   proto.set_dtype(type);
+  proto.mutable_tensor_shape();  // present for a scalar too: "tensor_shape { }"
   for (int64_t d : tensor.shape()) proto.mutable_tensor_shape()->add_dim()->set_size(d);
-  if (tensor.dtype() == DType::kString) {
-    for (int64_t i = 0; i < tensor.num_elements(); ++i) proto.add_string_val(std::string(tensor.StringAt(i)));
+  const int64_t n = tensor.num_elements();
+  if (n == 0) return proto;
+  if (literal.form == ConstLiteral::Form::kScalar) {
+    AddValue(tensor, 0, &proto);
     return proto;
   }
-  if (tensor.num_elements() > 1) {
+  const bool listed = tensor.dtype() == DType::kBool || tensor.dtype() == DType::kString;
+  if (n > 1 && !listed) {
     proto.set_tensor_content(std::string(static_cast<const char*>(tensor.raw()), tensor.num_bytes()));
     return proto;
   }
-  if (tensor.num_elements() == 0) return proto;
-  switch (tensor.dtype()) {
-    case DType::kFloat32: proto.add_float_val(tensor.data<float>()[0]); break;
-    case DType::kFloat64: proto.add_double_val(tensor.data<double>()[0]); break;
-    case DType::kInt32: proto.add_int_val(tensor.data<int32_t>()[0]); break;
-    case DType::kInt64: proto.add_int64_val(tensor.data<int64_t>()[0]); break;
-    case DType::kBool: proto.add_bool_val(tensor.data<bool>()[0]); break;
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      proto.add_half_val(*static_cast<const uint16_t*>(tensor.raw()));
-      break;
-    case DType::kString: break;
-  }
+  for (int64_t i = 0; i < n; ++i) AddValue(tensor, i, &proto);
   return proto;
 }
 
@@ -148,7 +198,7 @@ StatusOr<tfproto::NodeDef> NodeDefOf(const Graph& graph, const Node& node, const
     }
   }
   if (node.op == "Const") {
-    TFRUN_ASSIGN_OR_RETURN(*attrs["value"].mutable_tensor(), TensorProtoOf(node.value));
+    TFRUN_ASSIGN_OR_RETURN(*attrs["value"].mutable_tensor(), TensorProtoOf(node.value, node.literal));
   }
   if (!node.colocation.empty()) {
     auto* classes = attrs["_class"].mutable_list();
@@ -164,11 +214,11 @@ bool IsTextGraphDefPath(const std::string& path) {
 }
 
 StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::string>& devices, bool text,
-                                    const std::string& saved_model_tag) {
+                                    const std::string& saved_model_tag, int64_t max_file_bytes) {
   tfproto::GraphDef out;
   if (!graph.imported.empty()) {
     // The file's own NodeDefs, in its order, with the devices given.
-    TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ReadTfGraphFile(graph.path, saved_model_tag, int64_t{1} << 40));
+    TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ReadTfGraphFile(graph.path, saved_model_tag, max_file_bytes));
     out = std::move(file.graph_def);
     std::unordered_map<std::string_view, int> ids;
     for (const Node& n : graph.nodes) ids.emplace(n.name, n.id);
@@ -183,10 +233,28 @@ StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::s
     }
     out.mutable_versions()->set_producer(kProducer);
   }
-  std::string bytes;
-  if (text ? !google::protobuf::TextFormat::PrintToString(out, &bytes) : !out.SerializeToString(&bytes)) {
-    return BadInput("the GraphDef could not be serialised");
+  // Protobuf's limit: TensorFlow reads no GraphDef of 2 GB or more, so
+  // none is written (and a text one, up to four times larger for raw
+  // bytes, stops at the same size instead of filling the disk).
+  const size_t binary_bytes = out.ByteSizeLong();
+  if (binary_bytes >= kMaxGraphDefBytes) {
+    return BadInput(fmt::format("the GraphDef would have {} bytes, over the {} a protobuf can hold (TensorFlow could "
+                                "not read it)",
+                                binary_bytes, kMaxGraphDefBytes - 1));
   }
+  std::string bytes;
+  if (!text) {
+    if (!out.SerializeToString(&bytes)) return BadInput("the GraphDef could not be serialised");
+    return bytes;
+  }
+  BoundedStringOutput stream(&bytes, kMaxGraphDefBytes - 1);
+  if (!google::protobuf::TextFormat::Printer().Print(out, &stream)) {
+    return BadInput(stream.full() ? fmt::format("the text GraphDef would have more than {} bytes, over the {} a "
+                                                "protobuf can hold (TensorFlow could not read it); a binary one has {}",
+                                                kMaxGraphDefBytes - 1, kMaxGraphDefBytes - 1, binary_bytes)
+                                  : "the GraphDef could not be serialised");
+  }
+  stream.Finish();
   return bytes;
 }
 

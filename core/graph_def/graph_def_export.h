@@ -21,10 +21,12 @@
 namespace tfrun {
 
 // `devices`: each node's device field, by node id ("" for none).
-// `saved_model_tag`: the MetaGraphDef a SavedModel's graph came from.
-// Errors (exit 2) name the node that cannot be written.
+// `saved_model_tag`: the MetaGraphDef a SavedModel's graph came from;
+// `max_file_bytes`: the most a TensorFlow graph file is read again.
+// Errors (exit 2) name the node that cannot be written; a GraphDef of 2 GB
+// or more (protobuf's limit, which TensorFlow cannot read) is one too.
 StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::string>& devices, bool text,
-                                    const std::string& saved_model_tag);
+                                    const std::string& saved_model_tag, int64_t max_file_bytes = int64_t{64} << 20);
 
 // Whether a path names a text GraphDef (.pbtxt, .pbtext, .txt) or a binary one.
 bool IsTextGraphDefPath(const std::string& path);

@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "core/graph_def/graph_def_export.h"
 #include "core/graph_def/graph_def_import.h"
+#include "core/graph_file/loader.h"
 #include "core/graph_def/tf_graph_file.h"
 
 namespace tfrun {
@@ -366,6 +368,40 @@ TEST(TfGraphFile, NestingIsBoundedAsInTheBinaryParser) {
                          " } } }";
   StatusOr<TfGraphFile> file = ParseTfGraphBytes(ok, "g.pbtxt", "");
   EXPECT_TRUE(file.ok()) << file.status().message();
+}
+
+// A graph file's Consts written as tensor_util.make_tensor_proto writes the
+// program's value (TensorFlow 2.21's protos for the same calls,
+// DERIVATIONS.md "Hostile graphs"): a fill as its one value (a 10000x10000
+// fill was 1.3 GB of tensor_content, TensorFlow's 267 bytes), an array as
+// its bytes, bools listed.
+TEST(GraphDefExport, ConstsAsMakeTensorProtoWritesThem) {
+  StatusOr<Graph> g = LoadGraphText(R"(nodes:
+  - {name: fill, op: Const, shape: [10000, 10000], fill: 1.0}
+  - {name: array, op: Const, value: [[1.0, 1.0]]}
+  - {name: flags, op: Const, dtype: bool, value: [true, false, true]}
+  - {name: half, op: Const, dtype: bfloat16, value: [1.5, 2.0]}
+  - {name: one, op: Const, dtype: int32, value: 5}
+)",
+                                    "g.yaml");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  StatusOr<std::string> bytes = GraphDefBytes(*g, std::vector<std::string>(g->nodes.size()), false, "");
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  EXPECT_LT(bytes->size(), 1000u);
+  tfproto::GraphDef written;
+  ASSERT_TRUE(written.ParseFromString(*bytes));
+  auto value = [&](const std::string& name) {
+    for (const tfproto::NodeDef& n : written.node()) {
+      if (n.name() == name) return n.attr().at("value").tensor().ShortDebugString();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(value("fill"), "dtype: DT_FLOAT tensor_shape { dim { size: 10000 } dim { size: 10000 } } float_val: 1");
+  EXPECT_EQ(value("array"),
+            "dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 2 } } tensor_content: \"\\000\\000\\200?\\000\\000\\200?\"");
+  EXPECT_EQ(value("flags"), "dtype: DT_BOOL tensor_shape { dim { size: 3 } } bool_val: true bool_val: false bool_val: true");
+  EXPECT_EQ(value("half"), "dtype: DT_BFLOAT16 tensor_shape { dim { size: 2 } } tensor_content: \"\\300?\\000@\"");
+  EXPECT_EQ(value("one"), "dtype: DT_INT32 tensor_shape { } int_val: 5");
 }
 
 // The files TensorFlow wrote for graphs/tf: the text GraphDef, the binary
