@@ -5,23 +5,28 @@
 #          of graphs/ and testdata/ (YAML, and TensorFlow's graph files of
 #          graphs/tf/ up to 4 KB: bytes that are not YAML are read as one);
 #   input  tools/fuzz/input_fuzzer.cc (.npy files and --json's error
-#          report), from tools/fuzz/input_corpus, under a 1 MB stack.
+#          report), from tools/fuzz/input_corpus, under a 1 MB stack;
+#   text   tools/fuzz/text_proto_fuzzer.cc (TensorFlow's text GraphDef,
+#          MetaGraphDef and SavedModel files, up to 256 KB), from
+#          tools/fuzz/text_corpus plus graphs/tf's and testdata/bad/tf's
+#          text files, under a 1 MB stack.
 # A crash, sanitizer report or broken invariant ends it with a non-zero
 # status and the input in $FUZZ_DIR/findings/.
-#   tools/fuzz.sh [SECONDS] [graph|input]   (default 600 s, graph; .ci/run runs both)
+#   tools/fuzz.sh [SECONDS] [graph|input|text]   (default 600 s, graph; .ci/run runs all three)
 # To grow a checked-in corpus after a long run (inputs that add coverage):
 #   $FUZZ_DIR/graph_fuzzer -merge=1 -max_len=4096 tools/fuzz/corpus $FUZZ_DIR/corpus
 #   $FUZZ_DIR/input_fuzzer -merge=1 -max_len=65536 tools/fuzz/input_corpus $FUZZ_DIR/input_corpus
+#   $FUZZ_DIR/text_fuzzer -merge=1 -max_len=262144 tools/fuzz/text_corpus $FUZZ_DIR/text_corpus
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 target=${2:-graph}
 case "$target" in
-  graph | input) ;;
-  *) echo "usage: tools/fuzz.sh [SECONDS] [graph|input]" >&2; exit 2 ;;
+  graph | input | text) ;;
+  *) echo "usage: tools/fuzz.sh [SECONDS] [graph|input|text]" >&2; exit 2 ;;
 esac
 dir=${FUZZ_DIR:-/tmp/tfrun-fuzz}
-mkdir -p "$dir/corpus" "$dir/input_corpus" "$dir/findings" "$dir/gen/core/tables" "$dir/gen/core/graph_def"
+mkdir -p "$dir/corpus" "$dir/input_corpus" "$dir/text_corpus" "$dir/findings" "$dir/gen/core/tables" "$dir/gen/core/graph_def"
 # TensorFlow's tables, embedded as core/tables/BUILD embeds them.
 inc="$dir/gen/core/tables/tf_ops_tsv.inc"
 if [ ! -f "$inc" ] || [ core/tables/tf_ops.tsv -nt "$inc" ]; then
@@ -41,8 +46,9 @@ srcs=($(ls core/{base,tables,printing,graph,devices,placement,runtime}/*.cc | gr
       core/graph_def/graph_def_export.cc core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/cpu_eigen.cc kernels/cpu/array_kernels.cc kernels/cpu/nn_kernels.cc
       kernels/cpu/dnnl_loader.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
-      tools/fuzz/${target}_fuzzer.cc)
+      tools/fuzz/${target/text/text_proto}_fuzzer.cc)
 [ "$target" = input ] && srcs+=(cli/report.cc)
+[ "$target" = input ] || srcs+=(tools/fuzz/fuzz_checks.cc)
 # Objects are kept by content, not by time: a fresh clone has new mtimes
 # but the same files, and CI clones afresh. An object's key hashes the
 # compiler, the flags, every header the sources can include and the
@@ -52,7 +58,7 @@ mkdir -p "$cache"
 find "$cache" -name '*.o' -mtime +14 -delete 2>/dev/null || true
 # (The folder of this run's generated files is not part of any key.)
 headers_key=$({ clang++ --version; echo "${flags[*]//$dir/FUZZ_DIR}";
-  cat $(ls core/*/*.h kernels/*/*.h cli/report.h | sort) \
+  cat $(ls core/*/*.h kernels/*/*.h cli/report.h tools/fuzz/*.h | sort) \
     "$dir/gen/core/graph_def/tf_graph.pb.h" "$inc"; } | sha256sum | cut -c1-16)
 objs=()
 jobs=$(nproc)
@@ -83,6 +89,17 @@ clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" \
   -l:libyaml-cpp.a -l:libyaml.a -l:libprotobuf.a -lz -lpthread -ldl \
   -o "$dir/${target}_fuzzer"
 
+if [ "$target" = text ]; then
+  cp tools/fuzz/text_corpus/* "$dir/text_corpus/"
+  for f in graphs/tf/*.pbtxt testdata/bad/tf/*.pbtxt; do
+    [ "$(stat -c %s "$f")" -le 262144 ] && cp "$f" "$dir/text_corpus/"
+  done
+  cd "$dir"
+  # 1 MB of stack: a parser that recurses per level of nesting fails here.
+  ulimit -s 1024
+  exec ./text_fuzzer -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=262144 \
+    -artifact_prefix=findings/ -print_final_stats=1 text_corpus
+fi
 if [ "$target" = input ]; then
   cp tools/fuzz/input_corpus/* "$dir/input_corpus/"
   cd "$dir"
@@ -93,7 +110,7 @@ if [ "$target" = input ]; then
 fi
 cp tools/fuzz/corpus/* graphs/*.yaml testdata/graphs/*.yaml testdata/bad/*.yaml "$dir/corpus/" 2>/dev/null || true
 # TensorFlow's graph files, the smaller ones (text and binary).
-for f in graphs/tf/*.pbtxt graphs/tf/*.pb graphs/tf/*.meta; do
+for f in graphs/tf/*.pbtxt graphs/tf/*.pb graphs/tf/*.meta testdata/bad/tf/*.pbtxt; do
   [ "$(stat -c %s "$f")" -le 4096 ] && cp "$f" "$dir/corpus/"
 done
 cd "$dir"

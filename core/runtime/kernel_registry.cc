@@ -84,6 +84,13 @@ Status VariableKernel(KernelContext& c) {
 // variables in place (kernels/cpu/optimizer_kernels.cc), which must never
 // reach the Const or the tensor the value came from.
 Status AssignKernel(KernelContext& c) {
+  // AssignOp's check, against the variable's value (TensorFlow's import
+  // also checks a first assign against the declared shape, by inference).
+  const Tensor& old_value = c.inputs[0];
+  if (c.BoolAttr("validate_shape", true) && old_value.is_valid() && old_value.shape() != c.inputs[1].shape()) {
+    return c.Fail(fmt::format("Assign requires shapes of both tensors to match. lhs shape= {} rhs shape= {}",
+                              ShapeDebugString(old_value.shape()), ShapeDebugString(c.inputs[1].shape())));
+  }
   TFRUN_ASSIGN_OR_RETURN(Tensor stored, c.inputs[1].CopyTo(c.inputs[1].allocator(), c.device_name));
   c.variables->ref[c.node.variable] = stored;
   c.output = std::move(stored);
@@ -368,6 +375,11 @@ Status AssignVariableKernel(KernelContext& c) {
   if (it != c.variables->resource.end() && it->second.dtype() != value.dtype()) {
     return c.Fail(fmt::format("Trying to assign variable with wrong dtype. Expected {} got {}",
                               Info(it->second.dtype()).tf_name, Info(value.dtype()).tf_name));
+  }
+  // Its validate_shape (false by default) against the variable's value.
+  if (it != c.variables->resource.end() && c.BoolAttr("validate_shape") && it->second.shape() != value.shape()) {
+    return c.Fail(fmt::format("Trying to assign to variable with tensor with wrong shape. Expected {} got {}",
+                              ShapeDebugString(it->second.shape()), ShapeDebugString(value.shape())));
   }
   TFRUN_ASSIGN_OR_RETURN(Tensor stored, value.CopyTo(value.allocator(), c.device_name));
   c.variables->resource[key] = std::move(stored);

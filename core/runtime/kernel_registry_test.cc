@@ -163,6 +163,17 @@ TEST(ResourceVariableKernelTest, AReadOrAssignOfAnotherDtypeIsTensorFlowsError) 
   EXPECT_TRUE(RunKernel(AssignVariableKernel, "AssignVariableOp", DType::kBool, {Handle("w"), Bools({1, 1, 1})},
                         &variables)
                   .status.ok());
+  // With validate_shape, TensorFlow's text for another shape.
+  Node node;
+  node.name = "k";
+  node.op = "AssignVariableOp";
+  NodeAttrs attrs{{"validate_shape", AttrValue{"bool", {"true"}}}};
+  std::map<int, Tensor> constants;
+  KernelContext c{node, {Handle("w"), Bools({1, 1})}, CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0",
+                  &variables, &constants, nullptr};
+  c.attrs = &attrs;
+  EXPECT_EQ(AssignVariableKernel(c).message(),
+            "InvalidArgumentError: Trying to assign to variable with tensor with wrong shape. Expected [3] got [2]");
 }
 
 TEST(ResourceVariableKernelTest, AnInputThatIsNoHandleIsAnErrorNotARead) {
@@ -187,6 +198,32 @@ TEST(ResourceVariableKernelTest, ReferenceAndResourceVariablesNeverShareAName) {
             false);
   KernelRun read = RunKernel(ReadVariableKernel, "ReadVariableOp", DType::kFloat64, {Handle("w")}, &variables);
   EXPECT_NE(read.status.message().find("Could not find variable w."), std::string::npos) << read.status.message();
+}
+
+// A reference variable's Assign checks the value's shape against the
+// variable's (validate_shape, true by default), as AssignOp does; it
+// replaced the variable silently.
+TEST(AssignKernelTest, ValidateShapeAsTensorFlow) {
+  Node node;
+  node.name = "a";
+  node.op = "Assign";
+  node.variable = "v";
+  VariableStore variables;
+  std::map<int, Tensor> constants;
+  const std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
+  NodeAttrs attrs;
+  auto assign = [&](const Tensor& old_value, const Tensor& value) {
+    KernelContext c{node, {old_value, value}, CpuAllocator(), device, &variables, &constants, nullptr};
+    c.attrs = &attrs;
+    return AssignKernel(c);
+  };
+  EXPECT_TRUE(assign(Tensor(), Floats({2}, {1, 2})).ok());  // uninitialized: nothing to compare
+  EXPECT_TRUE(assign(Floats({2}, {1, 2}), Floats({2}, {3, 4})).ok());
+  EXPECT_EQ(assign(Floats({2}, {1, 2}), Floats({3}, {1, 2, 3})).message(),
+            "InvalidArgumentError: Assign requires shapes of both tensors to match. lhs shape= [2] rhs shape= [3]");
+  attrs.emplace("validate_shape", AttrValue{"bool", {"false"}});
+  EXPECT_TRUE(assign(Floats({2}, {1, 2}), Floats({3}, {1, 2, 3})).ok());
+  EXPECT_EQ(variables.ref["v"].shape(), Shape{3});
 }
 
 }  // namespace

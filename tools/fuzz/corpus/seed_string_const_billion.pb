@@ -1,0 +1,5 @@
+
+L
+sConst*
+dtype0*3
+value*B(€”λάBabcdefghijklmnopqrstuvwxyz
