@@ -44,13 +44,14 @@ Status CannotWrite(const std::string& path, int e) { return RuntimeError("cannot
 // The temporaries staged and not yet renamed or removed, for
 // RemoveTemporaryFiles. Slots are claimed (free -> writing -> live) with a
 // compare-and-swap and never freed, so a signal handler can walk them at
-// any moment: it unlinks the live ones. A run stages as many at once as
-// --out has fetches; past kSlots they are still removed on every path but
-// a signal's.
+// any moment: it unlinks the live ones. A slot's path buffer is allocated
+// the first time the slot is used and kept, so an idle run touches 64 KB
+// of slots, not a buffer each. A run stages as many at once as --out has
+// fetches; past kSlots they are still removed on every path but a signal's.
 struct TemporarySlot {
   enum : int { kFree, kWriting, kLive };
   std::atomic<int> state{kFree};
-  char path[PATH_MAX];
+  std::atomic<char*> path{nullptr};
 };
 constexpr int kSlots = 4096;
 TemporarySlot* Slots() {
@@ -65,7 +66,12 @@ int RememberTemporary(const std::string& path) {
   for (int i = 0; i < kSlots; ++i) {
     int expected = TemporarySlot::kFree;
     if (!slots[i].state.compare_exchange_strong(expected, TemporarySlot::kWriting)) continue;
-    std::memcpy(slots[i].path, path.c_str(), path.size() + 1);
+    char* buffer = slots[i].path.load();
+    if (buffer == nullptr) {
+      buffer = new char[PATH_MAX];  // kept for the slot's next use
+      slots[i].path.store(buffer);
+    }
+    std::memcpy(buffer, path.c_str(), path.size() + 1);
     slots[i].state.store(TemporarySlot::kLive);
     return i;
   }
@@ -81,7 +87,7 @@ void ForgetTemporary(int slot) {
 void RemoveTemporaryFiles() {
   TemporarySlot* slots = Slots();
   for (int i = 0; i < kSlots; ++i) {
-    if (slots[i].state.load() == TemporarySlot::kLive) unlink(slots[i].path);
+    if (slots[i].state.load() == TemporarySlot::kLive) unlink(slots[i].path.load());
   }
 }
 
