@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <string>
 #include <system_error>
@@ -21,6 +22,8 @@ int g_threads = 0;  // SetCpuThreads: 0 is one per core
 void SetCpuThreads(int threads) { g_threads = threads; }
 
 Status StartCpuThreads(int threads) {
+  static std::atomic<bool> pool_started{false};
+  if (pool_started.load()) return Status::Ok();  // the pool is made once; a later size cannot change it
   SetCpuThreads(threads);
   const int wanted = cpu::Threads();
   // Each trial thread waits until all have started (or one could not), so
@@ -45,6 +48,7 @@ Status StartCpuThreads(int threads) {
                                     wanted, refused, trial.size() + 1));
   }
   (void)cpu::PoolDevice();
+  pool_started.store(true);
   return Status::Ok();
 }
 
