@@ -54,10 +54,6 @@ std::string NpyFileName(std::string_view tensor_name) {
   return file + ".npy";
 }
 
-namespace {
-
-}  // namespace
-
 Status CheckNpyOutputDir(const std::string& dir) {
   if (dir == "-") return BadInput("--out -: standard output cannot hold a folder of .npy files; give a folder");
   struct stat st;

@@ -190,6 +190,16 @@ def node_lines(doc, value_expr):
     return lines
 
 
+# tfrun's --out file of a tensor (cli/npy_outputs.cc NpyFileName): every
+# byte but letters, digits, '.', '_', '-' and ':' as %XX. The generated
+# programs define it from this source.
+NPY_FILE_NAME_SOURCE = [
+    "def npy_file(name):",
+    "    return ''.join(c if c.isascii() and (c.isalnum() or c in '._-:') else",
+    "                   ''.join('%%%02X' % b for b in c.encode()) for c in name) + '.npy'",
+]
+
+
 def program_for(doc, const_dir, fetch, feeds=()):
     """Python source of the tf.compat.v1 program equivalent to the graph."""
     lines = [
@@ -198,8 +208,9 @@ def program_for(doc, const_dir, fetch, feeds=()):
         "tf.compat.v1.disable_eager_execution()",
         "tf.compat.v1.disable_resource_variables()",
         "T = {}",
+    ] + NPY_FILE_NAME_SOURCE + [
         "def load(name):",
-        f"    path = os.path.join({const_dir!r}, name.replace('/', '__') + '.npy')",
+        f"    path = os.path.join({const_dir!r}, npy_file(name))",
         "    # A graph whose placement fails dumps nothing: named values as written.",
         "    return np.load(path) if os.path.exists(path) else np.array(VALUES[name])",
         f"VALUES = __import__('json').loads({json.dumps(named_values(doc['nodes']))!r})",
@@ -265,8 +276,9 @@ def eager_program_for(doc, const_dir, names, fetch):
         "import os, numpy as np, tensorflow as tf",
         "tf.debugging.set_log_device_placement(True)",
         "T = {'init': None}",
+    ] + NPY_FILE_NAME_SOURCE + [
         "def load(name, dtype):",
-        f"    return np.load(os.path.join({const_dir!r}, name.replace('/', '__') + '.npy')).astype(dtype.as_numpy_dtype)",
+        f"    return np.load(os.path.join({const_dir!r}, npy_file(name))).astype(dtype.as_numpy_dtype)",
     ]
     # Soft placement stays TF2's default (on), as in tfrun --compat eager.
     cursor = iter(names)

@@ -256,9 +256,9 @@ def tf_batch_program(graphs, graph_defs=None):
     lines = ["import ctypes, numpy as np, os, sys, tensorflow as tf",
              "tf.compat.v1.disable_eager_execution()",
              "tf.compat.v1.disable_resource_variables()",
-             "libc = ctypes.CDLL(None)",
+             "libc = ctypes.CDLL(None)"] + conformance.NPY_FILE_NAME_SOURCE + [
              "def load_random(folder, name, shape):",
-             "    path = folder + '/' + name.replace('/', '__') + '.npy'",
+             "    path = folder + '/' + npy_file(name)",
              "    return np.load(path) if os.path.exists(path) else np.zeros(shape)",
              "def mark(k):",
              "    sys.stdout.flush(); libc.fflush(None); print('=== GRAPH %d' % k, flush=True)"]
