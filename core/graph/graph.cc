@@ -1,5 +1,6 @@
 #include "core/graph/graph.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -16,12 +17,28 @@ std::string DataTypeString(std::string_view table_type) {
 
 int Graph::Add(Node node) {
   node.id = static_cast<int>(nodes.size());
+  node.cls = NodeClassOf(node.op);
   node.consumers.clear();
-  for (int in : node.inputs) nodes[in].consumers.push_back(node.id);
+  for (int in : node.inputs) {
+    if (in >= 0) nodes[in].consumers.push_back(node.id);  // -1: a back edge, ConnectBackEdge's
+  }
   for (int in : node.control_inputs) nodes[in].consumers.push_back(node.id);
   by_name[node.name] = node.id;
   nodes.push_back(std::move(node));
   return nodes.back().id;
+}
+
+void Graph::ConnectBackEdge(int consumer, size_t input, NodeOutput producer) {
+  Node& node = nodes[consumer];
+  if (node.input_index.empty() && producer.index != 0) node.input_index.assign(node.inputs.size(), 0);
+  node.inputs[input] = producer.node;
+  if (!node.input_index.empty()) node.input_index[input] = producer.index;
+  std::vector<int>& readers = nodes[producer.node].consumers;
+  readers.insert(std::upper_bound(readers.begin(), readers.end(), consumer), consumer);
+}
+
+bool Graph::HasControlFlow() const {
+  return std::any_of(nodes.begin(), nodes.end(), [](const Node& n) { return IsControlFlow(n.cls); });
 }
 
 std::string Graph::OutputName(NodeOutput output, bool short_zero) const {

@@ -16,6 +16,7 @@
 #include "core/base/tensor.h"
 #include "core/graph/cluster_spec.h"
 #include "core/graph/device_name.h"
+#include "core/graph/node_class.h"
 #include "core/tables/tf_tables.h"
 
 namespace tfrun {
@@ -79,7 +80,11 @@ struct Node {
   int id = 0;  // index in Graph::nodes, which is program (file) order
   std::string name;
   std::string op;  // TensorFlow op type: Const, MatMul, VariableV2, ...
-  std::vector<int> inputs;  // producers' node ids
+  NodeClass cls = NodeClass::kOther;  // of `op`, set by Graph::Add
+  // Producers' node ids. Earlier ids, except a while loop's back edge (a
+  // NextIteration feeding its Merge, Graph::IsBackEdge), which names a
+  // later node.
+  std::vector<int> inputs;
   // The output of each input's producer that it reads ("split:1" reads 1);
   // empty when every input reads output 0, as for all single-output ops.
   std::vector<int> input_index;
@@ -208,8 +213,19 @@ struct Graph {
   }
 
   // Appends `node` (its inputs must be earlier nodes): sets its id, its
-  // name's entry and its producers' consumers. Returns the id.
+  // class, its name's entry and its producers' consumers. Returns the id.
   int Add(Node node);
+  // Points input `input` of node `consumer` at `producer`, a node added
+  // after it: a while loop's back edge (GraphConstructor adds them last).
+  void ConnectBackEdge(int consumer, size_t input, NodeOutput producer);
+  // Whether input `i` of `node` is a back edge: a NextIteration feeding a
+  // Merge, the only edge a dataflow cycle may run through.
+  bool IsBackEdge(const Node& node, size_t i) const {
+    return node.cls == NodeClass::kMerge && nodes[node.inputs[i]].cls == NodeClass::kNextIteration;
+  }
+  // Whether any node is a control-flow node (Switch, Merge, Enter, ...):
+  // such a graph runs on the frame-aware propagator.
+  bool HasControlFlow() const;
 
   std::vector<std::string> NodeNames() const {
     std::vector<std::string> names;

@@ -16,13 +16,11 @@ namespace tfrun {
 namespace {
 
 // Ops TensorFlow rewrites before placing (LowerFunctionalOpsPass,
-// AccumulateNV2RemovePass, ParallelConcatRemovePass, function inlining), and
-// v1 while loops, whose back edges GraphConstructor imports specially.
+// AccumulateNV2RemovePass, ParallelConcatRemovePass, function inlining).
 bool NeedsRewrites(std::string_view op) {
   static constexpr std::string_view kOps[] = {
       "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
-      "StatefulPartitionedCall", "AccumulateNV2", "ParallelConcat", "NextIteration", "RefNextIteration",
-      "SymbolicGradient", "RemoteCall"};
+      "StatefulPartitionedCall", "AccumulateNV2", "ParallelConcat", "SymbolicGradient", "RemoteCall"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -253,6 +251,7 @@ class Importer {
     TFRUN_ASSIGN_OR_RETURN(std::vector<int> order, Order());
     new_id_.assign(gd_.node_size(), -1);
     for (int index : order) TFRUN_RETURN_IF_ERROR(AddNode(index));
+    TFRUN_RETURN_IF_ERROR(ConnectBackEdges());
     if (options_.semantics == ImportSemantics::kPython) ApplyPythonImport();
     graph_.collections = file_.node_collections;
     graph_.variables_start_initialized = false;
@@ -293,7 +292,7 @@ class Importer {
       }
       if (NeedsRewrites(node.op())) {
         return Fail(i, fmt::format("{} is not supported yet: TensorFlow rewrites it before placing "
-                                   "(v2 control flow, function calls, AccumulateNV2, v1 while loops)",
+                                   "(v2 control flow, function calls, AccumulateNV2)",
                                    node.op()));
       }
       const TfOpDef* op = FindTfOp(node.op());
@@ -335,14 +334,27 @@ class Importer {
     return Status::Ok();
   }
 
-  // GraphConstructor::Convert: the lowest-index ready node first.
+  // GraphConstructor::Convert: the lowest-index ready node first. A Merge
+  // fed by a NextIteration (a while loop's) waits for its control inputs
+  // and one data input only (InitFromEdges); the inputs not yet imported
+  // when it is are its back edges.
   StatusOr<std::vector<int>> Order() const {
     const int n = gd_.node_size();
     std::vector<int> pending(n, 0);
     std::vector<std::vector<int>> consumers(n);
     for (int i = 0; i < n; ++i) {
       pending[i] = static_cast<int>(inputs_[i].size());
-      for (const Input& in : inputs_[i]) consumers[in.source].push_back(i);
+      int control = 0;
+      bool back_edge = false;
+      for (const Input& in : inputs_[i]) {
+        consumers[in.source].push_back(i);
+        if (in.index < 0) {
+          ++control;
+        } else {
+          back_edge = back_edge || NodeClassOf(gd_.node(in.source).op()) == NodeClass::kNextIteration;
+        }
+      }
+      if (back_edge && NodeClassOf(gd_.node(i).op()) == NodeClass::kMerge) pending[i] = control + 1;
     }
     std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
     for (int i = 0; i < n; ++i) {
@@ -359,11 +371,41 @@ class Importer {
       }
     }
     if (static_cast<int>(order.size()) < n) {
+      // GraphConstructor's words; the first node left names where.
       for (int i = 0; i < n; ++i) {
-        if (pending[i] > 0) return Fail(i, "the graph has a cycle through this node (no while loop can be imported yet)");
+        if (pending[i] > 0) {
+          return Fail(i, fmt::format("{} nodes in a cycle (a cycle must run through a while loop's NextIteration "
+                                     "and Merge)",
+                                     n - static_cast<int>(order.size())));
+        }
       }
     }
     return order;
+  }
+
+  // GraphConstructor::AddBackEdges: each back edge joins its Merge once every
+  // node is imported, with the type check of any edge.
+  Status ConnectBackEdges() {
+    for (const BackEdge& e : back_edges_) {
+      const Node& merge = graph_.nodes[e.consumer];
+      const int source = new_id_[e.source];
+      const ImportedNodeDef& producer = graph_.imported[graph_.nodes[source].imported];
+      const ImportedNodeDef& consumer = graph_.imported[merge.imported];
+      if (e.index >= static_cast<int>(producer.output_types.size())) {
+        return Fail(e.def_index, fmt::format("Connecting to invalid output {} of source node {} which has {} outputs.",
+                                             e.index, gd_.node(e.source).name(), producer.output_types.size()));
+      }
+      const std::string& given = producer.output_types[e.index];
+      const std::string& expected = consumer.input_types[e.input];
+      if (given != expected && given != expected + "_REF") {
+        return Fail(e.def_index,
+                    fmt::format("Input {} of node {} was passed {} from {}:{} incompatible with expected {}.", e.input,
+                                merge.name, DataTypeString(given), gd_.node(e.source).name(), e.index,
+                                DataTypeString(expected)));
+      }
+      graph_.ConnectBackEdge(e.consumer, e.input, {source, e.index});
+    }
+    return Status::Ok();
   }
 
   Status AddNode(int index) {
@@ -426,6 +468,18 @@ class Importer {
     int data = 0;
     for (const Input& in : inputs_[index]) {
       const int source = new_id_[in.source];
+      if (source < 0) {
+        // Not imported yet: a back edge, which only a Merge may have.
+        if (in.index < 0 || NodeClassOf(def.op()) != NodeClass::kMerge) {
+          return Fail(index, fmt::format("Node '{}' had a back edge, but only Merge nodes can have back edges.",
+                                         def.name()));
+        }
+        back_edges_.push_back({static_cast<int>(graph_.nodes.size()), data, in.source, in.index, index});
+        node.inputs.push_back(-1);
+        node.input_index.push_back(in.index);
+        ++data;
+        continue;
+      }
       if (in.index < 0) {
         node.control_inputs.push_back(source);
         continue;
@@ -580,6 +634,15 @@ class Importer {
   std::unordered_map<std::string, int> index_;  // name -> GraphDef index
   std::vector<std::vector<Input>> inputs_;      // per GraphDef index
   std::vector<int> new_id_;                     // GraphDef index -> node id
+  // A Merge's input whose producer was not imported before it.
+  struct BackEdge {
+    int consumer = 0;   // the Merge's node id
+    int input = 0;      // its data input
+    int source = 0;     // the producer's GraphDef index
+    int index = 0;      // the producer's output
+    int def_index = 0;  // the Merge's GraphDef index, for messages
+  };
+  std::vector<BackEdge> back_edges_;
   int64_t tensor_bytes_ = 0;
   int64_t outputs_ = 0;  // the nodes' outputs so far, against --max-nodes
 };

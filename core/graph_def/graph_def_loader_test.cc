@@ -37,6 +37,43 @@ std::string NegNode(const std::string& name, const std::string& input, const std
          "\" attr { key: \"T\" value { type: DT_FLOAT } } " + extra + " }\n";
 }
 
+// A v1 while loop (TensorFlow 2.21 wrote graphs/tf/while_cond.pbtxt): its
+// Merges are imported once their Enter is, before the NextIterations that
+// feed them, and each back edge joins its Merge afterwards.
+TEST(GraphDefImport, WhileLoopBackEdgesJoinTheirMerges) {
+  StatusOr<Graph> g = LoadTfGraph("graphs/tf/while_cond.pbtxt", GraphDefImportOptions());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Node* merge = g->Find("loop/Merge_1");
+  const Node* next = g->Find("loop/NextIteration_1");
+  ASSERT_TRUE(merge != nullptr && next != nullptr);
+  EXPECT_EQ(merge->cls, NodeClass::kMerge);
+  EXPECT_EQ(next->cls, NodeClass::kNextIteration);
+  EXPECT_EQ(g->Find("c/Switch")->cls, NodeClass::kSwitch);
+  EXPECT_LT(merge->id, next->id);
+  ASSERT_EQ(merge->inputs.size(), 2u);
+  EXPECT_EQ(merge->inputs[0], g->Find("loop/Enter_1")->id);
+  EXPECT_EQ(merge->inputs[1], next->id);
+  EXPECT_TRUE(g->IsBackEdge(*merge, 1));
+  EXPECT_FALSE(g->IsBackEdge(*merge, 0));
+  EXPECT_EQ(next->consumers, std::vector<int>{merge->id});
+  EXPECT_TRUE(g->HasControlFlow());
+  // The order TensorFlow's placement log shows: Enters, then Merges.
+  EXPECT_EQ(g->nodes[3].name, "loop/Enter");
+  EXPECT_EQ(g->nodes[5].name, "loop/Merge");
+}
+
+// A NextIteration may feed only a Merge on a cycle (TensorFlow 2.21: "2
+// nodes in a cycle" for an AddV2 it feeds back into).
+TEST(GraphDefImport, ACycleThroughNextIterationWithoutMergeIsRefused) {
+  const std::string text = ConstNode("x") +
+                           "node { name: \"a\" op: \"AddV2\" input: \"x\" input: \"n\" "
+                           "attr { key: \"T\" value { type: DT_FLOAT } } }\n"
+                           "node { name: \"n\" op: \"NextIteration\" input: \"a\" "
+                           "attr { key: \"T\" value { type: DT_FLOAT } } }\n";
+  EXPECT_EQ(ErrorOf(text), "g.pbtxt:3:8: node 'a': 2 nodes in a cycle (a cycle must run through a while loop's "
+                           "NextIteration and Merge)");
+}
+
 // GraphConstructor's order: the lowest-index ready node first (notes 2.1).
 TEST(GraphDefImport, NodesInGraphConstructorsOrder) {
   const std::string text = "node { name: \"c\" op: \"AddV2\" input: \"a\" input: \"b\" "
@@ -95,7 +132,8 @@ TEST(GraphDefImport, ErrorsNameFileLineAndNode) {
   EXPECT_NE(ErrorOf("node { name: \"w\" op: \"NoSuchOp\" }").find("Op type not registered 'NoSuchOp'"),
             std::string::npos);
   EXPECT_NE(ErrorOf("node { name: \"w\" op: \"While\" }").find("While is not supported yet"), std::string::npos);
-  EXPECT_NE(ErrorOf(NegNode("a", "b") + NegNode("b", "a")).find("cycle"), std::string::npos);
+  // GraphConstructor's words (TensorFlow 2.21: "2 nodes in a cycle").
+  EXPECT_NE(ErrorOf(NegNode("a", "b") + NegNode("b", "a")).find("node 'a': 2 nodes in a cycle"), std::string::npos);
   EXPECT_EQ(ErrorOf(ConstNode("a") + NegNode("b", "a:1")),
             "g.pbtxt:3:8: node 'b': Connecting to invalid output 1 of source node a which has 1 outputs.");
   EXPECT_EQ(ErrorOf(ConstNode("a") + "node { name: \"b\" op: \"Neg\" input: \"a\" "
