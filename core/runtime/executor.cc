@@ -90,14 +90,153 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   return &plan;
 }
 
-Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
-                          const std::vector<Feed>& feeds, RunResult* result, bool keep) {
+Executor::RunState::~RunState() {
+  if (settled) return;
+  for (auto& [queue, unused] : spans) queue->Finish().ok();  // the run's own error is the one reported
+}
+
+StatusOr<Tensor> Executor::PrepareInput(const Node& node, size_t i, const Tensor& input,
+                                        std::vector<std::pair<Allocator*, Tensor>>* made, RunState* run) {
+  const Device& device = devices_[placement_.device_of[node.id]];
+  // HostMemory inputs (an axis) stay on the host whatever the device.
+  Allocator* wanted = InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : PlanFor(node)->memory;
+  if (!input.is_valid() || input.allocator() == wanted || input.num_elements() == 0) return input;
+  if (made != nullptr) {
+    auto copy = std::find_if(made->begin(), made->end(), [&](const auto& c) { return c.first == wanted; });
+    if (copy != made->end()) return copy->second;
+  }
+  // The edge crosses memories.
+  const int64_t copy_start = NowNs();
+  StatusOr<Tensor> moved = input.CopyTo(wanted, device.name);
+  if (!moved.ok()) {
+    return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,
+                                                     device.name, moved.status().message()));
+  }
+  run->result->copies.push_back({node.inputs[i], node.id, input.allocator()->name(), wanted->name(),
+                                 input.num_bytes(), copy_start, NowNs()});
+  if (made != nullptr) made->emplace_back(wanted, *moved);
+  return std::move(*moved);
+}
+
+Status Executor::RunKernel(const Node& node, std::vector<Tensor> inputs, RunState* run,
+                           std::vector<Tensor>* outputs) {
+  const int id = node.id;
+  const Device& device = devices_[placement_.device_of[id]];
+  const NodePlan& plan = *PlanFor(node);
+  if (plan.kernel == nullptr) {
+    return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
+                                    node.name, plan.kernel_type, node.op));
+  }
+  if (node.imported >= 0 && !graph_.imported[node.imported].kernel_error.empty()) {
+    return RuntimeError(fmt::format("{}: node '{}' on {}: InvalidArgumentError: {}\n{}", graph_.Where(node.location),
+                                    node.name, device.name, graph_.imported[node.imported].kernel_error,
+                                    NodeLine(node)));
+  }
+  RunResult* result = run->result;
+  const auto started = std::chrono::steady_clock::now();
+  Allocator* memory = plan.memory;
+  // Set only for real GPUs, and only kernels that queue work there are
+  // timed on the device (not host-memory kernels, not handle-only ones).
+  DeviceQueue* queue = plan.kernel_type == device.type && QueuesDeviceWork(node) ? device.queue.get() : nullptr;
+  int span = -1;
+  if (queue != nullptr) {
+    if (record_events_) {
+      run->queue_anchor_ns.emplace(queue, NowNs());
+      run->span_events[queue].push_back(result->events.size());
+    }
+    TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
+    run->spans[queue].push_back({span, id});
+  }
+  KernelContext context{node, std::move(inputs), memory, device.name, &variables_, &device_constants_,
+                        device.context.get(), Tensor()};
+  context.attrs = node.imported >= 0 ? &graph_.imported[node.imported].attrs : nullptr;
+  context.random_generators = &random_generators_;
+  if (stacks_ == nullptr) stacks_ = std::make_unique<StackStore>();
+  context.stacks = stacks_.get();
+  Status s = plan.kernel(context);
+  if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
+  if (!s.ok()) {
+    return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}{}", graph_.Where(node.location), node.name,
+                                        device.name, s.message(), context.op_error ? "\n" + NodeLine(node) : ""));
+  }
+  if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
+  const auto ended = std::chrono::steady_clock::now();
+  result->node_ms[id] += std::chrono::duration<double, std::milli>(ended - started).count();
+  result->executed.push_back(id);
+  if (record_events_) {
+    NodeEvent event;
+    event.node = id;
+    event.start_ns = started.time_since_epoch().count();
+    event.end_ns = ended.time_since_epoch().count();
+    event.on_device_queue = queue != nullptr;
+    event.memory = memory->name();
+    event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
+    result->events.push_back(std::move(event));
+  }
+  if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
+  // executor.cc ProcessOutputs' check: an output of another dtype than
+  // the NodeDef declares is an error, never a tensor read as that dtype.
+  for (size_t i = 0; i < context.outputs.size() && i < plan.output_dtypes.size(); ++i) {
+    const Tensor& out = context.outputs[i];
+    if (out.is_valid() && plan.output_dtypes[i] && out.dtype() != *plan.output_dtypes[i]) {
+      return RuntimeError(fmt::format("{}: node '{}' on {}: InternalError: Output {} of type {} does not match "
+                                      "declared output type {} for node {{{{node {}}}}}",
+                                      graph_.Where(node.location), node.name, device.name, i,
+                                      Info(out.dtype()).tf_name, Info(*plan.output_dtypes[i]).tf_name, node.name));
+    }
+  }
+  context.outputs.resize(node.num_outputs);
+  *outputs = std::move(context.outputs);
+  return Status::Ok();
+}
+
+Status Executor::FinishQueues(RunState* run) {
+  // The run ends when every device's work has (Session::Run returns then).
+  run->settled = true;
+  Status finished;
+  for (auto& [queue, node_spans] : run->spans) {  // every queue, also after one failed
+    StatusOr<std::vector<SpanTime>> device_times = queue->Finish();
+    if (!device_times.ok()) {
+      if (finished.ok()) finished = device_times.status();
+      continue;
+    }
+    const std::vector<size_t>& entries = run->span_events[queue];
+    for (size_t k = 0; k < node_spans.size(); ++k) {
+      const auto [span, id] = node_spans[k];
+      if (span >= static_cast<int>(device_times->size())) continue;
+      const SpanTime& t = (*device_times)[span];
+      run->result->node_ms[id] = t.duration_ms;
+      if (!record_events_) continue;
+      NodeEvent& event = run->result->events[entries[k]];
+      event.device_start_ns = run->queue_anchor_ns[queue] + static_cast<int64_t>(t.start_ms * 1e6);
+      event.device_end_ns = event.device_start_ns + static_cast<int64_t>(t.duration_ms * 1e6);
+    }
+  }
+  return finished;
+}
+
+StatusOr<Tensor> Executor::OnHost(const Tensor& out) {
+  if (out.is_valid() && !out.allocator()->host_accessible()) {
+    return out.CopyTo(CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0");
+  }
+  return out;
+}
+
+void Executor::AssignSlots() {
   const size_t n = graph_.nodes.size();
   if (plans_.size() != n) plans_.assign(n, NodePlan());
   if (first_slot_.size() != n + 1) {
     first_slot_.assign(n + 1, 0);
     for (size_t id = 0; id < n; ++id) first_slot_[id + 1] = first_slot_[id] + graph_.nodes[id].num_outputs;
   }
+}
+
+Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
+                          const std::vector<Feed>& feeds, RunResult* result, bool keep) {
+  AssignSlots();
+  stacks_.reset();  // a run's stacks end with it (TensorFlow's step container)
+  if (has_control_flow_) return RunFrames(fetch, needed, feeds, result, keep);
+  const size_t n = graph_.nodes.size();
   const size_t slots = static_cast<size_t>(first_slot_[n]);
   const int here = channel_ == nullptr ? 0 : channel_->local_task();
   const int master = channel_ == nullptr ? 0 : channel_->master_task();
@@ -145,20 +284,8 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   // An output's copies into other memories, by slot: made once per
   // (output, memory), dropped with the output.
   std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies(slots);
-  // Asynchronous devices time each node's work on the device, not launch.
-  std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
-  std::map<DeviceQueue*, std::vector<size_t>> span_events;          // the spans' entries in result->events
-  std::map<DeviceQueue*, int64_t> queue_anchor_ns;                  // host time of each queue's first span
-  // A run that fails still settles every queue it used: its queued work is
-  // waited for and its spans forgotten, so the next run starts clean.
-  struct SettleOnError {
-    std::map<DeviceQueue*, std::vector<std::pair<int, int>>>& spans;
-    bool settled = false;
-    ~SettleOnError() {
-      if (settled) return;
-      for (auto& [queue, unused] : spans) queue->Finish().ok();  // the run's own error is the one reported
-    }
-  } settle{spans};
+  RunState run;
+  run.result = result;
   result->node_ms.resize(n, 0.0);
   // Shapes the graph leaves open travel with the tensor.
   const auto dynamic = [&](const Node& p) { return p.unknown_rank || !IsFullyDefined(p.shape); };
@@ -169,7 +296,8 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
                            channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape, dynamic(p)));
     return Status::Ok();
   };
-  // Node ids follow the file, which is a topological order.
+  // Without control flow, node ids are a topological order.
+  std::vector<Tensor> inputs, produced;
   for (size_t id = 0; id < n; ++id) {
     if (!needed[id]) continue;
     const Node& node = graph_.nodes[id];
@@ -180,111 +308,22 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       }
       continue;
     }
-    const Device& device = devices_[placement_.device_of[id]];
-    const NodePlan& plan = *PlanFor(node);
-    if (plan.kernel == nullptr) {
-      return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
-                                      node.name, plan.kernel_type, node.op));
-    }
-    const auto started = std::chrono::steady_clock::now();
-    Allocator* memory = plan.memory;
-    // Set only for real GPUs, and only kernels that queue work there are
-    // timed on the device (not host-memory kernels, not handle-only ones).
-    DeviceQueue* queue =
-        plan.kernel_type == device.type && QueuesDeviceWork(node) ? device.queue.get() : nullptr;
-    int span = -1;
-    if (queue != nullptr) {
-      if (record_events_) {
-        queue_anchor_ns.emplace(queue, NowNs());
-        span_events[queue].push_back(result->events.size());
-      }
-      TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
-      spans[queue].push_back({span, static_cast<int>(id)});
-    }
-    if (node.imported >= 0 && !graph_.imported[node.imported].kernel_error.empty()) {
-      return RuntimeError(fmt::format("{}: node '{}' on {}: InvalidArgumentError: {}\n{}", graph_.Where(node.location),
-                                      node.name, device.name, graph_.imported[node.imported].kernel_error,
-                                      NodeLine(node)));
-    }
-    KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
-                          Tensor()};
-    context.attrs = node.imported >= 0 ? &graph_.imported[node.imported].attrs : nullptr;
-    context.random_generators = &random_generators_;
-    context.inputs.reserve(node.inputs.size());
+    inputs.clear();
+    inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const int producer = node.inputs[i];
       const int slot = SlotOf(node.input(i));
       const Tensor& input = outputs[slot];
       // Assign writes through its reference input; everything else reads.
-      if (!input.is_valid()) {
-        if (node.op == "Assign" && i == 0) {
-          context.inputs.push_back(input);
-          continue;
-        }
-        return RuntimeError(
-            fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized "
-                        "value {}",
-                        graph_.Where(node.location), node.name, graph_.nodes[producer].name));
-      }
-      // HostMemory inputs (an axis) stay on the host whatever the device.
-      Allocator* wanted = InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : memory;
-      if (input.allocator() == wanted || input.num_elements() == 0) {
-        context.inputs.push_back(input);
-        continue;
-      }
-      // The edge crosses memories: copy once per (output, memory).
-      std::vector<std::pair<Allocator*, Tensor>>& made = copies[slot];
-      auto copy = std::find_if(made.begin(), made.end(), [&](const auto& c) { return c.first == wanted; });
-      if (copy == made.end()) {
-        const int64_t copy_start = NowNs();
-        StatusOr<Tensor> moved = input.CopyTo(wanted, device.name);
-        if (!moved.ok()) {
-          return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location),
-                                                           node.name, device.name, moved.status().message()));
-        }
-        result->copies.push_back({producer, node.id, input.allocator()->name(), wanted->name(), input.num_bytes(),
-                                  copy_start, NowNs()});
-        made.emplace_back(wanted, std::move(*moved));
-        copy = made.end() - 1;
-      }
-      context.inputs.push_back(copy->second);
+      if (!input.is_valid() && !(node.op == "Assign" && i == 0)) return Uninitialized(node, node.inputs[i]);
+      TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, input, &copies[slot], &run));
+      inputs.push_back(std::move(prepared));
     }
-    Status s = plan.kernel(context);
-    if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
-    if (!s.ok()) {
-      return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}{}", graph_.Where(node.location), node.name,
-                                          device.name, s.message(), context.op_error ? "\n" + NodeLine(node) : ""));
-    }
-    if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
-    const auto ended = std::chrono::steady_clock::now();
-    result->node_ms[id] = std::chrono::duration<double, std::milli>(ended - started).count();
-    result->executed.push_back(static_cast<int>(id));
-    if (record_events_) {
-      NodeEvent event;
-      event.node = static_cast<int>(id);
-      event.start_ns = started.time_since_epoch().count();
-      event.end_ns = ended.time_since_epoch().count();
-      event.on_device_queue = queue != nullptr;
-      event.memory = memory->name();
-      event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
-      result->events.push_back(std::move(event));
-    }
-    if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
-    // executor.cc ProcessOutputs' check: an output of another dtype than
-    // the NodeDef declares is an error, never a tensor read as that dtype.
-    for (size_t i = 0; i < context.outputs.size() && i < plan.output_dtypes.size(); ++i) {
-      const Tensor& out = context.outputs[i];
-      if (out.is_valid() && plan.output_dtypes[i] && out.dtype() != *plan.output_dtypes[i]) {
-        return RuntimeError(fmt::format("{}: node '{}' on {}: InternalError: Output {} of type {} does not match "
-                                        "declared output type {} for node {{{{node {}}}}}",
-                                        graph_.Where(node.location), node.name, device.name, i,
-                                        Info(out.dtype()).tf_name, Info(*plan.output_dtypes[i]).tf_name, node.name));
-      }
-    }
-    for (int i = 0; i < node.num_outputs && i < static_cast<int>(context.outputs.size()); ++i) {
+    TFRUN_RETURN_IF_ERROR(RunKernel(node, std::move(inputs), &run, &produced));
+    const Device& device = devices_[placement_.device_of[id]];
+    for (int i = 0; i < node.num_outputs; ++i) {
       const int slot = first_slot_[id] + i;
       if (fed[slot]) continue;  // consumers read the fed value
-      outputs[slot] = std::move(context.outputs[i]);
+      outputs[slot] = std::move(produced[i]);
       if (channel_ != nullptr && !to_tasks[slot].empty()) {
         // Other tasks read it: from host memory (a GPU's copy synchronizes).
         Tensor sent = outputs[slot];
@@ -295,7 +334,6 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       }
       if (uses[slot] == 0) outputs[slot] = Tensor();
     }
-    context.inputs.clear();
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int slot = SlotOf(node.input(i));
       if (--uses[slot] == 0) {  // last use: free it and its copies
@@ -304,28 +342,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       }
     }
   }
-  // The run ends when every device's work has (Session::Run returns then).
-  settle.settled = true;
-  Status finished;
-  for (auto& [queue, node_spans] : spans) {  // every queue, also after one failed
-    StatusOr<std::vector<SpanTime>> device_times = queue->Finish();
-    if (!device_times.ok()) {
-      if (finished.ok()) finished = device_times.status();
-      continue;
-    }
-    const std::vector<size_t>& entries = span_events[queue];
-    for (size_t k = 0; k < node_spans.size(); ++k) {
-      const auto [span, id] = node_spans[k];
-      if (span >= static_cast<int>(device_times->size())) continue;
-      const SpanTime& t = (*device_times)[span];
-      result->node_ms[id] = t.duration_ms;
-      if (!record_events_) continue;
-      NodeEvent& event = result->events[entries[k]];
-      event.device_start_ns = queue_anchor_ns[queue] + static_cast<int64_t>(t.start_ms * 1e6);
-      event.device_end_ns = event.device_start_ns + static_cast<int64_t>(t.duration_ms * 1e6);
-    }
-  }
-  TFRUN_RETURN_IF_ERROR(finished);
+  TFRUN_RETURN_IF_ERROR(FinishQueues(&run));
   if (channel_ != nullptr) TFRUN_RETURN_IF_ERROR(channel_->Flush());
   if (keep) {
     // Results are read on the host: bring device-memory ones back.
@@ -334,16 +351,16 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
         result->fetched.emplace_back();
         continue;
       }
-      const Tensor& out = outputs[SlotOf(f)];
-      if (out.is_valid() && !out.allocator()->host_accessible()) {
-        TFRUN_ASSIGN_OR_RETURN(Tensor host, out.CopyTo(CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0"));
-        result->fetched.push_back(host);
-      } else {
-        result->fetched.push_back(out);
-      }
+      TFRUN_ASSIGN_OR_RETURN(Tensor host, OnHost(outputs[SlotOf(f)]));
+      result->fetched.push_back(std::move(host));
     }
   }
   return Status::Ok();
+}
+
+Status Executor::Uninitialized(const Node& node, int producer) const {
+  return RuntimeError(fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized value {}",
+                                  graph_.Where(node.location), node.name, graph_.nodes[producer].name));
 }
 
 // Variables are initialised before their first read (the TF1 program's

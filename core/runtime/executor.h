@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/graph/graph.h"
 #include "core/placement/compat_profile.h"
 #include "core/placement/placer.h"
+#include "core/runtime/control_flow_kernels.h"
 #include "core/runtime/kernel_registry.h"
 
 namespace tfrun {
@@ -95,7 +97,8 @@ class Executor {
  public:
   Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
            const KernelRegistry& kernels)
-      : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels) {}
+      : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels),
+        has_control_flow_(graph.HasControlFlow()) {}
 
   // Runs `fetch`, reading `feeds` instead of running their producers.
   // When they read a Variable, the graph's `init` runs first, as a TF1
@@ -125,8 +128,39 @@ class Executor {
   void set_channel(TensorChannel* channel) { channel_ = channel; }
 
  private:
+  // One run's bookkeeping: its result, and the device work it queued
+  // (each queue's spans). A run that fails still settles every queue it
+  // used: its queued work is waited for and its spans forgotten, so the
+  // next run starts clean.
+  struct RunState {
+    RunResult* result = nullptr;
+    std::map<DeviceQueue*, std::vector<std::pair<int, int>>> spans;  // (span, node id)
+    std::map<DeviceQueue*, std::vector<size_t>> span_events;          // the spans' entries in result->events
+    std::map<DeviceQueue*, int64_t> queue_anchor_ns;                  // host time of each queue's first span
+    bool settled = false;                                             // FinishQueues ran
+    ~RunState();
+  };
+  // The node runner both propagators share. PrepareInput moves input `i`
+  // of `node` into the memory its kernel reads: `input` itself, or a copy
+  // (kept in `made`, when given, so each memory gets one). RunKernel runs
+  // the kernel on prepared inputs and returns one tensor per output (unset
+  // for a Switch's dead side), checked against the declared dtypes, with
+  // the node's time and event. FinishQueues waits for every queue the run
+  // used and puts the device times in the result.
+  StatusOr<Tensor> PrepareInput(const Node& node, size_t i, const Tensor& input,
+                                std::vector<std::pair<Allocator*, Tensor>>* made, RunState* run);
+  Status RunKernel(const Node& node, std::vector<Tensor> inputs, RunState* run, std::vector<Tensor>* outputs);
+  Status FinishQueues(RunState* run);
+  static StatusOr<Tensor> OnHost(const Tensor& tensor);
+  Status Uninitialized(const Node& node, int producer) const;
+  void AssignSlots();
+
   // Runs the nodes marked in `needed` (what `fetch` reads); keeps the
-  // fetched outputs when `keep`.
+  // fetched outputs when `keep`. A graph without control flow runs in id
+  // order; one with it on the frame-aware propagator (RunFrames,
+  // frame_propagator.cc), as TensorFlow's executor chooses.
+  Status RunFrames(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
+                   const std::vector<Feed>& feeds, RunResult* result, bool keep);
   Status RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
                   const std::vector<Feed>& feeds, RunResult* result, bool keep);
   Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
@@ -164,11 +198,13 @@ class Executor {
   const DeviceSet& devices_;
   const Placement& placement_;
   const KernelRegistry& kernels_;
+  const bool has_control_flow_;
   TensorChannel* channel_ = nullptr;
   bool variables_initialized_ = false;  // the same on every task: runs stay in step
   VariableStore variables_;
   std::map<int, Tensor> device_constants_;  // Const values uploaded to a device, by node id
   RandomGenerators random_generators_;      // random nodes' generators, kept across runs
+  std::unique_ptr<StackStore> stacks_;      // the current run's stacks (StackV2)
   std::vector<NodePlan> plans_;             // by node id
   std::vector<int> first_slot_;             // by node id, plus the total at the end
   NodeErrorStyle error_style_;

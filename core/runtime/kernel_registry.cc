@@ -1,5 +1,7 @@
 #include "core/runtime/kernel_registry.h"
 
+#include "core/runtime/control_flow_kernels.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -402,6 +404,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("VariableV2", device_type, dtypes, VariableKernel);
   registry->Bind("Assign", device_type, dtypes, AssignKernel);
   registry->Bind("Placeholder", device_type, dtypes, PlaceholderKernel);
+  BindControlFlowKernels(registry, device_type, dtypes);
   registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
   registry->Bind("ExpandDims", device_type, dtypes, ExpandDimsKernel);
   registry->Bind("Squeeze", device_type, dtypes, SqueezeKernel);
@@ -420,6 +423,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
 }
 
 bool QueuesDeviceWork(const Node& node) {
+  if (IsControlFlow(node.cls)) return false;
   return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
          node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "ExpandDims" &&
          node.op != "Squeeze" && node.op != "Shape" &&

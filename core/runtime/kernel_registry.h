@@ -43,6 +43,8 @@ struct VariableStore {
 // GuardedPhiloxRandom.
 using RandomGenerators = std::map<int, KernelRandom>;
 
+struct StackStore;  // control_flow_kernels.h
+
 struct KernelContext {
   const Node& node;
   std::vector<Tensor> inputs;
@@ -63,6 +65,7 @@ struct KernelContext {
   // seeds, say); null for a graph file's node.
   const NodeAttrs* attrs = nullptr;
   RandomGenerators* random_generators = nullptr;  // the executor's, across runs
+  StackStore* stacks = nullptr;                   // the run's stacks (StackV2), dropped when it ends
 
   StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {
     return Tensor::Allocate(dtype, std::move(shape), allocator, device_name);

@@ -1,0 +1,517 @@
+// The frame-aware propagator: TensorFlow's PropagatorState
+// (propagator_state.cc) and ImmutableExecutorState::BuildControlFlowInfo,
+// on one host thread. Values are tagged with a frame (a while loop's
+// instance, created by its Enters, keyed by name and parent iteration) and
+// an iteration; a node is ready when every input of its iteration has
+// arrived, live or dead; a dead node runs no kernel and makes every output
+// dead; a Merge runs on its first live input, or goes dead when all its
+// data inputs are; dead values stop at NextIteration, and a loop's dead
+// Exits reach the parent frame only when the loop's frame ends.
+#include <fmt/format.h>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/runtime/executor.h"
+
+namespace tfrun {
+
+namespace {
+
+// A value an edge carries: `live` is false for a dead one.
+struct Entry {
+  Tensor value;
+  bool live = false;
+};
+
+// The nodes of one frame name, and where each keeps its counts and its
+// inputs in an iteration of that frame.
+struct FrameInfo {
+  std::string name;
+  std::vector<int> nodes;  // node ids
+  int input_count = 0;     // its Enters: inputs a frame instance waits for
+  int total_inputs = 0;    // data input slots of all its nodes
+};
+
+struct IterationState {
+  std::vector<Entry> inputs;  // by FrameLayout::input_base + input index
+  std::vector<int> pending;   // by FrameLayout::local
+  std::vector<int> dead_count;
+  int outstanding_ops = 0;
+  int outstanding_frame_count = 0;
+};
+
+struct Frame {
+  const FrameInfo* info = nullptr;
+  Frame* parent = nullptr;
+  int64_t parent_iter = 0;
+  int num_pending_inputs = 0;
+  int64_t max_parallel_iterations = 1;
+  int64_t iteration_count = 0;
+  int64_t num_outstanding_iterations = 1;
+  std::map<int64_t, std::unique_ptr<IterationState>> iterations;
+  std::vector<std::pair<int, Entry>> next_iter_roots;  // NextIterations held back by parallel_iterations
+  std::vector<std::pair<int, Entry>> inv_values;       // constant Enters: loop invariants
+  std::vector<int> dead_exits;
+  // Child frames, by (parent iteration, frame name).
+  std::map<std::pair<int64_t, std::string>, std::unique_ptr<Frame>> children;
+};
+
+struct TaggedNode {
+  int id = 0;
+  Frame* frame = nullptr;
+  int64_t iter = 0;
+  bool dead = false;
+};
+
+}  // namespace
+
+Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
+                           const std::vector<Feed>& feeds, RunResult* result, bool keep) {
+  if (channel_ != nullptr) {
+    return BadInput(fmt::format("{}: a graph with control flow (Switch, Merge, while loops) cannot run across the "
+                                "tasks of a cluster yet",
+                                graph_.path));
+  }
+  const int n = static_cast<int>(graph_.nodes.size());
+  // Fed outputs reach their consumers when the run starts, in the root
+  // frame; their producers do not run.
+  std::map<std::pair<int, int>, Tensor> fed;
+  for (const Feed& f : feeds) fed[{f.output.node, f.output.index}] = f.value;
+  const auto is_fed = [&](NodeOutput o) { return !fed.empty() && fed.count({o.node, o.index}) > 0; };
+
+  const auto attrs_of = [&](const Node& node) -> const NodeAttrs* {
+    return node.imported >= 0 ? &graph_.imported[node.imported].attrs : nullptr;
+  };
+  const auto string_attr = [&](const Node& node, std::string_view name) -> std::string {
+    const NodeAttrs* attrs = attrs_of(node);
+    if (attrs == nullptr) return "";
+    auto it = attrs->find(name);
+    return it == attrs->end() || it->second.items.empty() ? "" : it->second.items[0];
+  };
+  const auto error = [&](const Node& node, const std::string& message) {
+    return RuntimeError(fmt::format("{}: node '{}': InvalidArgumentError: {}", graph_.Where(node.location), node.name,
+                                    message));
+  };
+  // control_flow.cc BuildControlFlowInfo, which the partitioner runs on
+  // the pruned graph: breadth first from the nodes without inputs, each
+  // node's frame (the Enter that opened it; -1 the root), the frame that
+  // encloses it, and its frame's name; an Enter opens its frame_name's
+  // frame, an Exit's consumers are in the frame around its loop. Inputs
+  // from two frames are refused in its words.
+  constexpr int kUnvisited = -2, kSource = -1;
+  std::vector<int> discovered_by(n, kUnvisited), frame_node(n, -1), enclosing(n, -1);
+  std::vector<std::string> frame_name(n);
+  std::deque<int> bfs;
+  const auto frame_name_of = [&](int frame) { return frame < 0 ? std::string() : frame_name[frame]; };
+  const auto reach = [&](int curr, int out, int frame, int parent, const std::string& name) -> Status {
+    const Node& dst = graph_.nodes[out];
+    const bool visited = discovered_by[out] != kUnvisited;
+    if (!visited) {
+      discovered_by[out] = curr;
+      bfs.push_back(out);
+    }
+    const auto mismatch = [&](const std::string& other) {
+      return error(dst, fmt::format("{{{{node {}}}}} has inputs from different frames. The input {{{{node {}}}}} is in "
+                                    "frame '{}'. The input {{{{node {}}}}} is in frame '{}'.",
+                                    dst.name, graph_.nodes[curr].name, name, graph_.nodes[discovered_by[out]].name,
+                                    other));
+    };
+    if (dst.cls == NodeClass::kEnter) {
+      if (visited) {
+        if (frame_name_of(enclosing[out]) != name) return mismatch(frame_name_of(enclosing[out]));
+        return Status::Ok();
+      }
+      frame_node[out] = out;
+      enclosing[out] = frame;
+      frame_name[out] = string_attr(dst, "frame_name");
+      if (frame_name[out].empty()) return error(dst, fmt::format("The Enter {{{{node {}}}}} must have a frame name.", dst.name));
+      return Status::Ok();
+    }
+    if (visited) {
+      if (frame_name[out] != name) return mismatch(frame_name[out]);
+      return Status::Ok();
+    }
+    frame_node[out] = frame;
+    enclosing[out] = parent;
+    frame_name[out] = name;
+    return Status::Ok();
+  };
+  for (int id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    const Node& node = graph_.nodes[id];
+    bool has_inputs = !node.control_inputs.empty();
+    for (size_t i = 0; i < node.inputs.size() && !has_inputs; ++i) has_inputs = !is_fed(node.input(i));
+    if (!has_inputs) TFRUN_RETURN_IF_ERROR(reach(kSource, id, -1, -1, ""));
+  }
+  // Fed values come from the root frame too (TensorFlow's _Recv nodes).
+  for (const auto& [output, value] : fed) {
+    for (int c : graph_.nodes[output.first].consumers) {
+      if (needed[c] && discovered_by[c] == kUnvisited) TFRUN_RETURN_IF_ERROR(reach(kSource, c, -1, -1, ""));
+    }
+  }
+  while (!bfs.empty()) {
+    const int id = bfs.front();
+    bfs.pop_front();
+    const Node& node = graph_.nodes[id];
+    int frame = frame_node[id], parent = enclosing[id];
+    std::string name = frame_name[id];
+    if (node.cls == NodeClass::kExit) {
+      // The executor's BuildControlFlowInfo: an Exit must be in a loop.
+      if (frame < 0) return error(node, "Invalid Exit op: Cannot find a corresponding Enter op.");
+      name = frame_name_of(parent);
+      frame = parent;
+      parent = parent < 0 ? -1 : enclosing[parent];
+    }
+    for (size_t k = 0; k < node.consumers.size(); ++k) {
+      const int c = node.consumers[k];
+      if (!needed[c] || (k > 0 && node.consumers[k - 1] == c)) continue;
+      TFRUN_RETURN_IF_ERROR(reach(id, c, frame, parent, name));
+    }
+  }
+  // ValidateControlFlowInfo: one LoopCond a loop (the gradient's loop
+  // counters excepted).
+  std::unordered_map<std::string, int> loop_cond;
+  for (int id = 0; id < n; ++id) {
+    const Node& node = graph_.nodes[id];
+    if (!needed[id] || node.cls != NodeClass::kLoopCond || discovered_by[id] == kUnvisited) continue;
+    auto [it, first] = loop_cond.emplace(frame_name[id], id);
+    if (!first && graph_.nodes[it->second].name.find("LoopCounter") == std::string::npos &&
+        node.name.find("LoopCounter") == std::string::npos) {
+      return error(node, fmt::format("Invalid loop structure: Loop \"{}\" has more than one LoopCond node: {{{{node {}}}}} "
+                                     "and {{{{node {}}}}}. This is an internal bug, please file a bug report with "
+                                     "instructions on how to reproduce the error.",
+                                     frame_name[id], node.name, graph_.nodes[it->second].name));
+    }
+    it->second = id;
+  }
+  // The executor's frames: an Enter runs in the frame around the one it
+  // opens; every other node in its own.
+  std::vector<int> frame_of(n, -1);      // index into `infos`
+  std::vector<int> parent_enter(n, -1);  // the Enter of the frame the node runs in
+  std::vector<std::unique_ptr<FrameInfo>> infos;
+  std::unordered_map<std::string, int> info_index;
+  const auto info_for = [&](const std::string& name) {
+    auto [it, added] = info_index.emplace(name, static_cast<int>(infos.size()));
+    if (added) {
+      infos.push_back(std::make_unique<FrameInfo>());
+      infos.back()->name = name;
+    }
+    return it->second;
+  };
+  info_for("");
+  for (int id = 0; id < n; ++id) {
+    if (!needed[id] || discovered_by[id] == kUnvisited) continue;
+    const bool enter = graph_.nodes[id].cls == NodeClass::kEnter;
+    parent_enter[id] = enter ? enclosing[id] : frame_node[id];
+    frame_of[id] = info_for(enter ? frame_name_of(enclosing[id]) : frame_name[id]);
+  }
+  // Where each node keeps its counts and inputs in its frame's iterations.
+  std::vector<int> local(n, -1), input_base(n, 0);
+  for (int id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    const Node& node = graph_.nodes[id];
+    if (frame_of[id] < 0) {
+      return RuntimeError(fmt::format("{}: node '{}' is never reached: it waits on a cycle that is not a while loop's",
+                                      graph_.Where(node.location), node.name));
+    }
+    FrameInfo& info = *infos[frame_of[id]];
+    local[id] = static_cast<int>(info.nodes.size());
+    info.nodes.push_back(id);
+    input_base[id] = info.total_inputs;
+    info.total_inputs += static_cast<int>(node.inputs.size());
+    if (node.cls == NodeClass::kEnter) ++infos[info_for(string_attr(node, "frame_name"))]->input_count;
+  }
+  // A node's inputs in counts: TensorFlow's InitializePending. A Merge
+  // waits for its control inputs (2 each) and one live data input (bit 0).
+  const auto initial_pending = [&](const Node& node) {
+    if (node.cls == NodeClass::kMerge) return 1 + 2 * static_cast<int>(node.control_inputs.size());
+    int count = static_cast<int>(node.control_inputs.size());
+    for (size_t i = 0; i < node.inputs.size(); ++i) count += is_fed(node.input(i)) ? 0 : 1;
+    return count;
+  };
+  const auto new_iteration = [&](const FrameInfo& info) {
+    auto state = std::make_unique<IterationState>();
+    state->inputs.resize(info.total_inputs);
+    state->pending.resize(info.nodes.size());
+    state->dead_count.assign(info.nodes.size(), 0);
+    for (size_t k = 0; k < info.nodes.size(); ++k) state->pending[k] = initial_pending(graph_.nodes[info.nodes[k]]);
+    return state;
+  };
+
+  Frame root;
+  root.info = infos[info_for("")].get();
+  root.iterations[0] = new_iteration(*root.info);
+  std::deque<TaggedNode> ready;
+  const auto schedule = [&](int id, Frame* frame, int64_t iter, bool dead) {
+    if (graph_.nodes[id].cls == NodeClass::kControlTrigger) dead = false;
+    ready.push_back({id, frame, iter, dead});
+    ++frame->iterations[iter]->outstanding_ops;
+  };
+
+  // ActivateNodes: `outputs` of node `id` (dead or live) reach its
+  // consumers in `iter` of `frame`.
+  const auto activate = [&](int id, bool is_dead, Frame* frame, int64_t iter, const std::vector<Entry>& outputs) {
+    IterationState& state = *frame->iterations[iter];
+    const Node& node = graph_.nodes[id];
+    // One pass over the consumer list per edge kind: data edges by input
+    // index, then control edges.
+    for (size_t k = 0; k < node.consumers.size(); ++k) {
+      const int c = node.consumers[k];
+      if (k > 0 && node.consumers[k - 1] == c) continue;  // each consumer once: its edges below
+      if (!needed[c] || frame_of[c] < 0) continue;
+      const Node& dst = graph_.nodes[c];
+      const int slot = local[c];
+      bool dst_ready = false, dst_dead = false;
+      const auto data_edge = [&](size_t i) {
+        const NodeOutput in = dst.input(i);
+        if (in.node != id || is_fed(in)) return;
+        const Entry& out = outputs[in.index];
+        if (dst.cls == NodeClass::kMerge) {
+          if (out.live) {
+            const int count = state.pending[slot];
+            state.pending[slot] &= ~1;  // mark_live
+            dst_ready = dst_ready || count == 1;
+            if ((count & 1) == 1) state.inputs[input_base[c] + i] = out;
+          } else {
+            const int dead = ++state.dead_count[slot];
+            const bool all_dead = dead == static_cast<int>(dst.inputs.size()) || node.cls == NodeClass::kEnter;
+            dst_dead = all_dead;
+            dst_ready = dst_ready || (state.pending[slot] == 1 && all_dead);
+          }
+        } else {
+          state.inputs[input_base[c] + i] = out;
+          if (!out.live) ++state.dead_count[slot];
+          dst_ready = --state.pending[slot] == 0;
+          dst_dead = state.dead_count[slot] > 0;
+        }
+      };
+      for (size_t i = 0; i < dst.inputs.size(); ++i) {
+        if (dst.inputs[i] == id) data_edge(i);
+      }
+      for (int ctl : dst.control_inputs) {
+        if (ctl != id) continue;
+        if (dst.cls == NodeClass::kMerge) {
+          state.pending[slot] -= 2;
+          const int count = state.pending[slot];
+          dst_dead = state.dead_count[slot] == static_cast<int>(dst.inputs.size());
+          dst_ready = count == 0 || (count == 1 && dst_dead);
+        } else {
+          if (is_dead) ++state.dead_count[slot];
+          dst_ready = --state.pending[slot] == 0;
+          dst_dead = state.dead_count[slot] > 0;
+        }
+      }
+      if (dst_ready) schedule(c, frame, iter, dst_dead);
+    }
+  };
+
+  // A new iteration of `frame` (IncrementIteration), with the held-back
+  // NextIterations' values and the loop invariants.
+  const auto increment_iteration = [&](Frame* frame) {
+    const int64_t next = ++frame->iteration_count;
+    frame->iterations[next] = new_iteration(*frame->info);
+    ++frame->num_outstanding_iterations;
+    frame->dead_exits.clear();
+    std::vector<std::pair<int, Entry>> roots;
+    roots.swap(frame->next_iter_roots);
+    for (const auto& [id, entry] : roots) activate(id, !entry.live, frame, next, {entry});
+    for (const auto& [id, entry] : frame->inv_values) activate(id, !entry.live, frame, next, {entry});
+    return next;
+  };
+  const auto iteration_done = [&](Frame* frame, int64_t iter) {
+    const IterationState& state = *frame->iterations[iter];
+    if (state.outstanding_ops != 0 || state.outstanding_frame_count != 0) return false;
+    if (iter == 0) return frame->num_pending_inputs == 0;
+    return frame->iterations.count(iter - 1) == 0;
+  };
+  // CleanupIterations: whether the frame is done.
+  const auto cleanup_iterations = [&](Frame* frame, int64_t iter) {
+    int64_t current = iter;
+    while (current <= frame->iteration_count && frame->iterations.count(current) > 0 &&
+           iteration_done(frame, current)) {
+      frame->iterations.erase(current);
+      --frame->num_outstanding_iterations;
+      ++current;
+      if (!frame->next_iter_roots.empty()) increment_iteration(frame);
+    }
+    return frame->num_pending_inputs == 0 && frame->num_outstanding_iterations == 0;
+  };
+  // DeleteFrame: the loop's dead Exits reach the parent frame, dead.
+  const auto delete_frame = [&](Frame* frame) {
+    Frame* parent = frame->parent;
+    const int64_t parent_iter = frame->parent_iter;
+    if (parent == nullptr) return;
+    for (int exit : frame->dead_exits) {
+      const Node& node = graph_.nodes[exit];
+      activate(exit, true, parent, parent_iter, std::vector<Entry>(std::max(node.num_outputs, 1)));
+    }
+    parent->children.erase({parent_iter, frame->info->name});
+  };
+  // A node finished in `iter` of `frame`: the frames it completes end.
+  const auto decrement_outstanding = [&](Frame* frame, int64_t iter) {
+    if (--frame->iterations[iter]->outstanding_ops != 0) return;
+    bool done = cleanup_iterations(frame, iter);
+    while (done && frame->parent != nullptr) {
+      Frame* parent = frame->parent;
+      const int64_t parent_iter = frame->parent_iter;
+      delete_frame(frame);  // frees `frame`
+      --parent->iterations[parent_iter]->outstanding_frame_count;
+      done = cleanup_iterations(parent, parent_iter);
+      frame = parent;
+    }
+  };
+
+  result->node_ms.resize(n, 0.0);
+  RunState run;
+  run.result = result;
+  // Fetched values, by output: set when their producer runs in the root frame.
+  std::map<std::pair<int, int>, Entry> fetched;
+  for (const NodeOutput& f : fetch) fetched[{f.node, f.index}] = Entry();
+  for (const NodeOutput& f : fetch) {
+    if (is_fed(f)) fetched[{f.node, f.index}] = Entry{fed[{f.node, f.index}], true};
+    if (!needed[f.node] || is_fed(f) || frame_of[f.node] < 0) continue;
+    // An Exit's output is in the frame its loop's Enter came from.
+    const Node& node = graph_.nodes[f.node];
+    const int output_frame = node.cls == NodeClass::kExit ? frame_of[parent_enter[f.node]] : frame_of[f.node];
+    if (!infos[output_frame]->name.empty()) {
+      return BadInput(fmt::format("{}: fetch '{}': the tensor is inside the while loop '{}': fetch what its Exit "
+                                  "returns",
+                                  graph_.path, graph_.OutputName(f), infos[output_frame]->name));
+    }
+  }
+  // Nodes without inputs start; fed values reach their consumers.
+  for (int id : root.info->nodes) {
+    if (initial_pending(graph_.nodes[id]) == 0 && graph_.nodes[id].cls != NodeClass::kMerge) {
+      schedule(id, &root, 0, false);
+    }
+  }
+  IterationState& root_state = *root.iterations[0];
+  for (int id : root.info->nodes) {
+    const Node& node = graph_.nodes[id];
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (!is_fed(node.input(i))) continue;
+      root_state.inputs[input_base[id] + i] = Entry{fed[{node.input(i).node, node.input(i).index}], true};
+      if (node.cls == NodeClass::kMerge && (root_state.pending[local[id]] & 1)) {
+        root_state.pending[local[id]] &= ~1;
+        if (root_state.pending[local[id]] == 0) schedule(id, &root, 0, false);
+      }
+    }
+  }
+
+  std::vector<Tensor> inputs, produced;
+  std::vector<Entry> outputs;
+  while (!ready.empty()) {
+    const TaggedNode tagged = ready.front();
+    ready.pop_front();
+    const Node& node = graph_.nodes[tagged.id];
+    Frame* frame = tagged.frame;
+    const int64_t iter = tagged.iter;
+    IterationState& state = *frame->iterations[iter];
+    Entry* in = state.inputs.data() + input_base[tagged.id];
+    outputs.assign(node.num_outputs, Entry());
+    if (!tagged.dead) {
+      inputs.clear();
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        Entry& entry = in[i];
+        if (!entry.live && node.cls != NodeClass::kMerge) {
+          return RuntimeError(fmt::format("{}: node '{}': InternalError: input {} is missing",
+                                          graph_.Where(node.location), node.name, i));
+        }
+        if (entry.live && !entry.value.is_valid() && !(node.op == "Assign" && i == 0)) {
+          return Uninitialized(node, node.inputs[i]);
+        }
+        TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, entry.value, nullptr, &run));
+        inputs.push_back(std::move(prepared));
+        entry = Entry();  // consumed: its memory goes when the kernel is done with it
+      }
+      TFRUN_RETURN_IF_ERROR(RunKernel(node, std::move(inputs), &run, &produced));
+      for (int i = 0; i < node.num_outputs; ++i) {
+        // Only a Switch leaves an output unset (dead); a VariableV2 before
+        // its Assign has a live, uninitialized one.
+        const bool live = produced[i].is_valid() || node.cls != NodeClass::kSwitch;
+        outputs[i] = Entry{std::move(produced[i]), live};
+      }
+    } else {
+      for (size_t i = 0; i < node.inputs.size(); ++i) in[i] = Entry();
+    }
+    if (node.cls == NodeClass::kExit ? frame->parent == &root : frame == &root) {
+      for (int i = 0; i < node.num_outputs; ++i) {
+        auto it = fetched.find({tagged.id, i});
+        if (it != fetched.end() && !is_fed({tagged.id, i})) it->second = outputs[i];
+      }
+    }
+    // PropagateOutputs.
+    switch (node.cls) {
+      case NodeClass::kEnter: {
+        const std::string name = string_attr(node, "frame_name");
+        std::unique_ptr<Frame>& child = frame->children[{iter, name}];
+        if (child == nullptr) {
+          child = std::make_unique<Frame>();
+          child->info = infos[info_for(name)].get();
+          child->parent = frame;
+          child->parent_iter = iter;
+          child->num_pending_inputs = child->info->input_count;
+          const std::string parallel = string_attr(node, "parallel_iterations");
+          child->max_parallel_iterations = parallel.empty() ? 10 : std::max<int64_t>(1, std::stoll(parallel));
+          child->iterations[0] = new_iteration(*child->info);
+          ++state.outstanding_frame_count;
+        }
+        Frame* output_frame = child.get();
+        if (string_attr(node, "is_constant") == "true") {
+          output_frame->inv_values.push_back({tagged.id, outputs[0]});
+          for (auto& [i, unused] : output_frame->iterations) {
+            activate(tagged.id, tagged.dead, output_frame, i, outputs);
+          }
+        } else {
+          activate(tagged.id, tagged.dead, output_frame, 0, outputs);
+        }
+        --output_frame->num_pending_inputs;
+        break;
+      }
+      case NodeClass::kExit:
+        if (tagged.dead) {
+          if (iter == frame->iteration_count) frame->dead_exits.push_back(tagged.id);
+        } else {
+          activate(tagged.id, false, frame->parent, frame->parent_iter, outputs);
+        }
+        break;
+      case NodeClass::kNextIteration: {
+        if (tagged.dead) break;  // deadness stops here
+        if (iter == frame->iteration_count && frame->num_outstanding_iterations == frame->max_parallel_iterations) {
+          frame->next_iter_roots.push_back({tagged.id, outputs[0]});
+          break;
+        }
+        const int64_t next = iter == frame->iteration_count ? increment_iteration(frame) : iter + 1;
+        activate(tagged.id, false, frame, next, outputs);
+        break;
+      }
+      default: activate(tagged.id, tagged.dead, frame, iter, outputs); break;
+    }
+    decrement_outstanding(frame, iter);
+  }
+  TFRUN_RETURN_IF_ERROR(FinishQueues(&run));
+  if (keep) {
+    for (const NodeOutput& f : fetch) {
+      if (!graph_.nodes[f.node].has_output()) {
+        result->fetched.emplace_back();
+        continue;
+      }
+      const Entry& entry = fetched[{f.node, f.index}];
+      if (!entry.live) {
+        // The Session's words for a fetch whose value never came, or came dead.
+        return RuntimeError(fmt::format("{}: InvalidArgumentError: Retval[{}] does not have value",
+                                        graph_.path, &f - fetch.data()));
+      }
+      TFRUN_ASSIGN_OR_RETURN(Tensor host, OnHost(entry.value));
+      result->fetched.push_back(std::move(host));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tfrun
