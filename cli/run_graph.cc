@@ -509,6 +509,9 @@ Status GraphRun::Place(bool log, std::string* stdout_text) {
   }
   if (prints_output()) {
     for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
+    if (log) {
+      for (const std::string& note : placement_.log_notes) spdlog::info("{}", note);
+    }
   }
   if (!placed.ok()) return placed;
   report_.placement = &placement_;

@@ -191,14 +191,21 @@ Status ColocationGraph::Initialize() {
   }
   // ColocateResourceAndRefEdges: a reference edge joins its ends; a request
   // of the consumer's group that conflicts gives way to the producer's.
-  for (const Node& node : graph_.nodes) {
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
+  // Edges in TensorFlow's edge order: as imported, a while loop's back
+  // edges last.
+  std::vector<std::pair<int, size_t>> back_edges;
+  const auto ref_edge = [&](const Node& node, size_t i) -> Status {
       const std::optional<ColocationJoin::Why> kind = RefInputKind(graph_, node, i);
-      if (!kind) continue;
+      if (!kind) return Status::Ok();
       const int src = node.inputs[i];
       DeviceSpec check = RequestOf(node.id);
       const bool gives_way = !MergeDevNames(&check, RequestOf(src), false).ok();
       if (gives_way) {
+        // Member::EnsureCompatibilityAcrossResourceEdge's LOG(INFO) line.
+        log_notes_.push_back(fmt::format("Ignoring device specification {} for node '{}' because the input edge from "
+                                         "'{}' is a reference connection and already has a device field set to {}",
+                                         RequestOf(node.id).ToString(), node.name, graph_.nodes[src].name,
+                                         RequestOf(src).ToString()));
         specs_.push_back(RequestOf(src));
         groups_[RootOf(node.id)].requested = static_cast<int>(specs_.size()) - 1;
       }
@@ -209,8 +216,18 @@ Status ColocationGraph::Initialize() {
                                 "on the same device), but the two nodes were assigned two different devices: " +
                                     s.message());
       }
+      return Status::Ok();
+  };
+  for (const Node& node : graph_.nodes) {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (graph_.IsBackEdge(node, i)) {
+        back_edges.emplace_back(node.id, i);
+        continue;
+      }
+      TFRUN_RETURN_IF_ERROR(ref_edge(node, i));
     }
   }
+  for (const auto& [id, i] : back_edges) TFRUN_RETURN_IF_ERROR(ref_edge(graph_.nodes[id], i));
   // ColocateAllNodes: each `_class` name, then the node's own name, joins
   // the group whose first node took that name. Most nodes have no _class:
   // their own name is new unless another node named it before them.

@@ -57,6 +57,9 @@ class ColocationGraph {
   // call before Initialize. Off by default: a large graph keeps nothing.
   void RecordJoins() { record_joins_ = true; }
   const std::vector<ColocationJoin>& joins() const { return joins_; }
+  // What TensorFlow logs (LOG(INFO)) while it builds the groups, with
+  // log_device_placement: a reference edge overriding a request.
+  const std::vector<std::string>& log_notes() const { return log_notes_; }
 
  private:
   // Per node, small: a 100,000-node graph keeps one each. Meaningful at
@@ -85,6 +88,7 @@ class ColocationGraph {
   std::vector<DeviceSpec> specs_;   // merged requests and resource devices
   bool record_joins_ = false;
   std::vector<ColocationJoin> joins_;  // in the order Initialize made them
+  std::vector<std::string> log_notes_;
 };
 
 }  // namespace tfrun

@@ -63,6 +63,9 @@ struct CompatProfile {
   // TF_XLA_FLAGS turned them off (TF 2.4's RELEASE.md: "no longer
   // registered by default"); later, only TF_XLA_FLAGS turns them on.
   bool xla_devices_by_default;
+  // Heuristic B places a lone Identity with its input
+  // (MatchIdentityOperation, TensorFlow 2.4 on).
+  bool identity_follows_input;
 };
 
 // nullptr for an unknown name.

@@ -17,8 +17,14 @@ namespace tfrun {
 std::vector<int> ImportOrder(const Graph& graph, enum ImportOrder order) {
   const int n = static_cast<int>(graph.nodes.size());
   std::vector<int> pending(n, 0);
+  // A while loop's back edges (NextIteration to Merge) never hold a node
+  // back: GraphConstructor adds them after both ends.
+  const auto back_edge = [&](int producer, int consumer) {
+    return graph.nodes[consumer].cls == NodeClass::kMerge && graph.nodes[producer].cls == NodeClass::kNextIteration;
+  };
   for (const Node& node : graph.nodes) {
-    pending[node.id] = static_cast<int>(node.inputs.size() + node.control_inputs.size());
+    for (int in : node.inputs) pending[node.id] += back_edge(in, node.id) ? 0 : 1;
+    for (int in : node.control_inputs) pending[node.id] += back_edge(in, node.id) ? 0 : 1;
   }
   std::vector<int> result;
   result.reserve(n);
@@ -37,6 +43,7 @@ std::vector<int> ImportOrder(const Graph& graph, enum ImportOrder order) {
     ready.pop_back();
     result.push_back(next);
     for (int c : graph.nodes[next].consumers) {
+      if (back_edge(next, c)) continue;
       if (--pending[c] == 0) {
         ready.push_back(c);
         if (file_order) std::push_heap(ready.begin(), ready.end(), std::greater<int>());
@@ -77,7 +84,7 @@ bool IsGenerator(const Graph& graph, const Node& node) {
 
 // Node::IsMetadata (graph.cc's node classes): ops that read only their
 // input's shape, which Heuristic B places with that input.
-bool IsMetadata(const Node& node) { return node.op == "Shape" || node.op == "Size" || node.op == "Rank"; }
+bool IsMetadata(const Node& node) { return node.cls == NodeClass::kMetadata; }
 
 class Placer {
  public:
@@ -119,6 +126,7 @@ class Placer {
     p->device_of.assign(graph_.nodes.size(), -1);
     p->import_order = ImportOrder(graph_, profile_.import_order);
     initialized_ = colocation_.Initialize();
+    p->log_notes = colocation_.log_notes();
     TFRUN_RETURN_IF_ERROR(initialized_);
     std::vector<int> first, second;
     for (int id : p->import_order) {
@@ -131,6 +139,14 @@ class Placer {
     for (int id : second) {
       TFRUN_RETURN_IF_ERROR(Failed(id, PlaceGenerator(id, p)));
       p->log_order.push_back(id);
+    }
+    // The import order holds every node (a cycle the loader let through
+    // would leave some out): none may run unplaced.
+    for (const Node& node : graph_.nodes) {
+      if (p->device_of[node.id] < 0) {
+        return RuntimeError(fmt::format("{}: node '{}' was never placed: it is on a cycle that is not a while loop's",
+                                         graph_.Where(node.location), node.name));
+      }
     }
     return Status::Ok();
   }
@@ -220,7 +236,8 @@ class Placer {
     PlacementRule rule = PlacementRule::kFirstCandidate;
     std::string note;
     const Node& node = graph_.nodes[id];
-    if (IsMetadata(node) && !node.inputs.empty()) {
+    if ((IsMetadata(node) || (profile_.identity_follows_input && MatchIdentityOperation(node))) &&
+        !node.inputs.empty()) {
       const int input_device = p->device_of[node.inputs[0]];
       if (input_device >= 0 && std::find(candidates.begin(), candidates.end(), input_device) != candidates.end()) {
         chosen = input_device;
@@ -299,6 +316,17 @@ class Placer {
     const Node& node = graph_.nodes[id];
     p->soft_moves.push_back(
         SoftMoveNote(node.name, node.op, node.dtype, node.requested_device, to, devices_, colocated_with));
+  }
+
+  // placer.cc MatchIdentityOperation (TensorFlow 2.4 on): an Identity
+  // with no device of its own, one in-edge and one out-edge (the sink's
+  // when nothing reads it), whose producer and consumer request the same
+  // device string, goes with its input like a metadata op.
+  bool MatchIdentityOperation(const Node& node) const {
+    if (node.cls != NodeClass::kIdentity || !NodeDefDevice(node).empty()) return false;
+    if (node.inputs.size() != 1 || !node.control_inputs.empty() || node.consumers.size() > 1) return false;
+    const std::string consumer = node.consumers.empty() ? "" : NodeDefDevice(graph_.nodes[node.consumers[0]]);
+    return NodeDefDevice(graph_.nodes[node.inputs[0]]) == consumer;
   }
 
   // The requested device as the NodeDef holds it (node->requested_device()).

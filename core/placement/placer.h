@@ -23,6 +23,9 @@ struct Placement {
   std::vector<int> log_order;     // node ids in the order they were placed
   // One line per node that soft placement moved, for standard error.
   std::vector<std::string> soft_moves;
+  // TensorFlow's own LOG(INFO) lines of the placement (log_device_placement
+  // only), for standard error: "Ignoring device specification ...".
+  std::vector<std::string> log_notes;
   // --explain: one per node asked about, in the order asked, also when
   // placement failed.
   std::vector<NodeExplanation> explanations;

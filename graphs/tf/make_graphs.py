@@ -5,7 +5,7 @@ graph (testdata/golden/DERIVATIONS.md, "graphs/tf").
 
 Run under TensorFlow 2.21's CUDA wheel (tools/setup_tensorflow.sh cuda):
 
-  $(tools/setup_tensorflow.sh cuda) graphs/tf/make_graphs.py
+  $(tools/setup_tensorflow.sh cuda) graphs/tf/make_graphs.py [--only CASE...]
 
 Each case builds a tf.compat.v1 graph, writes it (tf.io.write_graph, text or
 binary, or export_meta_graph), places it in a Session with
@@ -102,6 +102,32 @@ def const_group(tf):
     with tf.device("/cpu:1"):
         c = tf.add(a, b, name="c")
     tf.identity(c, name="init")
+
+
+def while_cond(tf):
+    """v1 control flow (issue 41): a while loop whose body multiplies by a
+    Const on CPU:1 (a loop-invariant Enter), then a cond on CPU:2 over a
+    placeholder_with_default and the loop's result."""
+    tf.compat.v1.disable_control_flow_v2()
+    with tf.device("/cpu:1"):
+        x = tf.constant(2.0, name="x")
+    i0 = tf.constant(0, name="i0")
+    r = tf.compat.v1.while_loop(lambda i, a: i < 5, lambda i, a: (i + 1, a * x), [i0, tf.constant(1.0)], name="loop")
+    p = tf.compat.v1.placeholder_with_default(True, [], name="p")
+    with tf.device("/cpu:2"):
+        tf.compat.v1.cond(p, lambda: r[1] + 1.0, lambda: r[1] - 1.0, name="c")
+
+
+def identity_input(tf):
+    """Heuristic B's MatchIdentityOperation (issue 41): an Identity without
+    a device between two nodes that ask for CPU:2 goes to CPU:2 with its
+    input, not to CPU:0."""
+    with tf.device("/cpu:2"):
+        x = tf.constant(3.0, name="x")
+        mul = tf.multiply(x, 2.0, name="mul")
+    i = tf.identity(mul, name="i")
+    with tf.device("/cpu:2"):
+        tf.add(i, 1.0, name="add")
 
 
 def reshape_fill(tf):
@@ -320,6 +346,13 @@ CASES = {
     "const_group": (const_group, "const_group.pbtxt", [
         ("cpu3", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3"),
     ]),
+    "while_cond": (while_cond, "while_cond.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3",
+         ["loop/Exit", "loop/Exit_1", "c/Merge"]),
+    ]),
+    "identity_input": (identity_input, "identity_input.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["add"]),
+    ]),
     "reshape_fill": (reshape_fill, "reshape_fill.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["z", "r", "s", "f"]),
     ]),
@@ -532,10 +565,14 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--cluster":
         run_cluster(sys.argv[2])
         return
-    if len(sys.argv) == 3:
+    if len(sys.argv) == 3 and sys.argv[1] != "--only":
         run_case(sys.argv[1], sys.argv[2])
         return
+    # --only NAME...: those cases alone (the rest needs the CUDA wheel).
+    only = set(sys.argv[2:]) if len(sys.argv) > 2 and sys.argv[1] == "--only" else None
     for name, (_, file_name, variants) in CASES.items():
+        if only is not None and name not in only:
+            continue
         if not variants:
             subprocess.run([sys.executable, __file__, name, "--write-only"], check=True, capture_output=True,
                            env=dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3"))
@@ -573,6 +610,8 @@ def main():
                 if errors:
                     f.write(tfrun_error(errors[0], file_name))
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
+    if only is not None:
+        return
     write_p40_goldens()
     for graph_file, variant, golden, args in SAME_AS_YAML:
         stem = os.path.join(HERE, graph_file.rsplit(".", 1)[0] + "." + variant)
