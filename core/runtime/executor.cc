@@ -77,6 +77,11 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   plan.kernel = kernels_.Find(node.op, kernel_type, node.dtype, node.has_output());
   plan.memory = MemoryFor(node);
   plan.kernel_type = kernel_type;
+  plan.queues_device_work = kernel_type == device.type && QueuesDeviceWork(node);
+  plan.input_memory.clear();
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    plan.input_memory.push_back(InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : plan.memory);
+  }
   plan.output_dtypes.clear();
   if (node.imported >= 0) {
     for (std::string_view type : graph_.imported[node.imported].output_types) {
@@ -99,7 +104,7 @@ StatusOr<Tensor> Executor::PrepareInput(const Node& node, size_t i, const Tensor
                                         std::vector<std::pair<Allocator*, Tensor>>* made, RunState* run) {
   const Device& device = devices_[placement_.device_of[node.id]];
   // HostMemory inputs (an axis) stay on the host whatever the device.
-  Allocator* wanted = InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : PlanFor(node)->memory;
+  Allocator* wanted = PlanFor(node)->input_memory[i];
   if (!input.is_valid() || input.allocator() == wanted || input.num_elements() == 0) return input;
   if (made != nullptr) {
     auto copy = std::find_if(made->begin(), made->end(), [&](const auto& c) { return c.first == wanted; });
@@ -137,7 +142,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor> inputs, RunStat
   Allocator* memory = plan.memory;
   // Set only for real GPUs, and only kernels that queue work there are
   // timed on the device (not host-memory kernels, not handle-only ones).
-  DeviceQueue* queue = plan.kernel_type == device.type && QueuesDeviceWork(node) ? device.queue.get() : nullptr;
+  DeviceQueue* queue = plan.queues_device_work ? device.queue.get() : nullptr;
   int span = -1;
   if (queue != nullptr) {
     if (record_events_) {

@@ -191,6 +191,13 @@ class Executor {
     // stores (not a resource): what the kernel's outputs must be, so that
     // no consumer reads one dtype's bytes as another's.
     std::vector<std::optional<DType>> output_dtypes;
+    // The memory each input is read from: the kernel's, or the host's for
+    // a HostMemory input (an axis). Looked up once: a loop runs a node
+    // many times.
+    std::vector<Allocator*> input_memory;
+    // Whether the kernel queues work on the device's own queue (a real
+    // GPU's kernels, not handle-only or host-memory ones): timed there.
+    bool queues_device_work = false;
   };
   const NodePlan* PlanFor(const Node& node);
 
