@@ -130,6 +130,18 @@ def identity_input(tf):
         tf.add(i, 1.0, name="add")
 
 
+def ref_edge_request(tf):
+    """A reference edge overrides a request (issue 41): an AssignAdd asked
+    for on CPU:2 (the raw op: Python's assign_add would colocate it with
+    its variable) writes a variable on CPU:1, so it goes to CPU:1 and
+    TensorFlow logs that it ignored the request."""
+    from tensorflow.python.ops import gen_state_ops
+    with tf.device("/cpu:1"):
+        v = tf.compat.v1.Variable([1.0], use_resource=False, name="v")
+    with tf.device("/cpu:2"):
+        gen_state_ops.assign_add(v._variable, [2.0], name="as")
+
+
 def reshape_fill(tf):
     """A graph tfrun runs, not only places: MatMul and AddV2 (TF 2's `+`)
     on CPU:1, Reshape with -1 on CPU:2, Shape of a tensor whose shape the
@@ -352,6 +364,9 @@ CASES = {
     ]),
     "identity_input": (identity_input, "identity_input.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["add"]),
+    ]),
+    "ref_edge_request": (ref_edge_request, "ref_edge_request.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["^v/Assign", "as"]),
     ]),
     "reshape_fill": (reshape_fill, "reshape_fill.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["z", "r", "s", "f"]),
@@ -606,7 +621,12 @@ def main():
             with open(stem + ".expected", "w") as f:
                 f.write(f"# args: {tfrun_args}\n" + ("# exit: 3\n" if errors else "") +
                         "".join(x + "\n" for x in mapping + placement + printed))
+            # What TensorFlow logs while it builds the colocation groups
+            # (LOG(INFO)), which tfrun prints as its own info lines.
+            notes = [m.group(1) for m in (re.search(r"colocation_graph\.cc:\d+\] (Ignoring device specification .*)$", l)
+                                          for l in p.stderr.splitlines()) if m]
             with open(stem + ".expected-stderr", "w") as f:
+                f.write("".join(f"tfrun: info: {n}\n" for n in notes))
                 if errors:
                     f.write(tfrun_error(errors[0], file_name))
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
