@@ -132,14 +132,15 @@ def identity_input(tf):
 
 def ref_edge_request(tf):
     """A reference edge overrides a request (issue 41): an AssignAdd asked
-    for on CPU:2 (the raw op: Python's assign_add would colocate it with
-    its variable) writes a variable on CPU:1, so it goes to CPU:1 and
-    TensorFlow logs that it ignored the request."""
-    from tensorflow.python.ops import gen_state_ops
+    for on CPU:2 writes a variable on CPU:1, so it goes to CPU:1 and
+    TensorFlow logs that it ignored the request. Python colocates an op
+    with its reference inputs, device included, so the request is set on
+    the op afterwards, as a GraphDef edited by hand or by a tool has it
+    (the CIFAR-10 trainer's dequeues get theirs from device scopes)."""
     with tf.device("/cpu:1"):
         v = tf.compat.v1.Variable([1.0], use_resource=False, name="v")
-    with tf.device("/cpu:2"):
-        gen_state_ops.assign_add(v._variable, [2.0], name="as")
+    add = tf.compat.v1.assign_add(v, [2.0], name="as")
+    add.op._set_device("/device:CPU:2")
 
 
 def reshape_fill(tf):
