@@ -1,9 +1,12 @@
 #include "core/placement/colocation_graph.h"
 
+#include "core/graph/node_attrs.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <optional>
 
 #include "core/base/device_types.h"
@@ -173,6 +176,20 @@ Status ColocationGraph::Colocate(int x, int y) {
   return Status::Ok();
 }
 
+Status ColocationGraph::NoKernelAnywhere(const Node& node) const {
+  std::set<std::string> registered(types_.begin(), types_.end());
+  const TfOpDef* op = FindTfOp(node.op);
+  const NodeAttrs attrs = graph_.ImportedOf(node) != nullptr ? graph_.ImportedOf(node)->attrs
+                          : op != nullptr                    ? NodeDefAttrs(*op, graph_, node)
+                                                             : NodeAttrs();
+  std::string kernels = op != nullptr ? KernelsRegisteredForOp(*op, devices_.HasXlaDevices()) : "";
+  while (!kernels.empty() && kernels.back() == '\n') kernels.pop_back();
+  return Located(node.id, fmt::format("No OpKernel was registered to support Op '{}' used by {{{{node {}}}}} with "
+                                      "these attrs: [{}]\nRegistered devices: [{}]\nRegistered kernels:\n{}",
+                                      node.op, node.name, SummarizeAttrs(attrs), fmt::join(registered, ", "),
+                                      kernels));
+}
+
 Status ColocationGraph::Initialize() {
   const int n = static_cast<int>(graph_.nodes.size());
   parent_.resize(n);
@@ -188,6 +205,9 @@ Status ColocationGraph::Initialize() {
     for (size_t t = 0; t < types_.size(); ++t) {
       if (TfHasKernel(graph_, node, types_[t])) g.types |= 1u << t;
     }
+    // InitializeMember: a node no device of the machine has a kernel for
+    // fails the graph before anything is placed (TensorFlow 2's words).
+    if (g.types == 0 && report_missing_kernels_) TFRUN_RETURN_IF_ERROR(NoKernelAnywhere(node));
   }
   // ColocateResourceAndRefEdges: a reference edge joins its ends; a request
   // of the consumer's group that conflicts gives way to the producer's.

@@ -56,6 +56,11 @@ class ColocationGraph {
   // Keep every join Initialize makes, with its reason (for --explain);
   // call before Initialize. Off by default: a large graph keeps nothing.
   void RecordJoins() { record_joins_ = true; }
+  // TensorFlow 2's InitializeMember check: a node that no device type of
+  // the machine has a kernel for fails Initialize, before the groups are
+  // built, with "No OpKernel was registered to support Op ...". The older
+  // eras placed and failed later, in their own words.
+  void ReportMissingKernels() { report_missing_kernels_ = true; }
   const std::vector<ColocationJoin>& joins() const { return joins_; }
   // What TensorFlow logs (LOG(INFO)) while it builds the groups, with
   // log_device_placement: a reference edge overriding a request.
@@ -87,6 +92,8 @@ class ColocationGraph {
   std::vector<Group> groups_;       // by node id
   std::vector<DeviceSpec> specs_;   // merged requests and resource devices
   bool record_joins_ = false;
+  bool report_missing_kernels_ = false;
+  Status NoKernelAnywhere(const Node& node) const;
   std::vector<ColocationJoin> joins_;  // in the order Initialize made them
   std::vector<std::string> log_notes_;
 };

@@ -94,6 +94,7 @@ class Placer {
         explain_(explain) {
     sorted_ = devices.InPlacementOrder();
     if (!explain_.empty()) colocation_.RecordJoins();
+    if (profile.error_style == PlacementErrorStyle::kTf2) colocation_.ReportMissingKernels();
   }
 
   Status Run(Placement* p) {
