@@ -56,6 +56,7 @@ StatusOr<BenchmarkResult> RunBenchmark(Executor& executor, const Graph& graph, c
   const bool progress = isatty(STDERR_FILENO) != 0;
   std::vector<std::vector<double>> node_ms(graph.nodes.size());
   std::vector<int> order;
+  executor.set_record_node_times(true);
   for (int i = 0; i < options.warmup; ++i) TFRUN_RETURN_IF_ERROR(executor.Run(fetch, feeds).status());
   const auto started = Clock::now();
   const auto deadline = started + std::chrono::duration<double>(options.duration_s);

@@ -123,7 +123,7 @@ StatusOr<Tensor> Executor::PrepareInput(const Node& node, size_t i, const Tensor
   return std::move(*moved);
 }
 
-Status Executor::RunKernel(const Node& node, std::vector<Tensor> inputs, RunState* run,
+Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunState* run,
                            std::vector<Tensor>* outputs) {
   const int id = node.id;
   const Device& device = devices_[placement_.device_of[id]];
@@ -138,7 +138,10 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor> inputs, RunStat
                                     NodeLine(node)));
   }
   RunResult* result = run->result;
-  const auto started = std::chrono::steady_clock::now();
+  // Host clock reads cost as much as a scalar kernel: only when a
+  // benchmark or a trace asks for the times.
+  const bool timed = record_events_ || record_node_times_;
+  const auto started = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   Allocator* memory = plan.memory;
   // Set only for real GPUs, and only kernels that queue work there are
   // timed on the device (not host-memory kernels, not handle-only ones).
@@ -152,8 +155,20 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor> inputs, RunStat
     TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
     run->spans[queue].push_back({span, id});
   }
-  KernelContext context{node, std::move(inputs), memory, device.name, &variables_, &device_constants_,
-                        device.context.get(), Tensor()};
+  KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
+                        Tensor()};
+  // The callers' vectors lend their storage: a loop runs a node many times.
+  context.inputs.swap(*inputs);
+  context.outputs.swap(*outputs);
+  context.outputs.clear();
+  struct GiveBack {
+    KernelContext& context;
+    std::vector<Tensor>* inputs;
+    ~GiveBack() {
+      context.inputs.clear();
+      context.inputs.swap(*inputs);
+    }
+  } give_back{context, inputs};
   context.attrs = node.imported >= 0 ? &graph_.imported[node.imported].attrs : nullptr;
   context.random_generators = &random_generators_;
   if (stacks_ == nullptr) stacks_ = std::make_unique<StackStore>();
@@ -165,8 +180,8 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor> inputs, RunStat
                                         device.name, s.message(), context.op_error ? "\n" + NodeLine(node) : ""));
   }
   if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
-  const auto ended = std::chrono::steady_clock::now();
-  result->node_ms[id] += std::chrono::duration<double, std::milli>(ended - started).count();
+  const auto ended = timed ? std::chrono::steady_clock::now() : started;
+  if (timed) result->node_ms[id] += std::chrono::duration<double, std::milli>(ended - started).count();
   result->executed.push_back(id);
   if (record_events_) {
     NodeEvent event;
@@ -191,7 +206,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor> inputs, RunStat
     }
   }
   context.outputs.resize(node.num_outputs);
-  *outputs = std::move(context.outputs);
+  outputs->swap(context.outputs);
   return Status::Ok();
 }
 
@@ -323,7 +338,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, input, &copies[slot], &run));
       inputs.push_back(std::move(prepared));
     }
-    TFRUN_RETURN_IF_ERROR(RunKernel(node, std::move(inputs), &run, &produced));
+    TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced));
     const Device& device = devices_[placement_.device_of[id]];
     for (int i = 0; i < node.num_outputs; ++i) {
       const int slot = first_slot_[id] + i;

@@ -66,7 +66,7 @@ struct RunResult {
   std::vector<Tensor> fetched;   // one per fetch; invalid for NoOp
   std::vector<int> executed;     // node ids in execution order
   std::vector<CopyRecord> copies;
-  std::vector<double> node_ms;   // per node id: wall time of its kernel (and input copies)
+  std::vector<double> node_ms;   // per node id: wall time of its kernel (set_record_node_times or events)
   std::vector<NodeEvent> events;  // in execution order, with the initializers' runs (set_record_events)
   int64_t start_ns = 0, end_ns = 0;
 };
@@ -122,6 +122,9 @@ class Executor {
   // Whether runs record RunResult::events (for --trace): a plain run pays
   // nothing for them (a 100,000-node run would hold 9 MB more).
   void set_record_events(bool record) { record_events_ = record; }
+  // Whether runs time each node (RunResult::node_ms, for --benchmark): two
+  // clock reads a node, as much as a scalar kernel costs.
+  void set_record_node_times(bool record) { record_node_times_ = record; }
 
   // A cluster run: this process runs the nodes placed on devices of task
   // channel->local_task() and exchanges tensors with the other tasks.
@@ -149,7 +152,9 @@ class Executor {
   // used and puts the device times in the result.
   StatusOr<Tensor> PrepareInput(const Node& node, size_t i, const Tensor& input,
                                 std::vector<std::pair<Allocator*, Tensor>>* made, RunState* run);
-  Status RunKernel(const Node& node, std::vector<Tensor> inputs, RunState* run, std::vector<Tensor>* outputs);
+  // `inputs` is left empty, `outputs` resized to the node's outputs; both
+  // keep their storage across calls.
+  Status RunKernel(const Node& node, std::vector<Tensor>* inputs, RunState* run, std::vector<Tensor>* outputs);
   Status FinishQueues(RunState* run);
   static StatusOr<Tensor> OnHost(const Tensor& tensor);
   Status Uninitialized(const Node& node, int producer) const;
@@ -216,6 +221,7 @@ class Executor {
   std::vector<int> first_slot_;             // by node id, plus the total at the end
   NodeErrorStyle error_style_;
   bool record_events_ = false;
+  bool record_node_times_ = false;
 };
 
 }  // namespace tfrun

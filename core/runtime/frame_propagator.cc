@@ -32,6 +32,7 @@ struct Entry {
 // inputs in an iteration of that frame.
 struct FrameInfo {
   std::string name;
+  int index = 0;           // in the run's list of frame names
   std::vector<int> nodes;  // node ids
   int input_count = 0;     // its Enters: inputs a frame instance waits for
   int total_inputs = 0;    // data input slots of all its nodes
@@ -65,6 +66,7 @@ struct TaggedNode {
   int id = 0;
   Frame* frame = nullptr;
   int64_t iter = 0;
+  IterationState* state = nullptr;  // frame->iterations[iter], which lives until the node has run
   bool dead = false;
 };
 
@@ -200,6 +202,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     if (added) {
       infos.push_back(std::make_unique<FrameInfo>());
       infos.back()->name = name;
+      infos.back()->index = static_cast<int>(infos.size()) - 1;
     }
     return it->second;
   };
@@ -234,79 +237,120 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     for (size_t i = 0; i < node.inputs.size(); ++i) count += is_fed(node.input(i)) ? 0 : 1;
     return count;
   };
+  // Each frame name's initial counts, and iteration states that ended,
+  // kept for the next iteration of a frame of that name.
+  std::vector<std::vector<int>> initial_counts(infos.size());
+  for (size_t f = 0; f < infos.size(); ++f) {
+    for (int id : infos[f]->nodes) initial_counts[f].push_back(initial_pending(graph_.nodes[id]));
+  }
+  std::vector<std::vector<std::unique_ptr<IterationState>>> spare(infos.size());
   const auto new_iteration = [&](const FrameInfo& info) {
-    auto state = std::make_unique<IterationState>();
-    state->inputs.resize(info.total_inputs);
-    state->pending.resize(info.nodes.size());
+    const int f = info.index;
+    std::unique_ptr<IterationState> state;
+    if (!spare[f].empty()) {
+      state = std::move(spare[f].back());
+      spare[f].pop_back();
+      for (Entry& e : state->inputs) e = Entry();
+      state->outstanding_ops = state->outstanding_frame_count = 0;
+    } else {
+      state = std::make_unique<IterationState>();
+      state->inputs.resize(info.total_inputs);
+    }
+    state->pending = initial_counts[f];
     state->dead_count.assign(info.nodes.size(), 0);
-    for (size_t k = 0; k < info.nodes.size(); ++k) state->pending[k] = initial_pending(graph_.nodes[info.nodes[k]]);
     return state;
+  };
+  const auto end_iteration = [&](Frame* frame, int64_t iter) {
+    auto it = frame->iterations.find(iter);
+    spare[frame->info->index].push_back(std::move(it->second));
+    frame->iterations.erase(it);
   };
 
   Frame root;
   root.info = infos[info_for("")].get();
   root.iterations[0] = new_iteration(*root.info);
   std::deque<TaggedNode> ready;
-  const auto schedule = [&](int id, Frame* frame, int64_t iter, bool dead) {
+  const auto schedule = [&](int id, Frame* frame, int64_t iter, IterationState* state, bool dead) {
     if (graph_.nodes[id].cls == NodeClass::kControlTrigger) dead = false;
-    ready.push_back({id, frame, iter, dead});
-    ++frame->iterations[iter]->outstanding_ops;
+    ready.push_back({id, frame, iter, state, dead});
+    ++state->outstanding_ops;
   };
 
-  // ActivateNodes: `outputs` of node `id` (dead or live) reach its
-  // consumers in `iter` of `frame`.
-  const auto activate = [&](int id, bool is_dead, Frame* frame, int64_t iter, const std::vector<Entry>& outputs) {
-    IterationState& state = *frame->iterations[iter];
+  // Each node's out-edges among the nodes that run, by consumer (its data
+  // edges, then its control edges), built once for the run: a loop
+  // activates its nodes' consumers every iteration.
+  struct OutEdge {
+    int dst = 0;
+    int input = -1;   // the consumer's data input; -1: a control edge
+    int output = 0;   // the producer's output a data edge carries
+    bool last = false;  // the consumer's last edge from this node
+  };
+  std::vector<std::vector<OutEdge>> out_edges(n);
+  for (int id = 0; id < n; ++id) {
+    if (!needed[id] || frame_of[id] < 0) continue;
     const Node& node = graph_.nodes[id];
-    // One pass over the consumer list per edge kind: data edges by input
-    // index, then control edges.
+    std::vector<OutEdge>& edges = out_edges[id];
     for (size_t k = 0; k < node.consumers.size(); ++k) {
       const int c = node.consumers[k];
-      if (k > 0 && node.consumers[k - 1] == c) continue;  // each consumer once: its edges below
-      if (!needed[c] || frame_of[c] < 0) continue;
+      if ((k > 0 && node.consumers[k - 1] == c) || !needed[c] || frame_of[c] < 0) continue;
       const Node& dst = graph_.nodes[c];
-      const int slot = local[c];
-      bool dst_ready = false, dst_dead = false;
-      const auto data_edge = [&](size_t i) {
-        const NodeOutput in = dst.input(i);
-        if (in.node != id || is_fed(in)) return;
-        const Entry& out = outputs[in.index];
-        if (dst.cls == NodeClass::kMerge) {
-          if (out.live) {
-            const int count = state.pending[slot];
-            state.pending[slot] &= ~1;  // mark_live
-            dst_ready = dst_ready || count == 1;
-            if ((count & 1) == 1) state.inputs[input_base[c] + i] = out;
-          } else {
-            const int dead = ++state.dead_count[slot];
-            const bool all_dead = dead == static_cast<int>(dst.inputs.size()) || node.cls == NodeClass::kEnter;
-            dst_dead = all_dead;
-            dst_ready = dst_ready || (state.pending[slot] == 1 && all_dead);
-          }
-        } else {
-          state.inputs[input_base[c] + i] = out;
-          if (!out.live) ++state.dead_count[slot];
-          dst_ready = --state.pending[slot] == 0;
-          dst_dead = state.dead_count[slot] > 0;
-        }
-      };
+      const size_t first = edges.size();
       for (size_t i = 0; i < dst.inputs.size(); ++i) {
-        if (dst.inputs[i] == id) data_edge(i);
+        const NodeOutput in = dst.input(i);
+        if (in.node == id && !is_fed(in)) edges.push_back({c, static_cast<int>(i), in.index, false});
       }
       for (int ctl : dst.control_inputs) {
-        if (ctl != id) continue;
-        if (dst.cls == NodeClass::kMerge) {
-          state.pending[slot] -= 2;
-          const int count = state.pending[slot];
-          dst_dead = state.dead_count[slot] == static_cast<int>(dst.inputs.size());
-          dst_ready = count == 0 || (count == 1 && dst_dead);
-        } else {
-          if (is_dead) ++state.dead_count[slot];
-          dst_ready = --state.pending[slot] == 0;
-          dst_dead = state.dead_count[slot] > 0;
-        }
+        if (ctl == id) edges.push_back({c, -1, 0, false});
       }
-      if (dst_ready) schedule(c, frame, iter, dst_dead);
+      if (edges.size() > first) edges.back().last = true;
+    }
+  }
+
+  // ActivateNodes: `outputs` of node `id` (dead or live) reach its
+  // consumers in `iter` of `frame`, whose state is `state`.
+  const auto activate = [&](int id, bool is_dead, Frame* frame, int64_t iter, IterationState* state,
+                            const std::vector<Entry>& outputs) {
+    const bool from_enter = graph_.nodes[id].cls == NodeClass::kEnter;
+    bool dst_ready = false, dst_dead = false;
+    for (const OutEdge& e : out_edges[id]) {
+      const Node& dst = graph_.nodes[e.dst];
+      const int slot = local[e.dst];
+      int& pending = state->pending[slot];
+      int& dead_count = state->dead_count[slot];
+      const int data_inputs = static_cast<int>(dst.inputs.size());
+      if (e.input >= 0) {
+        const Entry& out = outputs[e.output];
+        if (dst.cls == NodeClass::kMerge) {
+          if (out.live) {
+            const int count = pending;
+            pending &= ~1;  // mark_live
+            dst_ready = dst_ready || count == 1;
+            if ((count & 1) == 1) state->inputs[input_base[e.dst] + e.input] = out;
+          } else {
+            // A dead Enter kills the Merge (a loop on a branch not taken).
+            const bool all_dead = ++dead_count == data_inputs || from_enter;
+            dst_dead = all_dead;
+            dst_ready = dst_ready || (pending == 1 && all_dead);
+          }
+        } else {
+          state->inputs[input_base[e.dst] + e.input] = out;
+          if (!out.live) ++dead_count;
+          dst_ready = --pending == 0;
+          dst_dead = dead_count > 0;
+        }
+      } else if (dst.cls == NodeClass::kMerge) {
+        pending -= 2;
+        dst_dead = dead_count == data_inputs;
+        dst_ready = pending == 0 || (pending == 1 && dst_dead);
+      } else {
+        if (is_dead) ++dead_count;
+        dst_ready = --pending == 0;
+        dst_dead = dead_count > 0;
+      }
+      if (e.last) {
+        if (dst_ready) schedule(e.dst, frame, iter, state, dst_dead);
+        dst_ready = dst_dead = false;
+      }
     }
   };
 
@@ -314,13 +358,14 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   // NextIterations' values and the loop invariants.
   const auto increment_iteration = [&](Frame* frame) {
     const int64_t next = ++frame->iteration_count;
-    frame->iterations[next] = new_iteration(*frame->info);
+    std::unique_ptr<IterationState>& state = frame->iterations[next];
+    state = new_iteration(*frame->info);
     ++frame->num_outstanding_iterations;
     frame->dead_exits.clear();
     std::vector<std::pair<int, Entry>> roots;
     roots.swap(frame->next_iter_roots);
-    for (const auto& [id, entry] : roots) activate(id, !entry.live, frame, next, {entry});
-    for (const auto& [id, entry] : frame->inv_values) activate(id, !entry.live, frame, next, {entry});
+    for (const auto& [id, entry] : roots) activate(id, !entry.live, frame, next, state.get(), {entry});
+    for (const auto& [id, entry] : frame->inv_values) activate(id, !entry.live, frame, next, state.get(), {entry});
     return next;
   };
   const auto iteration_done = [&](Frame* frame, int64_t iter) {
@@ -334,7 +379,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     int64_t current = iter;
     while (current <= frame->iteration_count && frame->iterations.count(current) > 0 &&
            iteration_done(frame, current)) {
-      frame->iterations.erase(current);
+      end_iteration(frame, current);
       --frame->num_outstanding_iterations;
       ++current;
       if (!frame->next_iter_roots.empty()) increment_iteration(frame);
@@ -348,7 +393,8 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     if (parent == nullptr) return;
     for (int exit : frame->dead_exits) {
       const Node& node = graph_.nodes[exit];
-      activate(exit, true, parent, parent_iter, std::vector<Entry>(std::max(node.num_outputs, 1)));
+      activate(exit, true, parent, parent_iter, parent->iterations[parent_iter].get(),
+               std::vector<Entry>(std::max(node.num_outputs, 1)));
     }
     parent->children.erase({parent_iter, frame->info->name});
   };
@@ -372,6 +418,8 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   // Fetched values, by output: set when their producer runs in the root frame.
   std::map<std::pair<int, int>, Entry> fetched;
   for (const NodeOutput& f : fetch) fetched[{f.node, f.index}] = Entry();
+  std::vector<bool> fetched_node(n, false);
+  for (const NodeOutput& f : fetch) fetched_node[f.node] = true;
   for (const NodeOutput& f : fetch) {
     if (is_fed(f)) fetched[{f.node, f.index}] = Entry{fed[{f.node, f.index}], true};
     if (!needed[f.node] || is_fed(f) || frame_of[f.node] < 0) continue;
@@ -387,7 +435,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   // Nodes without inputs start; fed values reach their consumers.
   for (int id : root.info->nodes) {
     if (initial_pending(graph_.nodes[id]) == 0 && graph_.nodes[id].cls != NodeClass::kMerge) {
-      schedule(id, &root, 0, false);
+      schedule(id, &root, 0, root.iterations[0].get(), false);
     }
   }
   IterationState& root_state = *root.iterations[0];
@@ -398,11 +446,55 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       root_state.inputs[input_base[id] + i] = Entry{fed[{node.input(i).node, node.input(i).index}], true};
       if (node.cls == NodeClass::kMerge && (root_state.pending[local[id]] & 1)) {
         root_state.pending[local[id]] &= ~1;
-        if (root_state.pending[local[id]] == 0) schedule(id, &root, 0, false);
+        if (root_state.pending[local[id]] == 0) schedule(id, &root, 0, &root_state, false);
       }
     }
   }
 
+  // The control-flow ops only move values: without a trace or node times
+  // to record, the propagator moves them itself instead of calling their
+  // kernels (control_flow_kernels.cc, which a trace runs), and a Merge's
+  // value_index is one shared scalar per index.
+  const bool fast = !record_events_ && !record_node_times_;
+  std::vector<Tensor> merge_index;
+  const auto Forward = [&](const Node& node, Entry* in, std::vector<Entry>* out) -> bool {
+    switch (node.cls) {
+      case NodeClass::kEnter:
+      case NodeClass::kExit:
+      case NodeClass::kNextIteration:
+      case NodeClass::kLoopCond:
+      case NodeClass::kIdentity:
+        if (!in[0].value.is_valid()) return false;  // an uninitialized variable: the kernel path says so
+        (*out)[0] = std::move(in[0]);
+        return true;
+      case NodeClass::kSwitch: {
+        const Tensor& pred = in[1].value;
+        if (node.inputs.size() != 2 || !in[0].value.is_valid() || !pred.is_valid() || pred.rank() != 0 ||
+            pred.dtype() != DType::kBool || !pred.allocator()->host_accessible()) {
+          return false;  // SwitchKernel's checks and errors
+        }
+        (*out)[pred.data<bool>()[0] ? 1 : 0] = std::move(in[0]);
+        in[1] = Entry();
+        return true;
+      }
+      case NodeClass::kMerge:
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+          if (!in[i].live) continue;
+          while (merge_index.size() <= i) {
+            StatusOr<Tensor> index = Tensor::AllocateHost(DType::kInt32, Shape{});
+            if (!index.ok()) return false;
+            index->data<int32_t>()[0] = static_cast<int32_t>(merge_index.size());
+            merge_index.push_back(std::move(*index));
+          }
+          (*out)[0] = std::move(in[i]);
+          if (out->size() > 1) (*out)[1] = Entry{merge_index[i], true};
+          for (size_t j = 0; j < node.inputs.size(); ++j) in[j] = Entry();
+          return true;
+        }
+        return false;
+      default: return false;
+    }
+  };
   std::vector<Tensor> inputs, produced;
   std::vector<Entry> outputs;
   while (!ready.empty()) {
@@ -411,10 +503,12 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     const Node& node = graph_.nodes[tagged.id];
     Frame* frame = tagged.frame;
     const int64_t iter = tagged.iter;
-    IterationState& state = *frame->iterations[iter];
+    IterationState& state = *tagged.state;
     Entry* in = state.inputs.data() + input_base[tagged.id];
     outputs.assign(node.num_outputs, Entry());
-    if (!tagged.dead) {
+    if (!tagged.dead && fast && Forward(node, in, &outputs)) {
+      result->executed.push_back(tagged.id);
+    } else if (!tagged.dead) {
       inputs.clear();
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         Entry& entry = in[i];
@@ -429,7 +523,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
         inputs.push_back(std::move(prepared));
         entry = Entry();  // consumed: its memory goes when the kernel is done with it
       }
-      TFRUN_RETURN_IF_ERROR(RunKernel(node, std::move(inputs), &run, &produced));
+      TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced));
       for (int i = 0; i < node.num_outputs; ++i) {
         // Only a Switch leaves an output unset (dead); a VariableV2 before
         // its Assign has a live, uninitialized one.
@@ -439,7 +533,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     } else {
       for (size_t i = 0; i < node.inputs.size(); ++i) in[i] = Entry();
     }
-    if (node.cls == NodeClass::kExit ? frame->parent == &root : frame == &root) {
+    if (fetched_node[tagged.id] && (node.cls == NodeClass::kExit ? frame->parent == &root : frame == &root)) {
       for (int i = 0; i < node.num_outputs; ++i) {
         auto it = fetched.find({tagged.id, i});
         if (it != fetched.end() && !is_fed({tagged.id, i})) it->second = outputs[i];
@@ -464,11 +558,11 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
         Frame* output_frame = child.get();
         if (string_attr(node, "is_constant") == "true") {
           output_frame->inv_values.push_back({tagged.id, outputs[0]});
-          for (auto& [i, unused] : output_frame->iterations) {
-            activate(tagged.id, tagged.dead, output_frame, i, outputs);
+          for (auto& [i, iteration] : output_frame->iterations) {
+            activate(tagged.id, tagged.dead, output_frame, i, iteration.get(), outputs);
           }
         } else {
-          activate(tagged.id, tagged.dead, output_frame, 0, outputs);
+          activate(tagged.id, tagged.dead, output_frame, 0, output_frame->iterations[0].get(), outputs);
         }
         --output_frame->num_pending_inputs;
         break;
@@ -477,7 +571,8 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
         if (tagged.dead) {
           if (iter == frame->iteration_count) frame->dead_exits.push_back(tagged.id);
         } else {
-          activate(tagged.id, false, frame->parent, frame->parent_iter, outputs);
+          activate(tagged.id, false, frame->parent, frame->parent_iter,
+                   frame->parent->iterations[frame->parent_iter].get(), outputs);
         }
         break;
       case NodeClass::kNextIteration: {
@@ -487,10 +582,10 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
           break;
         }
         const int64_t next = iter == frame->iteration_count ? increment_iteration(frame) : iter + 1;
-        activate(tagged.id, false, frame, next, outputs);
+        activate(tagged.id, false, frame, next, frame->iterations[next].get(), outputs);
         break;
       }
-      default: activate(tagged.id, tagged.dead, frame, iter, outputs); break;
+      default: activate(tagged.id, tagged.dead, frame, iter, &state, outputs); break;
     }
     decrement_outstanding(frame, iter);
   }
