@@ -16,6 +16,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/graph/control_flow_info.h"
 #include "core/runtime/executor.h"
 
 namespace tfrun {
@@ -86,111 +87,30 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   for (const Feed& f : feeds) fed[{f.output.node, f.output.index}] = f.value;
   const auto is_fed = [&](NodeOutput o) { return !fed.empty() && fed.count({o.node, o.index}) > 0; };
 
-  const auto attrs_of = [&](const Node& node) -> const NodeAttrs* {
-    return node.imported >= 0 ? &graph_.imported[node.imported].attrs : nullptr;
-  };
   const auto string_attr = [&](const Node& node, std::string_view name) -> std::string {
-    const NodeAttrs* attrs = attrs_of(node);
-    if (attrs == nullptr) return "";
-    auto it = attrs->find(name);
-    return it == attrs->end() || it->second.items.empty() ? "" : it->second.items[0];
+    const ImportedNodeDef* def = graph_.ImportedOf(node);
+    if (def == nullptr) return "";
+    auto it = def->attrs.find(name);
+    return it == def->attrs.end() || it->second.items.empty() ? "" : it->second.items[0];
   };
-  const auto error = [&](const Node& node, const std::string& message) {
-    return RuntimeError(fmt::format("{}: node '{}': InvalidArgumentError: {}", graph_.Where(node.location), node.name,
-                                    message));
-  };
-  // control_flow.cc BuildControlFlowInfo, which the partitioner runs on
-  // the pruned graph: breadth first from the nodes without inputs, each
-  // node's frame (the Enter that opened it; -1 the root), the frame that
-  // encloses it, and its frame's name; an Enter opens its frame_name's
-  // frame, an Exit's consumers are in the frame around its loop. Inputs
-  // from two frames are refused in its words.
-  constexpr int kUnvisited = -2, kSource = -1;
-  std::vector<int> discovered_by(n, kUnvisited), frame_node(n, -1), enclosing(n, -1);
-  std::vector<std::string> frame_name(n);
-  std::deque<int> bfs;
-  const auto frame_name_of = [&](int frame) { return frame < 0 ? std::string() : frame_name[frame]; };
-  const auto reach = [&](int curr, int out, int frame, int parent, const std::string& name) -> Status {
-    const Node& dst = graph_.nodes[out];
-    const bool visited = discovered_by[out] != kUnvisited;
-    if (!visited) {
-      discovered_by[out] = curr;
-      bfs.push_back(out);
-    }
-    const auto mismatch = [&](const std::string& other) {
-      return error(dst, fmt::format("{{{{node {}}}}} has inputs from different frames. The input {{{{node {}}}}} is in "
-                                    "frame '{}'. The input {{{{node {}}}}} is in frame '{}'.",
-                                    dst.name, graph_.nodes[curr].name, name, graph_.nodes[discovered_by[out]].name,
-                                    other));
-    };
-    if (dst.cls == NodeClass::kEnter) {
-      if (visited) {
-        if (frame_name_of(enclosing[out]) != name) return mismatch(frame_name_of(enclosing[out]));
-        return Status::Ok();
-      }
-      frame_node[out] = out;
-      enclosing[out] = frame;
-      frame_name[out] = string_attr(dst, "frame_name");
-      if (frame_name[out].empty()) return error(dst, fmt::format("The Enter {{{{node {}}}}} must have a frame name.", dst.name));
-      return Status::Ok();
-    }
-    if (visited) {
-      if (frame_name[out] != name) return mismatch(frame_name[out]);
-      return Status::Ok();
-    }
-    frame_node[out] = frame;
-    enclosing[out] = parent;
-    frame_name[out] = name;
-    return Status::Ok();
-  };
+  // The partitioner's BuildControlFlowInfo on the pruned graph, from the
+  // nodes without inputs and those fed values reach (TensorFlow's _Recv
+  // nodes, in the root frame).
+  std::vector<int> roots;
   for (int id = 0; id < n; ++id) {
     if (!needed[id]) continue;
     const Node& node = graph_.nodes[id];
     bool has_inputs = !node.control_inputs.empty();
     for (size_t i = 0; i < node.inputs.size() && !has_inputs; ++i) has_inputs = !is_fed(node.input(i));
-    if (!has_inputs) TFRUN_RETURN_IF_ERROR(reach(kSource, id, -1, -1, ""));
+    if (!has_inputs) roots.push_back(id);
   }
-  // Fed values come from the root frame too (TensorFlow's _Recv nodes).
   for (const auto& [output, value] : fed) {
     for (int c : graph_.nodes[output.first].consumers) {
-      if (needed[c] && discovered_by[c] == kUnvisited) TFRUN_RETURN_IF_ERROR(reach(kSource, c, -1, -1, ""));
+      if (needed[c]) roots.push_back(c);
     }
   }
-  while (!bfs.empty()) {
-    const int id = bfs.front();
-    bfs.pop_front();
-    const Node& node = graph_.nodes[id];
-    int frame = frame_node[id], parent = enclosing[id];
-    std::string name = frame_name[id];
-    if (node.cls == NodeClass::kExit) {
-      // The executor's BuildControlFlowInfo: an Exit must be in a loop.
-      if (frame < 0) return error(node, "Invalid Exit op: Cannot find a corresponding Enter op.");
-      name = frame_name_of(parent);
-      frame = parent;
-      parent = parent < 0 ? -1 : enclosing[parent];
-    }
-    for (size_t k = 0; k < node.consumers.size(); ++k) {
-      const int c = node.consumers[k];
-      if (!needed[c] || (k > 0 && node.consumers[k - 1] == c)) continue;
-      TFRUN_RETURN_IF_ERROR(reach(id, c, frame, parent, name));
-    }
-  }
-  // ValidateControlFlowInfo: one LoopCond a loop (the gradient's loop
-  // counters excepted).
-  std::unordered_map<std::string, int> loop_cond;
-  for (int id = 0; id < n; ++id) {
-    const Node& node = graph_.nodes[id];
-    if (!needed[id] || node.cls != NodeClass::kLoopCond || discovered_by[id] == kUnvisited) continue;
-    auto [it, first] = loop_cond.emplace(frame_name[id], id);
-    if (!first && graph_.nodes[it->second].name.find("LoopCounter") == std::string::npos &&
-        node.name.find("LoopCounter") == std::string::npos) {
-      return error(node, fmt::format("Invalid loop structure: Loop \"{}\" has more than one LoopCond node: {{{{node {}}}}} "
-                                     "and {{{{node {}}}}}. This is an internal bug, please file a bug report with "
-                                     "instructions on how to reproduce the error.",
-                                     frame_name[id], node.name, graph_.nodes[it->second].name));
-    }
-    it->second = id;
-  }
+  ControlFlowInfo cf;
+  TFRUN_RETURN_IF_ERROR(BuildControlFlowInfo(graph_, needed, roots, &cf));
   // The executor's frames: an Enter runs in the frame around the one it
   // opens; every other node in its own.
   std::vector<int> frame_of(n, -1);      // index into `infos`
@@ -208,10 +128,9 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   };
   info_for("");
   for (int id = 0; id < n; ++id) {
-    if (!needed[id] || discovered_by[id] == kUnvisited) continue;
-    const bool enter = graph_.nodes[id].cls == NodeClass::kEnter;
-    parent_enter[id] = enter ? enclosing[id] : frame_node[id];
-    frame_of[id] = info_for(enter ? frame_name_of(enclosing[id]) : frame_name[id]);
+    if (!needed[id] || cf.frame[id] == ControlFlowInfo::kUnreached) continue;
+    parent_enter[id] = cf.RunsIn(graph_, id);
+    frame_of[id] = info_for(cf.NameOf(parent_enter[id]));
   }
   // Where each node keeps its counts and inputs in its frame's iterations.
   std::vector<int> local(n, -1), input_base(n, 0);
