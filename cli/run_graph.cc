@@ -1,5 +1,7 @@
 #include "cli/run_graph.h"
 
+#include "core/passes/pass_registry.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -191,6 +193,9 @@ Status GraphRun::RunSteps(std::string* stdout_text) {
     for (const Node& node : graph_.nodes) requested.push_back(node.requested_device.ToString());
     TFRUN_RETURN_IF_ERROR(WriteGraphDef(options_.write_graph_path, "--write-graph", requested));
   }
+  // TensorFlow's passes before placement (core/passes): after the graph
+  // is written as given, before its fetches are found.
+  TFRUN_RETURN_IF_ERROR(RunPrePlacementPasses(&graph_, devices_built_ ? &devices_.set : nullptr));
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
   TFRUN_RETURN_IF_ERROR(ResolveTargets());
   TFRUN_RETURN_IF_ERROR(ResolveExplain());

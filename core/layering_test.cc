@@ -25,6 +25,7 @@ const std::map<std::string, int>& Floors() {
       {"core/devices", 3},        // visibility, logical GPUs, the device set
       {"core/graph_def", 4},      // TensorFlow's GraphDef files into a Graph
       {"core/placement", 4},      // colocation graph, placer, eager, the log
+      {"core/passes", 5},         // TensorFlow's passes before placement
       {"core/runtime", 5},        // kernel registry (supports_op), executor
       {"kernels", 6},             // the backends
       {"cli", 7},                 // the command line

@@ -37,6 +37,95 @@ void Graph::ConnectBackEdge(int consumer, size_t input, NodeOutput producer) {
   readers.insert(std::upper_bound(readers.begin(), readers.end(), consumer), consumer);
 }
 
+namespace {
+
+// Takes one `id` out of a sorted consumer list.
+void DropOne(std::vector<int>* consumers, int id) {
+  auto it = std::lower_bound(consumers->begin(), consumers->end(), id);
+  if (it != consumers->end() && *it == id) consumers->erase(it);
+}
+
+void InsertSorted(std::vector<int>* consumers, int id) {
+  consumers->insert(std::upper_bound(consumers->begin(), consumers->end(), id), id);
+}
+
+}  // namespace
+
+std::string Graph::NewName(std::string_view prefix) { return fmt::format("{}/_{}", prefix, name_counter++); }
+
+void Graph::SetInput(int consumer, size_t input, NodeOutput producer) {
+  Node& node = nodes[consumer];
+  if (node.inputs[input] >= 0) DropOne(&nodes[node.inputs[input]].consumers, consumer);
+  if (node.input_index.empty() && producer.index != 0) node.input_index.assign(node.inputs.size(), 0);
+  node.inputs[input] = producer.node;
+  if (!node.input_index.empty()) node.input_index[input] = producer.index;
+  InsertSorted(&nodes[producer.node].consumers, consumer);
+}
+
+void Graph::AddControlEdge(int producer, int consumer) {
+  nodes[consumer].control_inputs.push_back(producer);
+  InsertSorted(&nodes[producer].consumers, consumer);
+}
+
+void Graph::ReplaceUses(int from, int to) {
+  const std::vector<int> readers = nodes[from].consumers;
+  for (size_t k = 0; k < readers.size(); ++k) {
+    const int c = readers[k];
+    if (k > 0 && readers[k - 1] == c) continue;
+    for (size_t i = 0; i < nodes[c].inputs.size(); ++i) {
+      if (nodes[c].inputs[i] == from) SetInput(c, i, {to, nodes[c].input(i).index});
+    }
+    for (int& ctl : nodes[c].control_inputs) {
+      if (ctl != from) continue;
+      ctl = to;
+      DropOne(&nodes[from].consumers, c);
+      InsertSorted(&nodes[to].consumers, c);
+    }
+  }
+}
+
+void Graph::Remove(int id) {
+  Node& node = nodes[id];
+  for (int in : node.inputs) {
+    if (in >= 0) DropOne(&nodes[in].consumers, id);
+  }
+  for (int in : node.control_inputs) DropOne(&nodes[in].consumers, id);
+  // Control edges out of it go with it (TensorFlow's RemoveNode).
+  for (int c : node.consumers) {
+    std::vector<int>& controls = nodes[c].control_inputs;
+    controls.erase(std::remove(controls.begin(), controls.end(), id), controls.end());
+  }
+  node.inputs.clear();
+  node.input_index.clear();
+  node.control_inputs.clear();
+  node.consumers.clear();
+  node.removed = true;
+}
+
+void Graph::Compact() {
+  std::vector<int> new_id(nodes.size(), -1);
+  int next = 0;
+  for (const Node& node : nodes) {
+    if (!node.removed) new_id[node.id] = next++;
+  }
+  if (next == static_cast<int>(nodes.size())) return;
+  std::vector<Node> kept;
+  kept.reserve(next);
+  for (Node& node : nodes) {
+    if (node.removed) continue;
+    node.id = new_id[node.id];
+    for (int& in : node.inputs) in = new_id[in];
+    for (int& in : node.control_inputs) in = new_id[in];
+    for (int& c : node.consumers) c = new_id[c];
+    kept.push_back(std::move(node));
+  }
+  nodes = std::move(kept);
+  for (NodeOutput& f : fetch) f.node = new_id[f.node];
+  for (int& t : targets) t = new_id[t];
+  by_name = FlatStringMap<int>();
+  for (const Node& node : nodes) by_name[node.name] = node.id;
+}
+
 bool Graph::HasControlFlow() const {
   return std::any_of(nodes.begin(), nodes.end(), [](const Node& n) { return IsControlFlow(n.cls); });
 }

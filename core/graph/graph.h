@@ -135,6 +135,9 @@ struct Node {
   std::string eager_name;
 
   SourceLocation location;
+
+  // Graph::Remove dropped it: a pass's tombstone, gone after Graph::Compact.
+  bool removed = false;
 };
 
 // What a NodeDef read from a TensorFlow graph file carries beyond a Node's
@@ -195,6 +198,7 @@ struct Graph {
   bool variables_start_initialized = true;
   GraphConfig config;
   FlatStringMap<int> by_name;  // node name -> id
+  int name_counter = 0;        // NewName's
   // The NodeDefs' extras of the nodes read from a TensorFlow graph file
   // (Node::imported indexes it); empty for a graph file's graph.
   std::vector<ImportedNodeDef> imported;
@@ -223,6 +227,27 @@ struct Graph {
   bool IsBackEdge(const Node& node, size_t i) const {
     return node.cls == NodeClass::kMerge && nodes[node.inputs[i]].cls == NodeClass::kNextIteration;
   }
+  // Graph rewrites (the passes before placement). Node ids stay stable
+  // while passes run: a pass appends nodes (Add, or AddNode in
+  // node_builder.h) and removes them (Remove leaves a tombstone); Compact,
+  // after the last pass, drops the tombstones and renumbers the rest in
+  // order, as TensorFlow's op_nodes() skips freed ids.
+  //
+  // TensorFlow's Graph::NewName: "<prefix>/_N", N counting up across the
+  // whole graph from 0.
+  std::string NewName(std::string_view prefix);
+  // Input `input` of `consumer` now reads `producer` (TensorFlow's
+  // Graph::AddEdge after the old edge went with its node).
+  void SetInput(int consumer, size_t input, NodeOutput producer);
+  void AddControlEdge(int producer, int consumer);
+  // Every edge out of `from` (output 0, and control) leaves `to` instead:
+  // what a pass does before it removes the node `to` stands for.
+  void ReplaceUses(int from, int to);
+  // Drops the node and the edges into it; its consumers must read
+  // something else first.
+  void Remove(int id);
+  void Compact();
+
   // Whether any node is a control-flow node (Switch, Merge, Enter, ...):
   // such a graph runs on the frame-aware propagator.
   bool HasControlFlow() const;

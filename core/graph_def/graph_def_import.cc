@@ -9,18 +9,19 @@
 #include <queue>
 #include <unordered_map>
 
+#include "core/graph/node_builder.h"
 #include "core/graph_file/names_and_scopes.h"
 #include "core/tables/tf_tables.h"
 
 namespace tfrun {
 namespace {
 
-// Ops TensorFlow rewrites before placing (LowerFunctionalOpsPass,
-// AccumulateNV2RemovePass, ParallelConcatRemovePass, function inlining).
+// Ops TensorFlow rewrites before placing that tfrun does not rewrite yet
+// (LowerFunctionalOpsPass, function inlining); core/passes has the rest.
 bool NeedsRewrites(std::string_view op) {
   static constexpr std::string_view kOps[] = {
       "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
-      "StatefulPartitionedCall", "AccumulateNV2", "ParallelConcat", "SymbolicGradient", "RemoteCall"};
+      "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -91,58 +92,6 @@ AttrValue ConvertAttr(const tfproto::AttrValue& value, std::string_view def_type
     case V::VALUE_NOT_SET: break;
   }
   return {def_type.empty() ? std::string_view("string") : def_type, {}};
-}
-
-// One input or output argument list bound to the node's attrs: its types,
-// in the tables' spelling. `limit`: the most types the list may bind (the
-// NodeDef's inputs, or the outputs the graph may still have), checked
-// before any is stored, so that N = 10^9 costs nothing. Returns the count
-// bound, which is more than `limit` (and nothing stored) when over it.
-StatusOr<int64_t> BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs, int64_t limit,
-                           std::vector<std::string>* types, std::string* missing) {
-  auto attr = [&](std::string_view name) -> const AttrValue* {
-    auto it = attrs.find(name);
-    if (it == attrs.end()) {
-      *missing = std::string(name);
-      return nullptr;
-    }
-    return &it->second;
-  };
-  // How many types each arg binds, and their sum, first.
-  std::vector<int64_t> counts;
-  int64_t total = 0;
-  for (const TfArgDef& arg : args) {
-    int64_t count = 1;
-    if (!arg.type_list_attr.empty()) {
-      const AttrValue* list = attr(arg.type_list_attr);
-      if (list == nullptr) return BadInput("missing");
-      count = static_cast<int64_t>(list->items.size());
-    } else if (!arg.number_attr.empty()) {
-      const AttrValue* n = attr(arg.number_attr);
-      if (n == nullptr || n->items.size() != 1) return BadInput("missing");
-      count = std::strtoll(n->items[0].c_str(), nullptr, 10);
-      if (count < 0) return BadInput(fmt::format("{} = {} is negative", arg.number_attr, count));
-    }
-    if (arg.type.empty() && arg.type_list_attr.empty()) {
-      const AttrValue* t = attr(arg.type_attr);
-      if (t == nullptr || t->items.size() != 1) return BadInput("missing");
-    }
-    if (__builtin_add_overflow(total, count, &total)) total = std::numeric_limits<int64_t>::max();
-    counts.push_back(count);
-  }
-  if (total > limit) return total;
-  for (size_t a = 0; a < args.size(); ++a) {
-    const TfArgDef& arg = args[a];
-    const std::string suffix = arg.is_ref ? "_REF" : "";
-    if (!arg.type_list_attr.empty()) {
-      for (const std::string& t : attrs.find(arg.type_list_attr)->second.items) types->push_back(t + suffix);
-      continue;
-    }
-    const std::string type = std::string(arg.type.empty() ? attrs.find(arg.type_attr)->second.items[0] : arg.type) +
-                             suffix;
-    for (int64_t i = 0; i < counts[a]; ++i) types->push_back(type);
-  }
-  return total;
 }
 
 // TensorProto into a host Tensor, for the dtypes tfrun stores; values
@@ -292,7 +241,7 @@ class Importer {
       }
       if (NeedsRewrites(node.op())) {
         return Fail(i, fmt::format("{} is not supported yet: TensorFlow rewrites it before placing "
-                                   "(v2 control flow, function calls, AccumulateNV2)",
+                                   "(v2 control flow, function calls)",
                                    node.op()));
       }
       const TfOpDef* op = FindTfOp(node.op());

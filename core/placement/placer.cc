@@ -16,6 +16,13 @@ namespace tfrun {
 
 std::vector<int> ImportOrder(const Graph& graph, enum ImportOrder order) {
   const int n = static_cast<int>(graph.nodes.size());
+  // A GraphDef's ids are GraphConstructor's order already, and the nodes
+  // passes append come after them, as TensorFlow's op_nodes() walks them.
+  if (order == ImportOrder::kFile && !graph.imported.empty()) {
+    std::vector<int> ids(n);
+    for (int i = 0; i < n; ++i) ids[i] = i;
+    return ids;
+  }
   std::vector<int> pending(n, 0);
   // A while loop's back edges (NextIteration to Merge) never hold a node
   // back: GraphConstructor adds them after both ends.

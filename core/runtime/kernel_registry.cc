@@ -1,6 +1,7 @@
 #include "core/runtime/kernel_registry.h"
 
 #include "core/runtime/control_flow_kernels.h"
+#include "core/runtime/rewrite_kernels.h"
 
 #include <fmt/format.h>
 
@@ -405,6 +406,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("Assign", device_type, dtypes, AssignKernel);
   registry->Bind("Placeholder", device_type, dtypes, PlaceholderKernel);
   BindControlFlowKernels(registry, device_type, dtypes);
+  BindRewriteKernels(registry, device_type, dtypes);
   registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
   registry->Bind("ExpandDims", device_type, dtypes, ExpandDimsKernel);
   registry->Bind("Squeeze", device_type, dtypes, SqueezeKernel);
@@ -426,7 +428,8 @@ bool QueuesDeviceWork(const Node& node) {
   if (IsControlFlow(node.cls)) return false;
   return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
          node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "ExpandDims" &&
-         node.op != "Squeeze" && node.op != "Shape" &&
+         node.op != "Squeeze" && node.op != "Shape" && node.op != "TemporaryVariable" &&
+         node.op != "DestroyTemporaryVariable" &&
          node.op != "VarHandleOp" && node.op != "ReadVariableOp" && node.op != "AssignVariableOp";
 }
 

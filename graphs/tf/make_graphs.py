@@ -143,6 +143,37 @@ def ref_edge_request(tf):
     add.op._set_device("/device:CPU:2")
 
 
+def accumulate_n(tf):
+    """AccumulateNV2RemovePass (issue 41): an AccumulateNV2 asked for on
+    CPU:1 becomes its accumulator's nodes, "acc/Internal/_N", on CPU:1."""
+    a = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
+    b = tf.constant([[1.0, 0.0], [0.0, 1.0]], name="b")
+    with tf.device("/CPU:1"):
+        tf.raw_ops.AccumulateNV2(inputs=[a, b], shape=[2, 2], name="acc")
+
+
+def accumulate_n_loop(tf):
+    """AccumulateNV2 in a while loop of parallel_iterations 10 becomes an
+    AddN of its name (v1 control flow)."""
+    tf.compat.v1.disable_control_flow_v2()
+    x = tf.constant([1.0, 2.0], name="x")
+
+    def body(i, v):
+        return i + 1, tf.raw_ops.AccumulateNV2(inputs=[v, x], shape=[2], name="acc")
+
+    tf.compat.v1.while_loop(lambda i, v: i < 3, body, [tf.constant(0), x], name="loop")
+
+
+def parallel_concat(tf):
+    """ParallelConcatRemovePass (issue 41): a ParallelConcat on CPU:2 of
+    two rows becomes a buffer, an update per row and an Identity of its
+    name."""
+    a = tf.constant([[1.0, 2.0]], name="a")
+    b = tf.constant([[3.0, 4.0]], name="b")
+    with tf.device("/CPU:2"):
+        tf.raw_ops.ParallelConcat(values=[a, b], shape=[2, 2], name="pc")
+
+
 def reshape_fill(tf):
     """A graph tfrun runs, not only places: MatMul and AddV2 (TF 2's `+`)
     on CPU:1, Reshape with -1 on CPU:2, Shape of a tensor whose shape the
@@ -368,6 +399,15 @@ CASES = {
     ]),
     "ref_edge_request": (ref_edge_request, "ref_edge_request.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["^v/Assign", "as"]),
+    ]),
+    "accumulate_n": (accumulate_n, "accumulate_n.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["acc"]),
+    ]),
+    "accumulate_n_loop": (accumulate_n_loop, "accumulate_n_loop.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["loop/Exit_1"]),
+    ]),
+    "parallel_concat": (parallel_concat, "parallel_concat.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["pc"]),
     ]),
     "reshape_fill": (reshape_fill, "reshape_fill.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["z", "r", "s", "f"]),

@@ -1,0 +1,145 @@
+#include "core/graph/node_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+namespace tfrun {
+
+StatusOr<int64_t> BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs, int64_t limit,
+                           std::vector<std::string>* types, std::string* missing) {
+  auto attr = [&](std::string_view name) -> const AttrValue* {
+    auto it = attrs.find(name);
+    if (it == attrs.end()) {
+      *missing = std::string(name);
+      return nullptr;
+    }
+    return &it->second;
+  };
+  // How many types each arg binds, and their sum, first.
+  std::vector<int64_t> counts;
+  int64_t total = 0;
+  for (const TfArgDef& arg : args) {
+    int64_t count = 1;
+    if (!arg.type_list_attr.empty()) {
+      const AttrValue* list = attr(arg.type_list_attr);
+      if (list == nullptr) return BadInput("missing");
+      count = static_cast<int64_t>(list->items.size());
+    } else if (!arg.number_attr.empty()) {
+      const AttrValue* n = attr(arg.number_attr);
+      if (n == nullptr || n->items.size() != 1) return BadInput("missing");
+      count = std::strtoll(n->items[0].c_str(), nullptr, 10);
+      if (count < 0) return BadInput(fmt::format("{} = {} is negative", arg.number_attr, count));
+    }
+    if (arg.type.empty() && arg.type_list_attr.empty()) {
+      const AttrValue* t = attr(arg.type_attr);
+      if (t == nullptr || t->items.size() != 1) return BadInput("missing");
+    }
+    if (__builtin_add_overflow(total, count, &total)) total = std::numeric_limits<int64_t>::max();
+    counts.push_back(count);
+  }
+  if (total > limit) return total;
+  for (size_t a = 0; a < args.size(); ++a) {
+    const TfArgDef& arg = args[a];
+    const std::string suffix = arg.is_ref ? "_REF" : "";
+    if (!arg.type_list_attr.empty()) {
+      for (const std::string& t : attrs.find(arg.type_list_attr)->second.items) types->push_back(t + suffix);
+      continue;
+    }
+    const std::string type = std::string(arg.type.empty() ? attrs.find(arg.type_attr)->second.items[0] : arg.type) +
+                             suffix;
+    for (int64_t i = 0; i < counts[a]; ++i) types->push_back(type);
+  }
+  return total;
+}
+
+AttrValue TypeAttr(DType dtype) { return {"type", {std::string(TableTypeName(dtype))}}; }
+AttrValue IntAttr(int64_t value) { return {"int", {std::to_string(value)}}; }
+AttrValue BoolAttr(bool value) { return {"bool", {value ? "true" : "false"}}; }
+AttrValue StringAttr(std::string value) { return {"string", {std::move(value)}}; }
+AttrValue ShapeAttr(const Shape& shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape) dims.push_back(std::to_string(d < 0 ? -1 : d));
+  return {"shape", {fmt::format("({})", fmt::join(dims, "x"))}};
+}
+
+StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
+  const TfOpDef* op = FindTfOp(spec.op);
+  if (op == nullptr || !op->has_op_def) {
+    return RuntimeError(fmt::format("node '{}': Op type not registered '{}'", spec.name, spec.op));
+  }
+  ImportedNodeDef def;
+  def.attrs = std::move(spec.attrs);
+  // NodeBuilder's inference: an input's type attr from what it reads, in
+  // the OpDef's order (one input an arg, or N where the pass set N).
+  size_t next = 0;
+  for (const TfArgDef& arg : op->inputs) {
+    int64_t count = 1;
+    if (!arg.number_attr.empty()) {
+      auto n = def.attrs.find(arg.number_attr);
+      count = n != def.attrs.end() && !n->second.items.empty() ? std::strtoll(n->second.items[0].c_str(), nullptr, 10)
+                                                              : 1;
+    }
+    if (!arg.type_attr.empty() && def.attrs.count(arg.type_attr) == 0 && next < spec.inputs.size()) {
+      const NodeOutput in = spec.inputs[next];
+      const ImportedNodeDef* producer = graph->ImportedOf(graph->nodes[in.node]);
+      std::string table = producer != nullptr && in.index < static_cast<int>(producer->output_types.size())
+                              ? producer->output_types[in.index]
+                              : std::string(TableTypeName(graph->nodes[in.node].dtype));
+      if (IsRefType(table)) table.resize(table.size() - 4);
+      def.attrs.emplace(std::string(arg.type_attr), AttrValue{"type", {table}});
+    }
+    next += static_cast<size_t>(std::max<int64_t>(count, 0));
+  }
+  AddDefaultAttrs(*op, &def.attrs);
+  std::string missing;
+  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+  StatusOr<int64_t> bound = BindArgs(op->inputs, def.attrs, kAny, &def.input_types, &missing);
+  if (bound.ok()) bound = BindArgs(op->outputs, def.attrs, kAny, &def.output_types, &missing);
+  if (!bound.ok()) {
+    return RuntimeError(fmt::format("node '{}': NodeDef missing attr '{}' from Op<name={}>", spec.name, missing,
+                                    spec.op));
+  }
+  if (def.input_types.size() != spec.inputs.size()) {
+    return RuntimeError(fmt::format("node '{}': {} takes {} inputs; the pass gave {}", spec.name, spec.op,
+                                    def.input_types.size(), spec.inputs.size()));
+  }
+  Node node;
+  node.name = std::move(spec.name);
+  node.op = std::move(spec.op);
+  node.location = spec.location;
+  for (const NodeOutput& in : spec.inputs) {
+    node.inputs.push_back(in.node);
+    node.input_index.push_back(in.index);
+  }
+  if (std::all_of(node.input_index.begin(), node.input_index.end(), [](int i) { return i == 0; })) {
+    node.input_index.clear();
+  }
+  node.control_inputs = std::move(spec.control_inputs);
+  node.num_outputs = static_cast<int>(def.output_types.size());
+  if (!def.output_types.empty()) {
+    std::string type = def.output_types[0];
+    if (IsRefType(type)) type.resize(type.size() - 4);
+    if (std::optional<DType> dtype = DTypeOfTableType(type)) node.dtype = *dtype;
+  }
+  node.value = std::move(spec.value);
+  if (node.value.is_valid()) {
+    node.shape = node.value.shape();
+    node.unknown_rank = false;
+  } else {
+    node.unknown_rank = true;
+  }
+  if (!spec.device.empty()) {
+    StatusOr<DeviceSpec> device = DeviceSpec::Parse(spec.device);
+    if (!device.ok()) return RuntimeError(fmt::format("node '{}': Malformed device specification '{}'", node.name, spec.device));
+    node.requested_device = *device;
+    node.requested_device_text = spec.device;
+  }
+  node.imported = static_cast<int32_t>(graph->imported.size());
+  graph->imported.push_back(std::move(def));
+  return graph->Add(std::move(node));
+}
+
+}  // namespace tfrun
