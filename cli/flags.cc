@@ -160,6 +160,12 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("N")
       ->check(Quiet(1, 1000000000))
       ->group(kInputsAndOutputs);
+  app->add_option("--timeout", options->timeout_seconds,
+                  "stop a run that takes longer than SECONDS (a while loop that never ends): "
+                  "DeadlineExceededError, exit 4")
+      ->type_name("SECONDS")
+      ->check(Quiet(0.001, 1e9))
+      ->group(kInputsAndOutputs);
   app->add_option("--print-every", options->print_every, "with --steps: print steps K, 2K, ... (default 1)")
       ->type_name("K")
       ->check(Quiet(1, 1000000000))

@@ -37,6 +37,7 @@ struct RunOptions {
   int64_t steps = 0;  // 0: no loop (one run)
   int64_t print_every = 0;  // 0: every step
   int64_t batch = 0;  // 0: every step the whole feed
+  double timeout_seconds = 0;  // --timeout: a run's bound (0: none)
   std::string compat = "tf2";
   std::string numpy;  // --numpy 1|2: the NumPy that prints results ("": the --compat era's)
   std::string json_path;

@@ -557,6 +557,7 @@ Status GraphRun::Execute(std::string* stdout_text, bool log) {
   const bool eager = profile_->execution == ExecutionModel::kEager;
   executor.set_node_error_style({profile_->node_error_line, profile_->legacy_device_names});
   executor.set_record_events(!options_.trace_path.empty());
+  executor.set_timeout(options_.timeout_seconds);
   std::vector<NodeOutput> run_fetch = fetch_;  // eager prints a Variable's value for it
   if (eager) {
     for (NodeOutput& f : run_fetch) f.node = EagerValueNode(graph_, eager_, f.node);

@@ -41,7 +41,7 @@ fi
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -I. -I"$dir/gen" -I/usr/include/eigen3 -DSPDLOG_COMPILED_LIB -DEIGEN_MPL2_ONLY)
 # Every library source of core/ (random.cc below, with its own flags).
-srcs=($(ls core/{base,tables,printing,graph,devices,placement,runtime}/*.cc | grep -v -e _test.cc -e core/base/random.cc)
+srcs=($(ls core/{base,tables,printing,graph,devices,placement,passes,runtime}/*.cc | grep -v -e _test.cc -e core/base/random.cc)
       $(ls core/graph_file/*.cc | grep -v _test.cc)
       core/graph_def/graph_def_export.cc core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/cpu_eigen.cc kernels/cpu/array_kernels.cc kernels/cpu/nn_kernels.cc

@@ -328,6 +328,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       }
       continue;
     }
+    if (timeout_seconds_ > 0) TFRUN_RETURN_IF_ERROR(PastDeadline());
     inputs.clear();
     inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -403,8 +404,22 @@ Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* res
   return RunNodes(assigns, Needed(assigns, {}), {}, result, false);
 }
 
+void Executor::StartDeadline() {
+  using Clock = std::chrono::steady_clock;
+  deadline_ = timeout_seconds_ > 0
+                  ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_))
+                  : Clock::time_point::max();
+}
+
+Status Executor::PastDeadline() const {
+  if (std::chrono::steady_clock::now() < deadline_) return Status::Ok();
+  return RuntimeError(fmt::format("{}: DeadlineExceededError: the run took longer than --timeout ({} s)", graph_.path,
+                                  timeout_seconds_));
+}
+
 StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds,
                                   const std::vector<int>& targets) {
+  StartDeadline();
   RunResult result;
   result.start_ns = NowNs();
   std::vector<NodeOutput> wanted = fetch;
@@ -446,6 +461,7 @@ Status Executor::CheckKernels(const std::vector<NodeOutput>& fetch, const std::v
 }
 
 Status Executor::RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds) {
+  StartDeadline();
   RunResult result;
   std::vector<NodeOutput> outputs;
   for (int t : targets) outputs.push_back({t, 0});

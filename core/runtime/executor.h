@@ -6,6 +6,7 @@
 // the copies it reads (ordered by the copier with events).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -122,6 +123,9 @@ class Executor {
   // Whether runs record RunResult::events (for --trace): a plain run pays
   // nothing for them (a 100,000-node run would hold 9 MB more).
   void set_record_events(bool record) { record_events_ = record; }
+  // Each run fails with DeadlineExceededError once `seconds` have passed
+  // since it started (--timeout; 0: no bound): a while loop may never end.
+  void set_timeout(double seconds) { timeout_seconds_ = seconds; }
   // Whether runs time each node (RunResult::node_ms, for --benchmark): two
   // clock reads a node, as much as a scalar kernel costs.
   void set_record_node_times(bool record) { record_node_times_ = record; }
@@ -222,6 +226,11 @@ class Executor {
   NodeErrorStyle error_style_;
   bool record_events_ = false;
   bool record_node_times_ = false;
+  double timeout_seconds_ = 0;
+  // When the current run must end (Run sets it from timeout_seconds_).
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  void StartDeadline();
+  Status PastDeadline() const;
 };
 
 }  // namespace tfrun

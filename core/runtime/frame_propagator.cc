@@ -416,7 +416,14 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   };
   std::vector<Tensor> inputs, produced;
   std::vector<Entry> outputs;
+  int64_t since_check = 0;
   while (!ready.empty()) {
+    // --timeout: checked every few thousand nodes (a clock read a node
+    // would cost as much as a scalar kernel).
+    if (++since_check == 4096) {
+      since_check = 0;
+      TFRUN_RETURN_IF_ERROR(PastDeadline());
+    }
     const TaggedNode tagged = ready.front();
     ready.pop_front();
     const Node& node = graph_.nodes[tagged.id];

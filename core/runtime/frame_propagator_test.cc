@@ -73,7 +73,8 @@ RunOutcome RunText(const std::string& text, const std::vector<std::string>& fetc
   if (!file.ok()) return {file.status(), {}, {}};
   StatusOr<Graph> graph = ImportGraphDef(*file, "g.pbtxt", GraphDefImportOptions());
   if (!graph.ok()) return {graph.status(), {}, {}};
-  HostAllocator memory{"cpu"};
+  // Outlives the run's results, which hold its tensors.
+  static HostAllocator memory{"cpu"};
   DeviceSet devices;
   devices.Add(Device::Local("CPU", 0, &memory));
   Placement placement;

@@ -16,6 +16,7 @@
 #include "core/graph_def/tf_graph_file.h"
 #include "core/graph_file/loader.h"
 #include "core/graph_file/yaml_document.h"
+#include "core/passes/pass_registry.h"
 #include "core/placement/compat_profile.h"
 #include "core/placement/placement_log.h"
 #include "core/placement/placer.h"
@@ -183,10 +184,15 @@ std::vector<Feed> ZeroFeeds(const Graph& graph) {
 // or an error, never a crash.
 void RunEveryNode(const Graph& graph, const Placement& placement) {
   Executor executor(graph, Devices(), placement, Kernels());
+  // A while loop may never end: a run is bounded, as --timeout bounds it.
+  executor.set_timeout(2.0);
   std::vector<NodeOutput> fetch;
   std::vector<int> targets;
+  // With control flow, every node runs as a target: fetching one inside a
+  // loop, or a dead one, would fail the run before the propagator worked.
+  const bool control_flow = graph.HasControlFlow();
   for (const Node& n : graph.nodes) {
-    if (n.has_output() && fetch.size() < 64) fetch.push_back({n.id, 0});
+    if (n.has_output() && fetch.size() < 64 && !control_flow) fetch.push_back({n.id, 0});
     targets.push_back(n.id);
   }
   if (!executor.CheckKernels(fetch, targets, {}).ok()) return;
@@ -215,6 +221,8 @@ void FuzzTfGraphFile(const std::string& bytes, std::initializer_list<const char*
       options.max_tensor_bytes = kFuzzTensorBytes;
       StatusOr<Graph> graph = ImportGraphDef(*file, name, options);
       if (!graph.ok()) continue;
+      // TensorFlow's passes before placement, as a run makes them.
+      if (!RunPrePlacementPasses(&*graph, &Devices()).ok()) continue;
       const CompatProfile& profile = *FindProfile("tf2");
       for (bool soft : {false, true}) {
         Placement placement;
