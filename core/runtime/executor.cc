@@ -182,7 +182,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
   const auto ended = timed ? std::chrono::steady_clock::now() : started;
   if (timed) result->node_ms[id] += std::chrono::duration<double, std::milli>(ended - started).count();
-  result->executed.push_back(id);
+  if (timed) result->executed.push_back(id);
   if (record_events_) {
     NodeEvent event;
     event.node = id;

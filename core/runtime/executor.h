@@ -65,7 +65,10 @@ struct NodeErrorStyle {
 
 struct RunResult {
   std::vector<Tensor> fetched;   // one per fetch; invalid for NoOp
-  std::vector<int> executed;     // node ids in execution order
+  // Node ids in execution order (a node in a loop once per run of it),
+  // kept only where node times are (set_record_node_times, or events): a
+  // loop of a million iterations would hold millions.
+  std::vector<int> executed;
   std::vector<CopyRecord> copies;
   std::vector<double> node_ms;   // per node id: wall time of its kernel (set_record_node_times or events)
   std::vector<NodeEvent> events;  // in execution order, with the initializers' runs (set_record_events)

@@ -318,8 +318,8 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     parent->children.erase({parent_iter, frame->info->name});
   };
   // A node finished in `iter` of `frame`: the frames it completes end.
-  const auto decrement_outstanding = [&](Frame* frame, int64_t iter) {
-    if (--frame->iterations[iter]->outstanding_ops != 0) return;
+  const auto decrement_outstanding = [&](Frame* frame, int64_t iter, IterationState* state) {
+    if (--state->outstanding_ops != 0) return;
     bool done = cleanup_iterations(frame, iter);
     while (done && frame->parent != nullptr) {
       Frame* parent = frame->parent;
@@ -433,7 +433,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     Entry* in = state.inputs.data() + input_base[tagged.id];
     outputs.assign(node.num_outputs, Entry());
     if (!tagged.dead && fast && Forward(node, in, &outputs)) {
-      result->executed.push_back(tagged.id);
+      // Moved by the propagator (not timed: `fast` means no times are kept).
     } else if (!tagged.dead) {
       inputs.clear();
       for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -513,7 +513,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       }
       default: activate(tagged.id, tagged.dead, frame, iter, &state, outputs); break;
     }
-    decrement_outstanding(frame, iter);
+    decrement_outstanding(frame, iter, &state);
   }
   TFRUN_RETURN_IF_ERROR(FinishQueues(&run));
   if (keep) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/graph_def/graph_def_import.h"
 #include "core/graph_def/tf_graph_file.h"
@@ -83,15 +84,30 @@ RunOutcome RunText(const std::string& text, const std::vector<std::string>& fetc
   BindHandleKernels(&kernels, kCpu, kAllTypes);
   kernels.Bind("Add", kCpu, kNumericTypes, HostAdd);
   kernels.Bind("Less", kCpu, DTypeSet{DType::kBool}, HostLess);
-  Executor executor(*graph, devices, placement, kernels);
   std::vector<NodeOutput> outputs;
   for (const std::string& f : fetch) {
     StatusOr<NodeOutput> o = graph->FindOutput(f, "fetch");
     if (!o.ok()) return {o.status(), {}, {}};
     outputs.push_back(*o);
   }
-  StatusOr<RunResult> result = executor.Run(outputs);
-  if (!result.ok()) return {result.status(), {}, {}};
+  // Twice: as a plain run (the propagator moves control-flow values
+  // itself) and with node times (every node through its kernel, counted).
+  Executor fast(*graph, devices, placement, kernels);
+  StatusOr<RunResult> plain = fast.Run(outputs);
+  Executor timed(*graph, devices, placement, kernels);
+  timed.set_record_node_times(true);
+  StatusOr<RunResult> result = timed.Run(outputs);
+  EXPECT_EQ(plain.ok(), result.ok());
+  if (!result.ok()) {
+    if (!plain.ok()) EXPECT_EQ(plain.status().message(), result.status().message());
+    return {result.status(), {}, {}};
+  }
+  if (!plain.ok()) return {plain.status(), {}, {}};
+  for (size_t i = 0; i < result->fetched.size(); ++i) {
+    const Tensor& a = plain->fetched[i];
+    const Tensor& b = result->fetched[i];
+    EXPECT_TRUE(a.num_bytes() == b.num_bytes() && std::memcmp(a.raw(), b.raw(), a.num_bytes()) == 0) << fetch[i];
+  }
   r.fetched = result->fetched;
   for (int id : result->executed) r.executed.push_back(graph->nodes[id].name);
   return r;
