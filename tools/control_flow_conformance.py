@@ -13,8 +13,9 @@ dependency), and `tf.gradients` through loops (their stacks). TensorFlow
 writes the graph (`tf.io.write_graph`, text), runs the initializer and then
 one `sess.run` of the fetches with log_device_placement (the first run
 places the whole graph), and saves each fetched value. tfrun runs the same
-file (`--device-count CPU=3 --log-placement --init init --fetch ... --out`);
-the placement lines must be the same and every fetched value equal:
+file (`--device-count CPU=3 --log-placement --init init --fetch ... --out`),
+and again on eight simulated P40s with soft placement; the placement lines
+(on CPUs) must be the same and every fetched value, both times, equal:
 bit for bit for integers, and within 1e-6 (relative and absolute) for floats (tfrun's
 tanh may differ from Eigen's in the last bit, graph-format.md "Training").
 
@@ -26,6 +27,7 @@ import argparse
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +35,8 @@ import tempfile
 import numpy as np
 
 PLACEMENT = re.compile(r"^\S+: \(\w+\): /job:")
+P40 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "testdata", "topologies",
+                   "p40_x8.yaml")
 DEVICES = ["/cpu:0", "/cpu:1", "/cpu:2", "/device:CPU:1", None, None, None]
 TF_ENV = {"CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
@@ -246,6 +250,8 @@ def main():
     for name in os.listdir(work):  # an earlier run's results
         if re.match(r"p\d+\.(error|log|fetch|pbtxt|value\d+\.npy)$", name):
             os.remove(os.path.join(work, name))
+        elif re.match(r"p\d+\.tfrun(_gpu)?$", name):
+            shutil.rmtree(os.path.join(work, name))
     programs = [Program(rng, k).build() for k in range(a.count)]
     source = os.path.join(work, "programs.py")
     with open(source, "w") as f:
@@ -269,6 +275,13 @@ def main():
             args += ["--fetch", f]
         q = subprocess.run(args, capture_output=True, text=True, timeout=300)
         problems = []
+        # The same file on eight simulated P40s (soft placement: the CPUs
+        # the program names do not exist there): the same values.
+        gpu_dir = base + ".tfrun_gpu"
+        os.makedirs(gpu_dir, exist_ok=True)
+        gpu_args = [a.tfrun, base + ".pbtxt", "--devices", P40, "--soft-placement", "--init", "init", "--out",
+                    gpu_dir, "-q"] + [x for f in fetches for x in ("--fetch", f)]
+        g = subprocess.run(gpu_args, capture_output=True, text=True, timeout=300) if tf_error is None else None
         if tf_error is not None:
             # TensorFlow refused the program (a colocation its gradients
             # cannot keep): tfrun must refuse it with the same words.
@@ -284,20 +297,23 @@ def main():
                 only_ours = sorted(set(ours) - set(theirs))[:3]
                 only_theirs = sorted(set(theirs) - set(ours))[:3]
                 problems.append(f"placement differs: tfrun {only_ours} TF {only_theirs}")
+            if g.returncode != 0:
+                problems.append(f"tfrun on simulated GPUs: exit {g.returncode}: {g.stderr.strip()[:300]}")
             for i, name in enumerate(fetches):
                 want = np.load(f"{base}.value{i}.npy")
-                path = os.path.join(out_dir, npy_name(name))
-                if not os.path.exists(path):
-                    problems.append(f"{name}: no output")
-                    continue
-                got = np.load(path)
-                if got.shape != want.shape or got.dtype != want.dtype:
-                    problems.append(f"{name}: {got.dtype}{got.shape} vs TF {want.dtype}{want.shape}")
-                elif want.dtype.kind == "f":
-                    if not np.allclose(got, want, rtol=1e-6, atol=1e-6, equal_nan=True):
-                        problems.append(f"{name}: max difference {np.max(np.abs(got - want))}")
-                elif not np.array_equal(got, want):
-                    problems.append(f"{name}: {got} vs TF {want}")
+                for where, folder in (("", out_dir), (" (simulated GPUs)", gpu_dir)):
+                    path = os.path.join(folder, npy_name(name))
+                    if not os.path.exists(path):
+                        problems.append(f"{name}{where}: no output")
+                        continue
+                    got = np.load(path)
+                    if got.shape != want.shape or got.dtype != want.dtype:
+                        problems.append(f"{name}{where}: {got.dtype}{got.shape} vs TF {want.dtype}{want.shape}")
+                    elif want.dtype.kind == "f":
+                        if not np.allclose(got, want, rtol=1e-6, atol=1e-6, equal_nan=True):
+                            problems.append(f"{name}{where}: max difference {np.max(np.abs(got - want))}")
+                    elif not np.array_equal(got, want):
+                        problems.append(f"{name}{where}: {got} vs TF {want}")
         if problems:
             failed += 1
             print(f"program {k} ({base}.pbtxt): " + "; ".join(problems))
