@@ -43,7 +43,7 @@ TEST(PassesTest, TheTableIsTensorFlowsOrder) {
 TEST(PassesTest, AccumulateNV2BecomesAnAccumulator) {
   const Graph g = Rewritten("graphs/tf/accumulate_n.pbtxt");
   EXPECT_EQ(NodesOf(g), (std::vector<std::string>{
-                            "a (Const)", "b (Const)", "acc/Internal/_0 (TemporaryVariable)",
+                            "a (Const)", "b (Const)", "y/y (Const)", "y (Mul)", "acc/Internal/_0 (TemporaryVariable)",
                             "acc/Internal/_1 (Shape)", "acc/Internal/_2 (Const)", "acc/Internal/_3 (Fill)",
                             "acc/Internal/_4 (Assign)", "acc/Internal/_5 (AssignAdd)", "acc/Internal/_6 (AssignAdd)",
                             "acc (DestroyTemporaryVariable)"}));
@@ -53,6 +53,9 @@ TEST(PassesTest, AccumulateNV2BecomesAnAccumulator) {
   EXPECT_EQ(g.Find("acc/Internal/_5")->inputs, (std::vector<int>{g.Find("acc/Internal/_4")->id, 0}));
   EXPECT_EQ(g.ImportedOf(*g.Find("acc/Internal/_0"))->output_types, std::vector<std::string>{"FLOAT_REF"});
   EXPECT_EQ(g.name_counter, 7);
+  // Its consumer reads the node that took its name, added after it.
+  EXPECT_EQ(g.Find("y")->inputs[0], destroy.id);
+  EXPECT_GT(destroy.id, g.Find("y")->id);
 }
 
 TEST(PassesTest, AccumulateNV2InAParallelLoopBecomesAddN) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <queue>
 #include <set>
 
 #include "core/base/device_types.h"
@@ -249,6 +250,38 @@ void Executor::AssignSlots() {
     first_slot_.assign(n + 1, 0);
     for (size_t id = 0; id < n; ++id) first_slot_[id + 1] = first_slot_[id] + graph_.nodes[id].num_outputs;
   }
+  if (run_order_.size() != n) {
+    // Ids are a topological order as loaded; a pass's appended nodes may
+    // feed earlier ones (AccumulateNV2's DestroyTemporaryVariable its old
+    // consumers): then Kahn's order, the lowest ready id first.
+    run_order_.resize(n);
+    bool in_order = true;
+    for (const Node& node : graph_.nodes) {
+      for (int in : node.inputs) in_order = in_order && in < node.id;
+      for (int in : node.control_inputs) in_order = in_order && in < node.id;
+    }
+    if (in_order || has_control_flow_) {
+      for (size_t id = 0; id < n; ++id) run_order_[id] = static_cast<int>(id);
+    } else {
+      std::vector<int> pending(n, 0);
+      for (const Node& node : graph_.nodes) {
+        pending[node.id] = static_cast<int>(node.inputs.size() + node.control_inputs.size());
+      }
+      std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+      for (size_t id = 0; id < n; ++id) {
+        if (pending[id] == 0) ready.push(static_cast<int>(id));
+      }
+      size_t k = 0;
+      while (!ready.empty()) {
+        const int id = ready.top();
+        ready.pop();
+        run_order_[k++] = id;
+        for (int c : graph_.nodes[id].consumers) {
+          if (--pending[c] == 0) ready.push(c);
+        }
+      }
+    }
+  }
 }
 
 Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
@@ -316,9 +349,9 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
                            channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape, dynamic(p)));
     return Status::Ok();
   };
-  // Without control flow, node ids are a topological order.
+  // Without control flow, run_order_ is a topological order.
   std::vector<Tensor> inputs, produced;
-  for (size_t id = 0; id < n; ++id) {
+  for (const int id : run_order_) {
     if (!needed[id]) continue;
     const Node& node = graph_.nodes[id];
     if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it

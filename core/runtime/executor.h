@@ -226,6 +226,7 @@ class Executor {
   std::unique_ptr<StackStore> stacks_;      // the current run's stacks (StackV2)
   std::vector<NodePlan> plans_;             // by node id
   std::vector<int> first_slot_;             // by node id, plus the total at the end
+  std::vector<int> run_order_;              // node ids in an order that runs inputs first (no control flow)
   NodeErrorStyle error_style_;
   bool record_events_ = false;
   bool record_node_times_ = false;

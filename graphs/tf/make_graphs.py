@@ -145,11 +145,14 @@ def ref_edge_request(tf):
 
 def accumulate_n(tf):
     """AccumulateNV2RemovePass (issue 41): an AccumulateNV2 asked for on
-    CPU:1 becomes its accumulator's nodes, "acc/Internal/_N", on CPU:1."""
+    CPU:1 becomes its accumulator's nodes, "acc/Internal/_N", on CPU:1;
+    its consumer `y` then reads the DestroyTemporaryVariable, a node added
+    after it."""
     a = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
     b = tf.constant([[1.0, 0.0], [0.0, 1.0]], name="b")
     with tf.device("/CPU:1"):
-        tf.raw_ops.AccumulateNV2(inputs=[a, b], shape=[2, 2], name="acc")
+        acc = tf.raw_ops.AccumulateNV2(inputs=[a, b], shape=[2, 2], name="acc")
+    tf.multiply(acc, 2.0, name="y")
 
 
 def accumulate_n_loop(tf):
@@ -401,7 +404,7 @@ CASES = {
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["^v/Assign", "as"]),
     ]),
     "accumulate_n": (accumulate_n, "accumulate_n.pbtxt", [
-        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["acc"]),
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["acc", "y"]),
     ]),
     "accumulate_n_loop": (accumulate_n_loop, "accumulate_n_loop.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["loop/Exit_1"]),
