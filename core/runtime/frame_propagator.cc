@@ -203,6 +203,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     int input = -1;   // the consumer's data input; -1: a control edge
     int output = 0;   // the producer's output a data edge carries
     bool last = false;  // the consumer's last edge from this node
+    bool last_read = false;  // the last data edge that reads `output`: it may take the value
   };
   std::vector<std::vector<OutEdge>> out_edges(n);
   for (int id = 0; id < n; ++id) {
@@ -223,12 +224,19 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       }
       if (edges.size() > first) edges.back().last = true;
     }
+    std::vector<bool> seen(node.num_outputs, false);
+    for (auto e = edges.rbegin(); e != edges.rend(); ++e) {
+      if (e->input < 0 || seen[e->output]) continue;
+      seen[e->output] = true;
+      e->last_read = true;
+    }
   }
 
   // ActivateNodes: `outputs` of node `id` (dead or live) reach its
   // consumers in `iter` of `frame`, whose state is `state`.
+  // With `may_move`, the last edge that reads an output takes it.
   const auto activate = [&](int id, bool is_dead, Frame* frame, int64_t iter, IterationState* state,
-                            const std::vector<Entry>& outputs) {
+                            std::vector<Entry>& outputs, bool may_move) {
     const bool from_enter = graph_.nodes[id].cls == NodeClass::kEnter;
     bool dst_ready = false, dst_dead = false;
     for (const OutEdge& e : out_edges[id]) {
@@ -238,7 +246,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       int& dead_count = state->dead_count[slot];
       const int data_inputs = static_cast<int>(dst.inputs.size());
       if (e.input >= 0) {
-        const Entry& out = outputs[e.output];
+        Entry& out = outputs[e.output];
         if (dst.cls == NodeClass::kMerge) {
           if (out.live) {
             const int count = pending;
@@ -252,8 +260,14 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
             dst_ready = dst_ready || (pending == 1 && all_dead);
           }
         } else {
-          state->inputs[input_base[e.dst] + e.input] = out;
-          if (!out.live) ++dead_count;
+          const bool live = out.live;
+          Entry& slot_entry = state->inputs[input_base[e.dst] + e.input];
+          if (may_move && e.last_read) {
+            slot_entry = std::move(out);
+          } else {
+            slot_entry = out;
+          }
+          if (!live) ++dead_count;
           dst_ready = --pending == 0;
           dst_dead = dead_count > 0;
         }
@@ -283,8 +297,14 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     frame->dead_exits.clear();
     std::vector<std::pair<int, Entry>> roots;
     roots.swap(frame->next_iter_roots);
-    for (const auto& [id, entry] : roots) activate(id, !entry.live, frame, next, state.get(), {entry});
-    for (const auto& [id, entry] : frame->inv_values) activate(id, !entry.live, frame, next, state.get(), {entry});
+    for (auto& [id, entry] : roots) {
+      std::vector<Entry> one{std::move(entry)};
+      activate(id, !one[0].live, frame, next, state.get(), one, true);
+    }
+    for (const auto& [id, entry] : frame->inv_values) {
+      std::vector<Entry> one{entry};
+      activate(id, !entry.live, frame, next, state.get(), one, true);
+    }
     return next;
   };
   const auto iteration_done = [&](Frame* frame, int64_t iter) {
@@ -312,8 +332,8 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     if (parent == nullptr) return;
     for (int exit : frame->dead_exits) {
       const Node& node = graph_.nodes[exit];
-      activate(exit, true, parent, parent_iter, parent->iterations[parent_iter].get(),
-               std::vector<Entry>(std::max(node.num_outputs, 1)));
+      std::vector<Entry> dead(std::max(node.num_outputs, 1));
+      activate(exit, true, parent, parent_iter, parent->iterations[parent_iter].get(), dead, true);
     }
     parent->children.erase({parent_iter, frame->info->name});
   };
@@ -485,10 +505,10 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
         if (string_attr(node, "is_constant") == "true") {
           output_frame->inv_values.push_back({tagged.id, outputs[0]});
           for (auto& [i, iteration] : output_frame->iterations) {
-            activate(tagged.id, tagged.dead, output_frame, i, iteration.get(), outputs);
+            activate(tagged.id, tagged.dead, output_frame, i, iteration.get(), outputs, false);
           }
         } else {
-          activate(tagged.id, tagged.dead, output_frame, 0, output_frame->iterations[0].get(), outputs);
+          activate(tagged.id, tagged.dead, output_frame, 0, output_frame->iterations[0].get(), outputs, true);
         }
         --output_frame->num_pending_inputs;
         break;
@@ -498,7 +518,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
           if (iter == frame->iteration_count) frame->dead_exits.push_back(tagged.id);
         } else {
           activate(tagged.id, false, frame->parent, frame->parent_iter,
-                   frame->parent->iterations[frame->parent_iter].get(), outputs);
+                   frame->parent->iterations[frame->parent_iter].get(), outputs, true);
         }
         break;
       case NodeClass::kNextIteration: {
@@ -508,10 +528,10 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
           break;
         }
         const int64_t next = iter == frame->iteration_count ? increment_iteration(frame) : iter + 1;
-        activate(tagged.id, false, frame, next, frame->iterations[next].get(), outputs);
+        activate(tagged.id, false, frame, next, frame->iterations[next].get(), outputs, true);
         break;
       }
-      default: activate(tagged.id, tagged.dead, frame, iter, &state, outputs); break;
+      default: activate(tagged.id, tagged.dead, frame, iter, &state, outputs, true); break;
     }
     decrement_outstanding(frame, iter, &state);
   }
