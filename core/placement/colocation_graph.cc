@@ -222,6 +222,7 @@ Status ColocationGraph::Initialize() {
       const bool gives_way = !MergeDevNames(&check, RequestOf(src), false).ok();
       if (gives_way) {
         // Member::EnsureCompatibilityAcrossResourceEdge's LOG(INFO) line.
+        for (int m : MembersOf(node.id)) overridden_.push_back(m);
         log_notes_.push_back(fmt::format("Ignoring device specification {} for node '{}' because the input edge from "
                                          "'{}' is a reference connection and already has a device field set to {}",
                                          RequestOf(node.id).ToString(), node.name, graph_.nodes[src].name,

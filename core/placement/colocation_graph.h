@@ -65,6 +65,9 @@ class ColocationGraph {
   // What TensorFlow logs (LOG(INFO)) while it builds the groups, with
   // log_device_placement: a reference edge overriding a request.
   const std::vector<std::string>& log_notes() const { return log_notes_; }
+  // The nodes whose request such a reference edge replaced (the consumer's
+  // group at the time): they go where the producer's group goes.
+  const std::vector<int>& overridden() const { return overridden_; }
 
  private:
   // Per node, small: a 100,000-node graph keeps one each. Meaningful at
@@ -96,6 +99,7 @@ class ColocationGraph {
   Status NoKernelAnywhere(const Node& node) const;
   std::vector<ColocationJoin> joins_;  // in the order Initialize made them
   std::vector<std::string> log_notes_;
+  std::vector<int> overridden_;
 };
 
 }  // namespace tfrun

@@ -135,6 +135,7 @@ class Placer {
     p->import_order = ImportOrder(graph_, profile_.import_order);
     initialized_ = colocation_.Initialize();
     p->log_notes = colocation_.log_notes();
+    p->request_overridden = colocation_.overridden();
     TFRUN_RETURN_IF_ERROR(initialized_);
     std::vector<int> first, second;
     for (int id : p->import_order) {

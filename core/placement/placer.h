@@ -26,6 +26,9 @@ struct Placement {
   // TensorFlow's own LOG(INFO) lines of the placement (log_device_placement
   // only), for standard error: "Ignoring device specification ...".
   std::vector<std::string> log_notes;
+  // The nodes whose own request a reference edge overrode (those notes):
+  // they may be on a device their request does not match, as in TensorFlow.
+  std::vector<int> request_overridden;
   // --explain: one per node asked about, in the order asked, also when
   // placement failed.
   std::vector<NodeExplanation> explanations;

@@ -66,14 +66,20 @@ void Check(bool holds, const char* invariant, const std::string& detail) {
 
 // Every node is on a device of the set, which has a kernel for it and
 // matches what it asked for (all of it; under soft placement job, replica
-// and task, which soft placement keeps).
+// and task, which soft placement keeps), unless a reference edge overrode
+// its request.
 void CheckPlacement(const Graph& graph, const Placement& placement, bool soft) {
   const DeviceSet& devices = Devices();
   Check(placement.device_of.size() == graph.nodes.size(), "one device per node");
+  std::vector<bool> overridden(graph.nodes.size(), false);
+  for (int id : placement.request_overridden) overridden[id] = true;
   for (const Node& node : graph.nodes) {
     const int d = placement.device_of[node.id];
     Check(d >= 0 && d < devices.size(), "every node is placed on a device that exists", node.name);
     Check(TfHasKernel(graph, node, devices[d].type), "every node is placed where it has a kernel", node.name);
+    // A reference edge's producer decides where its consumer goes, as in
+    // TensorFlow, which logs that it ignored the consumer's request.
+    if (overridden[node.id]) continue;
     const DeviceSpec spec = soft ? node.requested_device.SoftPlacementRelaxed() : node.requested_device;
     Check(spec.Matches(devices[d].spec), "every node is placed on a device its request matches", node.name);
     // Without soft placement a colocation that cannot hold is an error:
