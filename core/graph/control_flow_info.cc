@@ -9,13 +9,6 @@ namespace tfrun {
 
 namespace {
 
-std::string StringAttr(const Graph& graph, const Node& node, std::string_view name) {
-  const ImportedNodeDef* def = graph.ImportedOf(node);
-  if (def == nullptr) return "";
-  auto it = def->attrs.find(name);
-  return it == def->attrs.end() || it->second.items.empty() ? "" : it->second.items[0];
-}
-
 Status Refused(const Graph& graph, const Node& node, const std::string& message) {
   return RuntimeError(
       fmt::format("{}: node '{}': InvalidArgumentError: {}", graph.Where(node.location), node.name, message));
@@ -60,7 +53,7 @@ Status BuildControlFlowInfo(const Graph& graph, const std::vector<bool>& include
       }
       info->frame[out] = out;
       info->enclosing[out] = frame;
-      info->frame_name[out] = StringAttr(graph, dst, "frame_name");
+      info->frame_name[out] = graph.AttrText(dst, "frame_name");
       if (info->frame_name[out].empty()) {
         return Refused(graph, dst, fmt::format("The Enter {{{{node {}}}}} must have a frame name.", dst.name));
       }

@@ -20,21 +20,12 @@ int Graph::Add(Node node) {
   node.cls = NodeClassOf(node.op);
   node.consumers.clear();
   for (int in : node.inputs) {
-    if (in >= 0) nodes[in].consumers.push_back(node.id);  // -1: a back edge, ConnectBackEdge's
+    if (in >= 0) nodes[in].consumers.push_back(node.id);  // -1: a back edge, SetInput's later
   }
   for (int in : node.control_inputs) nodes[in].consumers.push_back(node.id);
   by_name[node.name] = node.id;
   nodes.push_back(std::move(node));
   return nodes.back().id;
-}
-
-void Graph::ConnectBackEdge(int consumer, size_t input, NodeOutput producer) {
-  Node& node = nodes[consumer];
-  if (node.input_index.empty() && producer.index != 0) node.input_index.assign(node.inputs.size(), 0);
-  node.inputs[input] = producer.node;
-  if (!node.input_index.empty()) node.input_index[input] = producer.index;
-  std::vector<int>& readers = nodes[producer.node].consumers;
-  readers.insert(std::upper_bound(readers.begin(), readers.end(), consumer), consumer);
 }
 
 namespace {

@@ -215,13 +215,23 @@ struct Graph {
   const ImportedNodeDef* ImportedOf(const Node& node) const {
     return node.imported < 0 ? nullptr : &imported[node.imported];
   }
+  // The NodeDef's attr `name` (a graph file's node has none): nullptr if
+  // absent.
+  const AttrValue* AttrOf(const Node& node, std::string_view name) const {
+    const ImportedNodeDef* def = ImportedOf(node);
+    if (def == nullptr) return nullptr;
+    auto it = def->attrs.find(name);
+    return it == def->attrs.end() ? nullptr : &it->second;
+  }
+  // Its first item, or "" (a string, a bool, an int as the NodeDef holds it).
+  std::string AttrText(const Node& node, std::string_view name) const {
+    const AttrValue* value = AttrOf(node, name);
+    return value == nullptr || value->items.empty() ? std::string() : value->items[0];
+  }
 
   // Appends `node` (its inputs must be earlier nodes): sets its id, its
   // class, its name's entry and its producers' consumers. Returns the id.
   int Add(Node node);
-  // Points input `input` of node `consumer` at `producer`, a node added
-  // after it: a while loop's back edge (GraphConstructor adds them last).
-  void ConnectBackEdge(int consumer, size_t input, NodeOutput producer);
   // Whether input `i` of `node` is a back edge: a NextIteration feeding a
   // Merge, the only edge a dataflow cycle may run through.
   bool IsBackEdge(const Node& node, size_t i) const {
@@ -237,7 +247,8 @@ struct Graph {
   // whole graph from 0.
   std::string NewName(std::string_view prefix);
   // Input `input` of `consumer` now reads `producer` (TensorFlow's
-  // Graph::AddEdge after the old edge went with its node).
+  // Graph::AddEdge after the old edge went with its node; also a while
+  // loop's back edge, whose input was -1 until its NextIteration existed).
   void SetInput(int consumer, size_t input, NodeOutput producer);
   void AddControlEdge(int producer, int consumer);
   // Every edge out of `from` (output 0, and control) leaves `to` instead:

@@ -64,7 +64,7 @@ TEST(GraphTest, ABackEdgeJoinsItsMergeAfterBothExist) {
   const int enter = AddOp(&g, "enter", "Enter");
   const int merge = AddOp(&g, "merge", "Merge", {enter, -1});
   const int next = AddOp(&g, "next", "NextIteration", {merge});
-  g.ConnectBackEdge(merge, 1, {next, 0});
+  g.SetInput(merge, 1, {next, 0});
   EXPECT_EQ(g.nodes[merge].inputs, (std::vector<int>{enter, next}));
   EXPECT_TRUE(g.IsBackEdge(g.nodes[merge], 1));
   EXPECT_FALSE(g.IsBackEdge(g.nodes[merge], 0));

@@ -65,6 +65,15 @@ AttrValue ShapeAttr(const Shape& shape) {
   return {"shape", {fmt::format("({})", fmt::join(dims, "x"))}};
 }
 
+NodeSpec ReplacementSpec(const Node& replaced, std::string op, std::string name) {
+  NodeSpec spec;
+  spec.name = std::move(name);
+  spec.op = std::move(op);
+  spec.device = replaced.requested_device_text;
+  spec.location = replaced.location;
+  return spec;
+}
+
 StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
   const TfOpDef* op = FindTfOp(spec.op);
   if (op == nullptr || !op->has_op_def) {
@@ -133,7 +142,9 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
   }
   if (!spec.device.empty()) {
     StatusOr<DeviceSpec> device = DeviceSpec::Parse(spec.device);
-    if (!device.ok()) return RuntimeError(fmt::format("node '{}': Malformed device specification '{}'", node.name, spec.device));
+    if (!device.ok()) {
+      return RuntimeError(fmt::format("node '{}': Malformed device specification '{}'", node.name, spec.device));
+    }
     node.requested_device = *device;
     node.requested_device_text = spec.device;
   }

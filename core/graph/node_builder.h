@@ -35,6 +35,10 @@ struct NodeSpec {
   SourceLocation location;  // the node it stands for, for messages
 };
 
+// A node a pass writes in place of `replaced`: named `name`, on the
+// device it requested, located where it was (for messages).
+NodeSpec ReplacementSpec(const Node& replaced, std::string op, std::string name);
+
 // Appends the node; its id, or an error naming what the OpDef needs.
 StatusOr<int> AddNode(Graph* graph, NodeSpec spec);
 

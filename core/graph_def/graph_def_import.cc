@@ -352,7 +352,7 @@ class Importer {
                                 merge.name, DataTypeString(given), gd_.node(e.source).name(), e.index,
                                 DataTypeString(expected)));
       }
-      graph_.ConnectBackEdge(e.consumer, e.input, {source, e.index});
+      graph_.SetInput(e.consumer, e.input, {source, e.index});
     }
     return Status::Ok();
   }

@@ -19,25 +19,13 @@ namespace tfrun {
 
 namespace {
 
-const AttrValue* FindAttr(const Graph& graph, const Node& node, std::string_view name) {
-  const ImportedNodeDef* def = graph.ImportedOf(node);
-  if (def == nullptr) return nullptr;
-  auto it = def->attrs.find(name);
-  return it == def->attrs.end() ? nullptr : &it->second;
-}
-
 Status RewriteIntoTempVariable(Graph* graph, int id) {
   const Node n = graph->nodes[id];  // a copy: adding nodes moves the vector
   const DType dtype = n.dtype;
   std::vector<NodeOutput> data;
   for (size_t i = 0; i < n.inputs.size(); ++i) data.push_back(n.input(i));
   const auto spec = [&](std::string op) {
-    NodeSpec s;
-    s.name = graph->NewName(n.name + "/Internal");
-    s.op = std::move(op);
-    s.device = n.requested_device_text;
-    s.location = n.location;
-    return s;
+    return ReplacementSpec(n, std::move(op), graph->NewName(n.name + "/Internal"));
   };
   const std::string accumulator = n.name + "/Internal/Accumulator";
   NodeSpec variable = spec("TemporaryVariable");
@@ -72,11 +60,7 @@ Status RewriteIntoTempVariable(Graph* graph, int id) {
     TFRUN_ASSIGN_OR_RETURN(const int add_node, AddNode(graph, std::move(add)));
     adds.push_back(add_node);
   }
-  NodeSpec destroy;  // the AccumulateNV2's own name
-  destroy.name = n.name;
-  destroy.op = "DestroyTemporaryVariable";
-  destroy.device = n.requested_device_text;
-  destroy.location = n.location;
+  NodeSpec destroy = ReplacementSpec(n, "DestroyTemporaryVariable", n.name);  // the AccumulateNV2's own name
   destroy.attrs["T"] = TypeAttr(dtype);
   destroy.attrs["var_name"] = StringAttr(accumulator);
   destroy.inputs = {{initialize, 0}};
@@ -90,11 +74,7 @@ Status RewriteIntoTempVariable(Graph* graph, int id) {
 
 Status RewriteIntoAddN(Graph* graph, int id) {
   const Node n = graph->nodes[id];
-  NodeSpec add;
-  add.name = n.name;
-  add.op = "AddN";
-  add.device = n.requested_device_text;
-  add.location = n.location;
+  NodeSpec add = ReplacementSpec(n, "AddN", n.name);
   add.attrs["N"] = IntAttr(static_cast<int64_t>(n.inputs.size()));
   add.attrs["T"] = TypeAttr(n.dtype);
   for (size_t i = 0; i < n.inputs.size(); ++i) add.inputs.push_back(n.input(i));
@@ -124,8 +104,7 @@ Status AccumulateNV2RemovePass(PassContext& context) {
     const int frame = info.frame[id];
     bool in_loop = frame >= 0;
     if (in_loop) {
-      const AttrValue* parallel = FindAttr(graph, graph.nodes[frame], "parallel_iterations");
-      if (parallel != nullptr && !parallel->items.empty() && parallel->items[0] == "1") in_loop = false;
+      if (graph.AttrText(graph.nodes[frame], "parallel_iterations") == "1") in_loop = false;
     }
     TFRUN_RETURN_IF_ERROR(in_loop ? RewriteIntoAddN(&graph, id) : RewriteIntoTempVariable(&graph, id));
   }

@@ -17,20 +17,12 @@ Status ParallelConcatRemovePass(PassContext& context) {
   }
   for (int id : matches) {
     const Node n = graph.nodes[id];  // a copy: adding nodes moves the vector
-    const ImportedNodeDef* def = graph.ImportedOf(n);
     const auto spec = [&](std::string op) {
-      NodeSpec s;
-      s.name = graph.NewName(n.name + "/Internal");
-      s.op = std::move(op);
-      s.device = n.requested_device_text;
-      s.location = n.location;
-      return s;
+      return ReplacementSpec(n, std::move(op), graph.NewName(n.name + "/Internal"));
     };
     NodeSpec start = spec("_ParallelConcatStart");
     start.attrs["dtype"] = TypeAttr(n.dtype);
-    if (def != nullptr) {
-      if (auto shape = def->attrs.find("shape"); shape != def->attrs.end()) start.attrs["shape"] = shape->second;
-    }
+    if (const AttrValue* shape = graph.AttrOf(n, "shape")) start.attrs["shape"] = *shape;
     start.control_inputs = n.control_inputs;
     TFRUN_ASSIGN_OR_RETURN(const int start_node, AddNode(&graph, std::move(start)));
     std::vector<int> updates;
@@ -41,11 +33,7 @@ Status ParallelConcatRemovePass(PassContext& context) {
       TFRUN_ASSIGN_OR_RETURN(const int update_node, AddNode(&graph, std::move(update)));
       updates.push_back(update_node);
     }
-    NodeSpec identity;
-    identity.name = n.name;
-    identity.op = "Identity";
-    identity.device = n.requested_device_text;
-    identity.location = n.location;
+    NodeSpec identity = ReplacementSpec(n, "Identity", n.name);
     identity.inputs = {{start_node, 0}};
     identity.control_inputs = updates;
     TFRUN_ASSIGN_OR_RETURN(const int identity_node, AddNode(&graph, std::move(identity)));

@@ -439,9 +439,8 @@ Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* res
 
 void Executor::StartDeadline() {
   using Clock = std::chrono::steady_clock;
-  deadline_ = timeout_seconds_ > 0
-                  ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_))
-                  : Clock::time_point::max();
+  const auto bound = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
+  deadline_ = timeout_seconds_ > 0 ? Clock::now() + bound : Clock::time_point::max();
 }
 
 Status Executor::PastDeadline() const {

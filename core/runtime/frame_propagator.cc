@@ -87,12 +87,6 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   for (const Feed& f : feeds) fed[{f.output.node, f.output.index}] = f.value;
   const auto is_fed = [&](NodeOutput o) { return !fed.empty() && fed.count({o.node, o.index}) > 0; };
 
-  const auto string_attr = [&](const Node& node, std::string_view name) -> std::string {
-    const ImportedNodeDef* def = graph_.ImportedOf(node);
-    if (def == nullptr) return "";
-    auto it = def->attrs.find(name);
-    return it == def->attrs.end() || it->second.items.empty() ? "" : it->second.items[0];
-  };
   // The partitioner's BuildControlFlowInfo on the pruned graph, from the
   // nodes without inputs and those fed values reach (TensorFlow's _Recv
   // nodes, in the root frame).
@@ -146,7 +140,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     info.nodes.push_back(id);
     input_base[id] = info.total_inputs;
     info.total_inputs += static_cast<int>(node.inputs.size());
-    if (node.cls == NodeClass::kEnter) ++infos[info_for(string_attr(node, "frame_name"))]->input_count;
+    if (node.cls == NodeClass::kEnter) ++infos[info_for(graph_.AttrText(node, "frame_name"))]->input_count;
   }
   // A node's inputs in counts: TensorFlow's InitializePending. A Merge
   // waits for its control inputs (2 each) and one live data input (bit 0).
@@ -488,7 +482,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     // PropagateOutputs.
     switch (node.cls) {
       case NodeClass::kEnter: {
-        const std::string name = string_attr(node, "frame_name");
+        const std::string name = graph_.AttrText(node, "frame_name");
         std::unique_ptr<Frame>& child = frame->children[{iter, name}];
         if (child == nullptr) {
           child = std::make_unique<Frame>();
@@ -496,13 +490,13 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
           child->parent = frame;
           child->parent_iter = iter;
           child->num_pending_inputs = child->info->input_count;
-          const std::string parallel = string_attr(node, "parallel_iterations");
+          const std::string parallel = graph_.AttrText(node, "parallel_iterations");
           child->max_parallel_iterations = parallel.empty() ? 10 : std::max<int64_t>(1, std::stoll(parallel));
           child->iterations[0] = new_iteration(*child->info);
           ++state.outstanding_frame_count;
         }
         Frame* output_frame = child.get();
-        if (string_attr(node, "is_constant") == "true") {
+        if (graph_.AttrText(node, "is_constant") == "true") {
           output_frame->inv_values.push_back({tagged.id, outputs[0]});
           for (auto& [i, iteration] : output_frame->iterations) {
             activate(tagged.id, tagged.dead, output_frame, i, iteration.get(), outputs, false);
