@@ -57,7 +57,9 @@ StatusOr<GpuOptions> ResolveGpuOptions(const DeviceFlags& flags, const GraphConf
     options.allow_growth = config->allow_growth;
     if (config->cpu_device_count >= 0) options.cpu_devices = config->cpu_device_count;
     if (config->gpu_device_count >= 0) options.max_gpus = config->gpu_device_count;
+    options.tf32 = config->tensor_float_32;
   }
+  if (!flags.tf32.empty()) options.tf32 = flags.tf32 == "on";
   if (flags.cpu_device_count) options.cpu_devices = *flags.cpu_device_count;
   if (flags.gpu_device_count) options.max_gpus = *flags.gpu_device_count;
   if (flags.visible_devices) options.visible_device_list = *flags.visible_devices;

@@ -24,6 +24,7 @@ struct DeviceFlags {
   bool allow_growth = false;                   // --allow-growth
   std::optional<int> cpu_device_count;         // --device-count CPU=N
   std::optional<int> gpu_device_count;         // --device-count GPU=N
+  std::string tf32;                            // --tf32 on|off; "": the graph's tensor_float_32
 };
 
 struct Devices {

@@ -127,7 +127,7 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("ERA")
       ->check(CLI::IsMember(ProfileNames()).description(""))
       ->group(kGraphAndDevices);
-  app->add_option("--tf32", options->tf32,
+  app->add_option("--tf32", options->device_flags.tf32,
                   "on|off: TensorFloat-32 for float32 MatMul on GPUs (default: the graph's tensor_float_32, on)")
       ->type_name("MODE")
       ->check(CLI::IsMember({"on", "off"}).description(""))

@@ -48,7 +48,6 @@ struct RunOptions {
   // or with assigned devices.
   std::string write_graph_path;
   std::string write_graph_placed_path;
-  std::string tf32;  // "on" / "off"; "" = the graph's tensor_float_32
   int benchmark_runs = 0;
   int warmup_runs = 3;
   double benchmark_duration_s = 0;  // --benchmark-duration: run at least this long

@@ -29,12 +29,20 @@ class GpuKernelsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     TFRUN_SKIP_WITHOUT_GPU();
-    StatusOr<Devices> devices = BuildDevices(DeviceFlags(), GpuOptions(), GpuInventory::kDevices);
-    ASSERT_TRUE(devices.ok()) << devices.status().message();
-    devices_ = std::move(*devices);
+    ASSERT_NO_FATAL_FAILURE(UseDevices(/*tf32=*/true));
     ASSERT_TRUE(devices_.set.HasGpu()) << "CUDA sees a GPU but tfrun's device set has none";
     RegisterCpuKernels(&kernels_);
     RegisterCudaKernels(&kernels_);
+  }
+
+  // Fresh devices whose GPUs use TensorFloat-32 for float32 or not (each
+  // backend takes the switch when it is made).
+  void UseDevices(bool tf32) {
+    GpuOptions options;
+    options.tf32 = tf32;
+    StatusOr<Devices> devices = BuildDevices(DeviceFlags(), options, GpuInventory::kDevices);
+    ASSERT_TRUE(devices.ok()) << devices.status().message();
+    devices_ = std::move(*devices);
   }
 
   // Runs `yaml` with every node on `device`; returns the fetched tensor.
@@ -182,11 +190,7 @@ TEST_F(GpuKernelsTest, MatMulMatchesTheCpuWithinItsDTypesRounding) {
   for (DType dtype : GpuDTypes("MatMul")) {
     for (bool tf32 : {false, true}) {
       if (tf32 && dtype != DType::kFloat32) continue;
-      SetCudaTf32(tf32);
-      // Backends take the TF32 switch when they are made.
-      StatusOr<Devices> devices = BuildDevices(DeviceFlags(), GpuOptions(), GpuInventory::kDevices);
-      ASSERT_TRUE(devices.ok());
-      devices_ = std::move(*devices);
+      ASSERT_NO_FATAL_FAILURE(UseDevices(tf32));
       // Relative rounding of one product sum in the output dtype (or TF32).
       const double eps = dtype == DType::kFloat64   ? 1e-13
                          : dtype == DType::kFloat32 ? (tf32 ? 4e-3 : 2e-6)
@@ -211,12 +215,12 @@ TEST_F(GpuKernelsTest, MatMulMatchesTheCpuWithinItsDTypesRounding) {
       }
     }
   }
-  SetCudaTf32(true);
 }
 
 // A run that fails on the GPU (an output no GPU holds) leaves the devices
 // fit for the next run on them: the queues are settled, nothing is stale.
 TEST_F(GpuKernelsTest, AFailedRunThenAGoodOneOnTheSameDevices) {
+  ASSERT_NO_FATAL_FAILURE(UseDevices(/*tf32=*/false));  // float32 exact enough for a tight comparison
   const std::string too_big = "nodes:\n" + Input("a", DType::kFloat32, {200000, 1}, 1) +
                               Input("b", DType::kFloat32, {1, 200000}, 2) +
                               "  - {name: c, op: MatMul, device: DEVICE, inputs: [a, b]}\nfetch: [c]\n";
@@ -236,7 +240,6 @@ TEST_F(GpuKernelsTest, AFailedRunThenAGoodOneOnTheSameDevices) {
                                            "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"),
             std::string::npos)
       << failed.status().message();
-  SetCudaTf32(false);
   Compare("nodes:\n" + Input("a", DType::kFloat32, {64, 48}, 3) + Input("b", DType::kFloat32, {48, 32}, 4) +
               "  - {name: c, op: MatMul, device: DEVICE, inputs: [a, b]}\nfetch: [c]\n",
           "after a failed run", [](double want) { return 1e-4 * (1 + std::fabs(want)); });
@@ -254,7 +257,6 @@ TEST_F(GpuKernelsTest, ElementwiseBeyondOneGrid) {
 // events around the node) is within 2x of cuBLAS's own time for the same
 // product, timed the same way outside tfrun.
 TEST_F(GpuKernelsTest, MatMulNodeTimeIsCublasTime) {
-  SetCudaTf32(true);
   std::string yaml = "nodes:\n" + Input("a", DType::kFloat32, {4096, 4096}, 5) +
                      Input("b", DType::kFloat32, {4096, 4096}, 6) +
                      "  - {name: c, op: MatMul, device: /gpu:0, inputs: [a, b]}\nfetch: [c]\n";

@@ -416,7 +416,6 @@ Status GraphRun::ResolveExplain() {
 Status GraphRun::BuildRunDevices(bool log) {
   const auto t0 = Clock::now();
   const GraphConfig& config = graph_.config;
-  SetCudaTf32(options_.tf32.empty() ? config.tensor_float_32 : options_.tf32 == "on");
   TFRUN_RETURN_IF_ERROR(MakeDevices(config, log || !options_.json_path.empty() || !options_.dot_path.empty()));
   if (cluster_ != nullptr) {
     TFRUN_RETURN_IF_ERROR(cluster_->JoinDevices(&devices_.set));

@@ -160,6 +160,7 @@ StatusOr<std::vector<LogicalGpu>> MakeLogicalGpus(const std::vector<PhysicalGpu>
       l.physical = gpu;
       l.memory_limit_bytes = limit;
       l.allow_growth = options.allow_growth;
+      l.tf32 = options.tf32 && gpu.cc_major >= 8;
       logical.push_back(l);
     };
     if (!virtual_devices.empty() && !virtual_devices[i].empty()) {

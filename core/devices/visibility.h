@@ -32,6 +32,9 @@ struct GpuOptions {
   int max_gpus = -1;
   // The --compat era's default for the XLA devices (device_types.h).
   bool xla_devices_by_default = false;
+  // TensorFloat-32 for float32 MatMuls and convolutions (config
+  // tensor_float_32, --tf32): TensorFlow's default is on.
+  bool tf32 = true;
 };
 
 struct LogicalGpu {
@@ -43,6 +46,9 @@ struct LogicalGpu {
   // DefaultMemoryLimit when it first allocates.
   int64_t memory_limit_bytes = 0;
   bool allow_growth = false;
+  // GpuOptions.tf32 where the GPU has tensor cores for it (compute
+  // capability 8 and later); its backend reads it when it is made.
+  bool tf32 = false;
   static constexpr int64_t kLimitOnFirstUse = -1;
 };
 

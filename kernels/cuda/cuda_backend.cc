@@ -21,8 +21,6 @@
 namespace tfrun {
 namespace {
 
-bool g_tf32 = true;
-
 // One logical GPU's memory: a BlockPool over cudaMalloc'd regions (the
 // whole limit on first use, or growing regions with allow_growth; nothing is
 // cudaFree'd before exit, since cudaFree waits for the whole device). Work
@@ -272,12 +270,10 @@ Status ConcatKernel(KernelContext& c) {
 
 }  // namespace
 
-void SetCudaTf32(bool enabled) { g_tf32 = enabled; }
-
 DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
   auto context = std::make_shared<CudaContext>();
   context->ordinal = gpu.cuda_ordinal;
-  context->tf32 = g_tf32 && gpu.physical.cc_major >= 8;
+  context->tf32 = gpu.tf32;
   DeviceSet::GpuBackendParts parts;
   parts.allocator = std::make_unique<CudaAllocator>("GPU_" + std::to_string(gpu.tf_id) + "_bfc", context,
                                                     gpu.memory_limit_bytes, gpu.physical.cc_major, gpu.allow_growth);

@@ -8,11 +8,8 @@
 
 namespace tfrun {
 
-// TensorFloat-32 for float32 MatMul on GPUs of compute capability >= 8.0
-// (config tensor_float_32 / --tf32). Set before MakeCudaBackend.
-void SetCudaTf32(bool enabled);
-
-// The DeviceSet::GpuBackendFactory for real GPUs.
+// The DeviceSet::GpuBackendFactory for real GPUs; each context keeps its
+// GPU's TensorFloat-32 switch (LogicalGpu::tf32).
 DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu);
 
 // Registers the copier for memory of real GPUs (RegisterDeviceCopier).
