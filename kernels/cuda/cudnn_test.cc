@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/gpu_visible.h"
@@ -33,10 +35,14 @@ TEST(CudnnLoaderTest, ALibraryWithoutTheSymbolsIsSkipped) {
       << api.status().message();
 }
 
-// cuDNN 9 still exports every legacy convolution entry point tfrun binds.
+// cuDNN 9 still exports every legacy convolution entry point tfrun binds:
+// the library TFRUN_CUDNN names (a Python wheel's, on the GPU machine),
+// else the toolkit's.
 TEST(CudnnLoaderTest, TheToolkitsLibraryHasEveryEntryPoint) {
-  if (!std::ifstream("/usr/local/cuda/lib64/libcudnn.so.9")) GTEST_SKIP() << "no libcudnn.so.9 on this machine";
-  StatusOr<CudnnApi> api = LoadCudnn({"/usr/local/cuda/lib64/libcudnn.so.9"});
+  const char* named = std::getenv("TFRUN_CUDNN");
+  const std::string path = named != nullptr && *named != '\0' ? named : "/usr/local/cuda/lib64/libcudnn.so.9";
+  if (!std::ifstream(path)) GTEST_SKIP() << "no libcudnn.so.9 on this machine (" << path << ")";
+  StatusOr<CudnnApi> api = LoadCudnn({path});
   ASSERT_TRUE(api.ok()) << api.status().message();
   EXPECT_STREQ(api->error_string(CUDNN_STATUS_SUCCESS), "CUDNN_STATUS_SUCCESS");
 }
