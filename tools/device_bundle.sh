@@ -27,85 +27,111 @@ cat > .device/run.sh <<'RUN'
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root. Every GPU test fails, not
 # skips, where no GPU is reached (TFRUN_REQUIRE_GPU=1), and no GPU check
-# falls back to the CPU (no --soft-placement).
+# falls back to the CPU (no --soft-placement). Each step has its own time
+# limit and the whole run a budget (RUN_BUDGET seconds, default 420): a
+# step that would start past it is listed as not run, so one slow or hung
+# step never costs the rest. The log goes to $OUT/run.log when $OUT is set.
+# Steps can be chosen by name: bash .device/run.sh tests graphs ...
 set -uo pipefail
 export TFRUN_REQUIRE_GPU=1
+budget=${RUN_BUDGET:-420}
+began=$(date +%s)
+if [ -n "${OUT:-}" ]; then exec > >(tee "$OUT/run.log") 2>&1; fi
 tar xzf .device/bundle.tgz -C .device
 export LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+failed=(); skipped=()
+wanted=" ${*:-all} "
+# step NAME SECONDS COMMAND...: runs COMMAND under a time limit, unless the
+# budget is spent or NAME's group was not asked for; records the outcome.
+step() {
+  local name=$1 limit=$2; shift 2
+  local group=${name%%:*}
+  if [ "$wanted" != " all " ] && [[ "$wanted" != *" $group "* ]]; then return 0; fi
+  local now=$(( $(date +%s) - began ))
+  if [ $(( now + 10 )) -gt "$budget" ]; then skipped+=("$name"); echo "== $name: not run (budget ${budget}s spent)"; return 0; fi
+  [ $(( now + limit )) -gt "$budget" ] && limit=$(( budget - now ))
+  echo "== $name (limit ${limit}s, at ${now}s)"
+  local t0=$(date +%s)
+  timeout -k 5 "$limit" bash -c '"$@"' step "$@"   # bash: the command may be a function below (exported)
+  local rc=$?
+  echo "-- $name: rc=$rc in $(( $(date +%s) - t0 ))s"
+  [ "$rc" -eq 0 ] || failed+=("$name (rc $rc)")
+}
 devices=$(.device/tfrun devices 2>&1)
+echo "$devices"
+nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv
+missing=$(for b in .device/tfrun .device/*_test; do ldd "$b" | grep 'not found' | sed "s|^|$b: |"; done)
+[ -z "$missing" ] || { echo "run.sh: libraries missing on this machine:"; echo "$missing"; }
 if ! grep -q "^[1-9][0-9]* Physical GPU" <<<"$devices"; then
-  echo "run.sh: no GPU: tfrun sees none, so nothing here would run on a GPU. tfrun devices said:"
-  echo "$devices"
+  echo "run.sh: no GPU: tfrun sees none, so nothing here would run on a GPU"
   exit 1
 fi
-echo "$devices"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
 # cuBLAS: the toolkit's, else the one in a Python venv's NVIDIA wheel
-# (CUDA 13 wheels: nvidia/cu13/lib; older: nvidia/cublas/lib); TFRUN_CUBLAS wins.
-if [ -z "${TFRUN_CUBLAS:-}" ] && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]; then
-  found=$(python3 - <<'PY' 2>/dev/null
-import glob, os, site
+# (CUDA 13 wheels: nvidia/cu13/lib; older: nvidia/cublas/lib); TFRUN_CUBLAS
+# wins. cuDNN 9 likewise (its wheel: nvidia/cudnn/lib).
+wheel_lib() {
+  python3 - "$@" <<'PY' 2>/dev/null
+import glob, os, site, sys
 roots = site.getsitepackages() + [site.getusersitepackages()]
-for pattern in ("nvidia/cu13/lib/libcublas.so.13", "nvidia/cublas/lib/libcublas.so.13"):
+for pattern in sys.argv[1:]:
     for root in roots:
         hits = glob.glob(os.path.join(root, pattern))
         if hits:
             print(hits[0]); raise SystemExit
 PY
-)
-  if [ -z "$found" ]; then
-    echo "run.sh: no libcublas.so.13 (not in /usr/local/cuda/lib64, nor in a Python NVIDIA wheel); set TFRUN_CUBLAS"
-    exit 1
-  fi
+}
+if [ -z "${TFRUN_CUBLAS:-}" ] && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]; then
+  found=$(wheel_lib nvidia/cu13/lib/libcublas.so.13 nvidia/cublas/lib/libcublas.so.13)
+  if [ -z "$found" ]; then echo "run.sh: no libcublas.so.13 (toolkit or Python wheel); set TFRUN_CUBLAS"; exit 1; fi
   export TFRUN_CUBLAS="$found"
 fi
 echo "TFRUN_CUBLAS=${TFRUN_CUBLAS:-/usr/local/cuda/lib64/libcublas.so.13}"
-# cuDNN 9 likewise (its wheel: nvidia/cudnn/lib); without it the
-# convolution checks fail, naming it.
 if [ -z "${TFRUN_CUDNN:-}" ] && [ ! -e /usr/local/cuda/lib64/libcudnn.so.9 ]; then
-  found=$(python3 - <<'PY' 2>/dev/null
-import glob, os, site
-for root in site.getsitepackages() + [site.getusersitepackages()]:
-    hits = glob.glob(os.path.join(root, "nvidia/cudnn/lib/libcudnn.so.9")) + glob.glob(os.path.join(root, "nvidia/cu13/lib/libcudnn.so.9"))
-    if hits:
-        print(hits[0]); raise SystemExit
-PY
-)
+  found=$(wheel_lib nvidia/cudnn/lib/libcudnn.so.9 nvidia/cu13/lib/libcudnn.so.9)
   if [ -n "$found" ]; then export TFRUN_CUDNN="$found"; else echo "run.sh: no libcudnn.so.9 found (set TFRUN_CUDNN)"; fi
 fi
 echo "TFRUN_CUDNN=${TFRUN_CUDNN:-/usr/local/cuda/lib64/libcudnn.so.9}"
 mkdir -p cli && cp .device/tfrun cli/tfrun   # cli:gpu_test runs cli/tfrun from the root
-status=0
-# A binary that skipped cases (or ran none) fails the run: a GPU check that
-# did not run is not a pass.
-for t in cublas_test cuda_elementwise_test cudnn_test executor_test gpu_kernels_test gpu_test; do
-  echo "== $t"
-  out=$(.device/$t --gtest_brief=1 2>&1)
-  rc=$?
+# A binary that skipped cases (or ran none) fails: a GPU check that did not
+# run is not a pass.
+gtest() {
+  local out rc
+  out=$(".device/$1" --gtest_brief=1 2>&1); rc=$?
   echo "$out"
-  [ "$rc" -eq 0 ] || status=1
-  if grep -q '^\[  SKIPPED \]' <<<"$out"; then
-    echo "run.sh: $t skipped cases (above): a GPU check that did not run"
-    status=1
-  fi
-  if ! grep -q '^\[  PASSED  \] [1-9]' <<<"$out"; then
-    echo "run.sh: $t passed no case"
-    status=1
-  fi
+  if grep -q '^\[  SKIPPED \]' <<<"$out"; then echo "run.sh: $1 skipped cases (above)"; rc=1; fi
+  if ! grep -q '^\[  PASSED  \] [1-9]' <<<"$out"; then echo "run.sh: $1 passed no case"; rc=1; fi
+  return $rc
+}
+export -f gtest
+for t in cublas_test cuda_elementwise_test cudnn_test executor_test gpu_kernels_test gpu_test; do
+  step "tests:$t" 120 gtest "$t"
 done
-echo "== tutorial graphs on the GPU (no soft placement: a node that cannot run there is an error)"
+# Tutorial graphs on the GPU (no soft placement: a node that cannot run there is an error).
 for g in graphs/matmul.yaml graphs/addn.yaml graphs/variable_int32_gpu.yaml; do
-  .device/tfrun "$g" --log-placement || status=1
+  step "graphs:$g" 30 .device/tfrun "$g" --log-placement
 done
-echo "== two towers on four virtual GPUs of GPU:0"
-.device/tfrun graphs/multi_tower.yaml --log-placement --virtual-devices 1024,1024,1024,1024 || status=1
-echo "== the TF2 GPU guide's eager transcripts on the real GPU (diff against the goldens)"
-for g in tf2_guide_matmul tf2_guide_cpu_pinned; do
-  # The expected file's own run uses a simulated GPU (its # args: line); here the real one.
-  .device/tfrun graphs/$g.yaml --log-placement --compat eager | diff - <(grep -v '^# ' graphs/$g.eager_gpu.expected) || status=1
-done
-.device/tfrun graphs/tf2_guide_replicate.yaml --log-placement --compat eager || status=1
-echo "== 8192^3 float32 MatMul on GPU:0 (TF32 on, then off)"
+step "graphs:multi_tower on four virtual GPUs" 30 \
+  .device/tfrun graphs/multi_tower.yaml --log-placement --virtual-devices 1024,1024,1024,1024
+# The TF2 GPU guide's eager transcripts on the real GPU, against the goldens
+# (whose own run uses a simulated GPU, their # args: line).
+golden() { diff <(.device/tfrun "graphs/$1.yaml" --log-placement --compat eager 2>&1) <(grep -v '^# ' "graphs/$1.eager_gpu.expected"); }
+export -f golden
+for g in tf2_guide_matmul tf2_guide_cpu_pinned; do step "graphs:$g golden" 30 golden "$g"; done
+step "graphs:tf2_guide_replicate" 30 .device/tfrun graphs/tf2_guide_replicate.yaml --log-placement --compat eager
+# v1 control flow with the GPU present (unrequested nodes go to GPU:0):
+# the same values as with the GPU hidden, and where each node went.
+control_flow() {
+  local g=$1; shift
+  set -- --device-count CPU=3 "$@"   # the goldens' three CPUs
+  .device/tfrun "graphs/tf/$g.pbtxt" "$@" --place-only --log-placement | grep -c "device:GPU:0" || return 1
+  diff <(.device/tfrun "graphs/tf/$g.pbtxt" "$@" 2>&1) <(CUDA_VISIBLE_DEVICES=-1 .device/tfrun "graphs/tf/$g.pbtxt" "$@" 2>&1)
+}
+export -f control_flow
+step "controlflow:while_cond on GPU vs CPU" 30 control_flow while_cond --fetch loop/Exit --fetch loop/Exit_1 --fetch c/Merge
+step "controlflow:accumulate_n_loop on GPU vs CPU" 30 control_flow accumulate_n_loop
+step "train:tower sample, 4 steps at batch 8" 60 \
+  .device/tfrun graphs/tf/tower_sample_1.pb --init init --targets train --fetch loss --steps 4 --batch 8 \
+  --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy
 cat > /tmp/mm8192.yaml <<'G'
 nodes:
   - {name: a, op: Const, device: /gpu:0, shape: [8192, 8192], random: {distribution: uniform, min: -1, max: 1, seed: 1}}
@@ -113,15 +139,31 @@ nodes:
   - {name: c, op: MatMul, device: /gpu:0, inputs: [a, b]}
 fetch: [c]
 G
-.device/tfrun /tmp/mm8192.yaml --benchmark 10 > /dev/null || status=1
-.device/tfrun /tmp/mm8192.yaml --benchmark 10 --tf32 off > /dev/null || status=1
-echo "== training on the GPU: the tower sample at batch 8 (--steps), then the scaling table (batch 256)"
-.device/tfrun graphs/tf/tower_sample_1.pb --init init --targets train --fetch loss --steps 4 --batch 8 \
-  --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy || status=1
-python3 bench/train.py --tfrun .device/tfrun --scaling --real || status=1
-echo "== bench (c): against torch.mm"
-python3 bench/bench.py --tfrun .device/tfrun --gpu-only || status=1
-exit $status
+mm8192() { .device/tfrun /tmp/mm8192.yaml --benchmark 10 "$@" > /dev/null; }   # timings on stderr
+export -f mm8192
+step "bench:8192^3 float32 MatMul, TF32 on" 60 mm8192
+step "bench:8192^3 float32 MatMul, TF32 off" 60 mm8192 --tf32 off
+step "bench:against torch.mm" 120 python3 bench/bench.py --tfrun .device/tfrun --gpu-only
+# 60 steps, 3 rounds: with 10 steps and one round, the difference of two
+# runs was within cuDNN's start-up noise (negative times, 2026-11-28).
+step "scaling:tower table at batch 256" 150 \
+  python3 bench/train.py --tfrun .device/tfrun --scaling --real --steps 60 --warmup 5 --rounds 3
+# Out-of-bounds and misaligned accesses in the elementwise and training kernels.
+step "sanitizer:memcheck cuda_elementwise_test" 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  .device/cuda_elementwise_test --gtest_brief=1
+# The training kernels (and cuDNN's calls) on the training_ops golden's fetches.
+memcheck_training() {
+  local args
+  args=$(head -1 graphs/tf/training_ops.run.expected | sed 's/^# args: //; s/--rtol [^ ]* //; s/--atol [^ ]* //')
+  # shellcheck disable=SC2086
+  compute-sanitizer --tool memcheck --error-exitcode 9 .device/tfrun graphs/tf/training_ops.pbtxt $args --tf32 off > /dev/null
+}
+export -f memcheck_training
+step "sanitizer:memcheck training_ops" 120 memcheck_training
+echo "== summary after $(( $(date +%s) - began ))s: ${#failed[@]} failed, ${#skipped[@]} not run"
+for f in "${failed[@]}"; do echo "FAILED: $f"; done
+for f in "${skipped[@]}"; do echo "NOT RUN: $f"; done
+[ ${#failed[@]} -eq 0 ] && [ ${#skipped[@]} -eq 0 ]
 RUN
 chmod +x .device/run.sh
 du -sh .device
