@@ -43,7 +43,7 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 # Every library source of core/ (random.cc below, with its own flags).
 srcs=($(ls core/{base,tables,printing,graph,devices,placement,passes,runtime}/*.cc | grep -v -e _test.cc -e core/base/random.cc)
       $(ls core/graph_file/*.cc | grep -v _test.cc)
-      core/graph_def/graph_def_export.cc core/graph_def/graph_def_import.cc core/graph_def/tf_graph_file.cc "$dir/gen/core/graph_def/tf_graph.pb.cc"
+      $(ls core/graph_def/*.cc | grep -v -e _test.cc -e graph_file_loader.cc) "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/cpu_eigen.cc kernels/cpu/array_kernels.cc kernels/cpu/nn_kernels.cc
       kernels/cpu/dnnl_loader.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
       tools/fuzz/${target/text/text_proto}_fuzzer.cc)

@@ -1,5 +1,7 @@
 #include "core/graph_def/tf_graph_file.h"
 
+#include "core/graph_def/text_locations.h"
+
 #include <fmt/format.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/stubs/logging.h>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "core/tables/tf_tables.h"
 
@@ -162,17 +165,14 @@ void QuietProtobuf() {
   std::call_once(once, [] { google::protobuf::SetLogHandler(KeepProtobufLine); });
 }
 
-// Parses text or binary bytes into `message`; the text parser's field
-// locations go to `tree`.
-Status ParseMessage(const std::string& bytes, bool text, const std::string& name, Kind kind, Message* message,
-                    TextFormat::ParseInfoTree* tree) {
+// Parses text or binary bytes into `message`.
+Status ParseMessage(const std::string& bytes, bool text, const std::string& name, Kind kind, Message* message) {
   if (text) {
     TextFormat::Parser parser;
     FirstError errors;
     parser.RecordErrorsTo(&errors);
     parser.AllowUnknownField(true);  // fields tfrun does not read
     parser.AllowUnknownExtension(true);
-    parser.WriteLocationsTo(tree);
     parser.SetRecursionLimit(kMaxMessageNesting);
     if (!parser.ParseFromString(bytes, message)) {
       return BadInput(fmt::format("{} (text {})", errors.Text(name), KindName(kind)));
@@ -187,22 +187,75 @@ Status ParseMessage(const std::string& bytes, bool text, const std::string& name
   return Status::Ok();
 }
 
-// Where each NodeDef's name is in a text file (0 where it has none).
-std::vector<SourceLocation> NodeLocations(const TextFormat::ParseInfoTree* graph_tree, const tfproto::GraphDef& graph) {
-  std::vector<SourceLocation> locations(graph.node_size());
-  if (graph_tree == nullptr) return locations;
-  const auto* descriptor = tfproto::GraphDef::descriptor();
-  const auto* node_field = descriptor->FindFieldByName("node");
-  const auto* name_field = tfproto::NodeDef::descriptor()->FindFieldByName("name");
-  for (int i = 0; i < graph.node_size(); ++i) {
-    google::protobuf::TextFormat::ParseLocationRange range = graph_tree->GetLocationRange(node_field, i);
-    const TextFormat::ParseInfoTree* node_tree = graph_tree->GetTreeForNested(node_field, i);
-    if (node_tree != nullptr) {
-      const google::protobuf::TextFormat::ParseLocationRange name = node_tree->GetLocationRange(name_field, -1);
-      if (name.start.line >= 0) range = name;
+// A text GraphDef this large is parsed in pieces, one a core: protobuf's
+// text parser was the larger half of loading the 8-tower sample (712 KB).
+constexpr size_t kPiecewiseTextBytes = 256 << 10;
+
+// A large text GraphDef cut before `node` fields into one piece a core (at
+// most 4), each parsed alone, then joined: the nodes in file order, the
+// other fields merged. Cut only where that is the whole file's parse: no
+// field but `node` more than once (a scalar twice is the parser's error).
+// Any piece's failure parses the whole file again, for the parser's own
+// error and location.
+Status ParseGraphDefText(const std::string& bytes, const std::string& name, tfproto::GraphDef* graph) {
+  const size_t cores = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<size_t> cuts = {0};
+  if (bytes.size() >= kPiecewiseTextBytes && cores > 1) {
+    const std::vector<TextField> fields = TopLevelFields(bytes);
+    std::vector<std::string> others;
+    for (const TextField& f : fields) {
+      if (f.name != "node") others.push_back(f.name);
     }
-    if (range.start.line >= 0) locations[i] = {range.start.line + 1, range.start.column + 1};
+    std::sort(others.begin(), others.end());
+    if (std::adjacent_find(others.begin(), others.end()) == others.end()) {
+      for (const TextField& f : fields) {
+        if (f.name == "node" && f.offset >= cuts.size() * bytes.size() / cores) cuts.push_back(f.offset);
+        if (cuts.size() == cores) break;
+      }
+    }
   }
+  if (cuts.size() == 1) return ParseMessage(bytes, true, name, Kind::kGraphDef, graph);
+  cuts.push_back(bytes.size());
+  std::vector<tfproto::GraphDef> pieces(cuts.size() - 1);
+  std::vector<char> parsed(pieces.size(), 0);
+  auto parse = [&](size_t i) {
+    TextFormat::Parser parser;
+    FirstError errors;  // the whole file's parse reports them
+    parser.RecordErrorsTo(&errors);
+    parser.AllowUnknownField(true);
+    parser.AllowUnknownExtension(true);
+    parser.SetRecursionLimit(kMaxMessageNesting);
+    parsed[i] = parser.ParseFromString(bytes.substr(cuts[i], cuts[i + 1] - cuts[i]), &pieces[i]) ? 1 : 0;
+  };
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < pieces.size(); ++i) helpers.emplace_back(parse, i);
+  parse(0);
+  for (std::thread& t : helpers) t.join();
+  if (std::find(parsed.begin(), parsed.end(), 0) != parsed.end()) {
+    return ParseMessage(bytes, true, name, Kind::kGraphDef, graph);
+  }
+  *graph = std::move(pieces[0]);
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    auto* nodes = pieces[i].mutable_node();
+    graph->mutable_node()->Reserve(graph->node_size() + nodes->size());
+    for (tfproto::NodeDef& node : *nodes) *graph->add_node() = std::move(node);
+    pieces[i].clear_node();
+    graph->MergeFrom(pieces[i]);
+  }
+  return Status::Ok();
+}
+
+// Where each NodeDef's name is in a text file (0 where it has none):
+// `path` leads from the file's message to the GraphDef's nodes.
+std::vector<SourceLocation> NodeLocations(const std::string& bytes, bool text, std::vector<TextPathStep> path,
+                                          const tfproto::GraphDef& graph) {
+  std::vector<SourceLocation> locations(graph.node_size());
+  if (!text) return locations;
+  path.push_back({"node", -1});
+  std::vector<SourceLocation> found = MessageNameLocations(bytes, path);
+  // The scan and the parser agree on text the parser accepted; if they
+  // ever did not, no location beats a wrong one.
+  if (found.size() == locations.size()) locations = std::move(found);
   return locations;
 }
 
@@ -260,25 +313,23 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
   file.text = LooksLikeText(bytes);
   const Kind kind = KindOfName(name, bytes, file.text);
   file.kind = KindName(kind);
-  TextFormat::ParseInfoTree tree;
-  const TextFormat::ParseInfoTree* graph_tree = file.text ? &tree : nullptr;
+  std::vector<TextPathStep> path;  // from the file's message to its GraphDef
   switch (kind) {
     case Kind::kGraphDef:
-      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &file.graph_def, &tree));
+      TFRUN_RETURN_IF_ERROR(file.text ? ParseGraphDefText(bytes, name, &file.graph_def)
+                                      : ParseMessage(bytes, false, name, kind, &file.graph_def));
       break;
     case Kind::kMetaGraphDef: {
       tfproto::MetaGraphDef meta;
-      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &meta, &tree));
-      if (graph_tree != nullptr) {
-        graph_tree = tree.GetTreeForNested(tfproto::MetaGraphDef::descriptor()->FindFieldByName("graph_def"), -1);
-      }
+      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &meta));
+      path = {{"graph_def", -1}};
       TakeCollections(meta, &file);
       file.graph_def = std::move(*meta.mutable_graph_def());
       break;
     }
     case Kind::kSavedModel: {
       tfproto::SavedModel saved;
-      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &saved, &tree));
+      TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &saved));
       int chosen = -1;
       for (int i = 0; i < saved.meta_graphs_size() && chosen < 0; ++i) {
         const auto& tags = saved.meta_graphs(i).meta_info_def().tags();
@@ -291,19 +342,13 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
             "{}: Could not find meta graph def matching supplied tags: {{ {} }}. Available tag-sets: [{}]", name,
             tag, fmt::join(sets, ", ")));
       }
-      if (graph_tree != nullptr) {
-        const auto* metas = tfproto::SavedModel::descriptor()->FindFieldByName("meta_graphs");
-        const TextFormat::ParseInfoTree* meta_tree = tree.GetTreeForNested(metas, chosen);
-        graph_tree = meta_tree == nullptr ? nullptr
-                                          : meta_tree->GetTreeForNested(
-                                                tfproto::MetaGraphDef::descriptor()->FindFieldByName("graph_def"), -1);
-      }
+      path = {{"meta_graphs", chosen}, {"graph_def", -1}};
       TakeCollections(saved.meta_graphs(chosen), &file);
       file.graph_def = std::move(*saved.mutable_meta_graphs(chosen)->mutable_graph_def());
       break;
     }
   }
-  file.node_locations = NodeLocations(graph_tree, file.graph_def);
+  file.node_locations = NodeLocations(bytes, file.text, std::move(path), file.graph_def);
   return file;
 }
 

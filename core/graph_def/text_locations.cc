@@ -1,0 +1,225 @@
+#include "core/graph_def/text_locations.h"
+
+#include <cstddef>
+
+namespace tfrun {
+namespace {
+
+// protobuf's tokenizer advances a tab to the next multiple of 8 columns.
+constexpr int kTabWidth = 8;
+// Deeper than any text the parser accepts (its recursion limit is 100):
+// the scan gives up rather than recurse without bound on other text.
+constexpr int kMaxDepth = 200;
+
+enum class TokenKind { kEnd, kWord, kString, kSymbol };
+
+struct Token {
+  TokenKind kind = TokenKind::kEnd;
+  char symbol = 0;     // kSymbol's character
+  std::string_view word;  // kWord's text
+  size_t offset = 0;      // where it starts in the text
+  int line = 0;        // 0-based, as protobuf's tokenizer counts
+  int column = 0;
+};
+
+// Text format's tokens, with one token of lookahead. Words are runs of
+// letters, digits and `_ . + -` (field names, numbers, enum values);
+// strings are quoted with either quote and backslash escapes; `#` starts a
+// comment to the end of the line.
+class Tokenizer {
+ public:
+  explicit Tokenizer(std::string_view text) : text_(text) { Read(); }
+
+  const Token& Peek() const { return next_; }
+  Token Next() {
+    Token t = next_;
+    Read();
+    return t;
+  }
+  bool PeekSymbol(char c) const { return next_.kind == TokenKind::kSymbol && next_.symbol == c; }
+
+ private:
+  void Step() {  // past text_[at_]
+    const char c = text_[at_++];
+    if (c == '\n') {
+      ++line_;
+      column_ = 0;
+    } else if (c == '\t') {
+      column_ += kTabWidth - column_ % kTabWidth;
+    } else {
+      ++column_;
+    }
+  }
+
+  static bool IsWordChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '+' || c == '-';
+  }
+  static bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+  void Read() {
+    while (at_ < text_.size()) {
+      const char c = text_[at_];
+      if (c == '#') {
+        while (at_ < text_.size() && text_[at_] != '\n') Step();
+      } else if (IsSpace(c)) {
+        Step();
+      } else {
+        break;
+      }
+    }
+    next_ = Token{};
+    next_.line = line_;
+    next_.column = column_;
+    next_.offset = at_;
+    if (at_ >= text_.size()) return;
+    const char c = text_[at_];
+    if (c == '"' || c == '\'') {
+      next_.kind = TokenKind::kString;
+      Step();
+      while (at_ < text_.size() && text_[at_] != c && text_[at_] != '\n') {
+        if (text_[at_] == '\\' && at_ + 1 < text_.size()) Step();
+        Step();
+      }
+      if (at_ < text_.size() && text_[at_] == c) Step();
+    } else if (IsWordChar(c)) {
+      next_.kind = TokenKind::kWord;
+      const size_t start = at_;
+      while (at_ < text_.size() && IsWordChar(text_[at_])) Step();
+      next_.word = text_.substr(start, at_ - start);
+    } else {
+      next_.kind = TokenKind::kSymbol;
+      next_.symbol = c;
+      Step();
+    }
+  }
+
+  std::string_view text_;
+  size_t at_ = 0;
+  int line_ = 0;
+  int column_ = 0;
+  Token next_;
+};
+
+SourceLocation At(const Token& t) { return {t.line + 1, t.column + 1}; }
+
+class Scan {
+ public:
+  Scan(std::string_view text, const std::vector<TextPathStep>& path) : tokens_(text), path_(path) {}
+
+  std::vector<SourceLocation> Run() {
+    if (!path_.empty()) Fields(0, -1, 0);
+    return std::move(found_);
+  }
+
+ private:
+  // The fields of one message, up to its closing `}` or `>` (or the end).
+  // `step`: the path step its fields may match (-1: none); `target`: this
+  // message's entry in found_ (-1: not one the path reaches).
+  void Fields(int step, int target, int depth) {
+    if (depth > kMaxDepth) return;
+    int occurrences = 0;  // of path_[step].field in this message
+    bool named = false;
+    while (true) {
+      const Token field = tokens_.Next();
+      if (field.kind == TokenKind::kEnd) return;
+      if (field.kind == TokenKind::kSymbol) {
+        if (field.symbol == '}' || field.symbol == '>') return;
+        if (field.symbol == ',' || field.symbol == ';') continue;
+        if (field.symbol != '[') return;  // not text format
+        while (tokens_.Peek().kind != TokenKind::kEnd && !tokens_.PeekSymbol(']')) tokens_.Next();
+        tokens_.Next();  // an extension's or Any's [name]: never on the path
+      }
+      const bool is_name = field.kind == TokenKind::kWord && field.word == "name";
+      const bool on_path = field.kind == TokenKind::kWord && step >= 0 && field.word == path_[step].field;
+      if (tokens_.PeekSymbol(':')) tokens_.Next();
+      // Where a message of this field leads: the next step, or a result.
+      auto descend = [&]() {
+        int child_step = -1, child_target = -1;
+        if (on_path && (path_[step].index < 0 || path_[step].index == occurrences)) {
+          if (static_cast<size_t>(step) + 1 == path_.size()) {
+            child_target = static_cast<int>(found_.size());
+            found_.push_back(At(field));
+          } else {
+            child_step = step + 1;
+          }
+        }
+        if (on_path) ++occurrences;
+        Fields(child_step, child_target, depth + 1);
+      };
+      if (tokens_.PeekSymbol('{') || tokens_.PeekSymbol('<')) {
+        tokens_.Next();
+        descend();
+      } else if (tokens_.PeekSymbol('[')) {  // a list: scalars, or messages
+        tokens_.Next();
+        while (tokens_.Peek().kind != TokenKind::kEnd && !tokens_.PeekSymbol(']')) {
+          if (tokens_.PeekSymbol('{') || tokens_.PeekSymbol('<')) {
+            tokens_.Next();
+            descend();
+          } else {
+            tokens_.Next();  // a value, a sign or a comma
+          }
+        }
+        tokens_.Next();
+      } else {
+        if (is_name && target >= 0 && !named) {
+          found_[target] = At(field);
+          named = true;
+        }
+        Scalar();
+      }
+    }
+  }
+
+  // One value: a word (with its sign), or adjacent strings.
+  void Scalar() {
+    Token t = tokens_.Next();
+    if (t.kind == TokenKind::kSymbol && t.symbol == '-') t = tokens_.Next();
+    if (t.kind != TokenKind::kString) return;
+    while (tokens_.Peek().kind == TokenKind::kString) tokens_.Next();
+  }
+
+  Tokenizer tokens_;
+  const std::vector<TextPathStep>& path_;
+  std::vector<SourceLocation> found_;
+};
+
+// Past one field's value, after its name: a message, a list or a scalar.
+void SkipValue(Tokenizer& tokens) {
+  if (tokens.PeekSymbol(':')) tokens.Next();
+  if (!tokens.PeekSymbol('{') && !tokens.PeekSymbol('<') && !tokens.PeekSymbol('[')) {
+    Token t = tokens.Next();
+    if (t.kind == TokenKind::kSymbol && t.symbol == '-') t = tokens.Next();
+    while (t.kind == TokenKind::kString && tokens.Peek().kind == TokenKind::kString) tokens.Next();
+    return;
+  }
+  int depth = 0;  // brackets of every kind: the text is well formed
+  do {
+    const Token t = tokens.Next();
+    if (t.kind == TokenKind::kEnd) return;
+    if (t.kind != TokenKind::kSymbol) continue;
+    if (t.symbol == '{' || t.symbol == '<' || t.symbol == '[') ++depth;
+    if (t.symbol == '}' || t.symbol == '>' || t.symbol == ']') --depth;
+  } while (depth > 0);
+}
+
+}  // namespace
+
+std::vector<TextField> TopLevelFields(std::string_view text) {
+  std::vector<TextField> fields;
+  Tokenizer tokens(text);
+  while (tokens.Peek().kind != TokenKind::kEnd) {
+    const Token t = tokens.Next();
+    if (t.kind == TokenKind::kSymbol && (t.symbol == ',' || t.symbol == ';')) continue;
+    if (t.kind != TokenKind::kWord) return {};  // an extension, or not text format: no split
+    fields.push_back({std::string(t.word), t.offset});
+    SkipValue(tokens);
+  }
+  return fields;
+}
+
+std::vector<SourceLocation> MessageNameLocations(std::string_view text, const std::vector<TextPathStep>& path) {
+  return Scan(text, path).Run();
+}
+
+}  // namespace tfrun
