@@ -461,3 +461,45 @@ TEST(TfGraphFile, ReadsWhatTensorFlowWrote) {
 
 }  // namespace
 }  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+// A text GraphDef large enough to be parsed in pieces: the nodes in file
+// order with their locations, the other fields merged, and a piece's
+// error reported as the whole file's parse reports it.
+TEST(TfGraphFile, ALargeTextGraphParsedInPiecesIsTheWholeFilesParse) {
+  std::string text = "versions { producer: 27 }\n";
+  const int nodes = 6000;  // about 400 KB
+  for (int i = 0; i < nodes; ++i) {
+    text += "node {\n  name: \"n" + std::to_string(i) + "\"\n  op: \"NoOp\"\n  device: \"/cpu:0\"\n" +
+            std::string(40, ' ') + "# padding to make the file large\n}\n";
+  }
+  text += "library {}\n";
+  ASSERT_GE(text.size(), 256u << 10);
+  StatusOr<TfGraphFile> file = ParseTfGraphBytes(text, "large.pbtxt", "");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_EQ(file->graph_def.node_size(), nodes);
+  for (int i = 0; i < nodes; ++i) {
+    ASSERT_EQ(file->graph_def.node(i).name(), "n" + std::to_string(i));
+    ASSERT_EQ(file->node_locations[i].line, 3 + 6 * i);
+    ASSERT_EQ(file->node_locations[i].column, 3);
+  }
+  EXPECT_EQ(file->graph_def.versions().producer(), 27);
+  // An error in the last piece: located in the whole file.
+  std::string broken = text;
+  const size_t at = broken.rfind("op: \"NoOp\"");
+  broken.replace(at, 10, "op: ]");
+  StatusOr<TfGraphFile> bad = ParseTfGraphBytes(broken, "large.pbtxt", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("large.pbtxt:" + std::to_string(6 * nodes - 2) + ":7: ", 0), 0u)
+      << bad.status().message();
+  // A scalar field twice is the parser's error, even where the pieces
+  // would each have had one.
+  StatusOr<TfGraphFile> twice = ParseTfGraphBytes("version: 1\n" + text + "version: 2\n", "twice.pbtxt", "");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("specified multiple times"), std::string::npos) << twice.status().message();
+}
+
+}  // namespace
+}  // namespace tfrun
