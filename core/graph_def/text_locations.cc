@@ -15,17 +15,22 @@ enum class TokenKind { kEnd, kWord, kString, kSymbol };
 
 struct Token {
   TokenKind kind = TokenKind::kEnd;
-  char symbol = 0;     // kSymbol's character
+  char symbol = 0;        // kSymbol's character
   std::string_view word;  // kWord's text
   size_t offset = 0;      // where it starts in the text
-  int line = 0;        // 0-based, as protobuf's tokenizer counts
-  int column = 0;
 };
+
+bool IsWordChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '+' || c == '-';
+}
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 // Text format's tokens, with one token of lookahead. Words are runs of
 // letters, digits and `_ . + -` (field names, numbers, enum values);
 // strings are quoted with either quote and backslash escapes; `#` starts a
-// comment to the end of the line.
+// comment to the end of the line. Offsets only: lines and columns are
+// counted for the few tokens that need them (LineCursor).
 class Tokenizer {
  public:
   explicit Tokenizer(std::string_view text) : text_(text) { Read(); }
@@ -39,73 +44,74 @@ class Tokenizer {
   bool PeekSymbol(char c) const { return next_.kind == TokenKind::kSymbol && next_.symbol == c; }
 
  private:
-  void Step() {  // past text_[at_]
-    const char c = text_[at_++];
-    if (c == '\n') {
-      ++line_;
-      column_ = 0;
-    } else if (c == '\t') {
-      column_ += kTabWidth - column_ % kTabWidth;
-    } else {
-      ++column_;
-    }
-  }
-
-  static bool IsWordChar(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '+' || c == '-';
-  }
-  static bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
   void Read() {
-    while (at_ < text_.size()) {
+    const size_t n = text_.size();
+    while (at_ < n) {
       const char c = text_[at_];
       if (c == '#') {
-        while (at_ < text_.size() && text_[at_] != '\n') Step();
+        while (at_ < n && text_[at_] != '\n') ++at_;
       } else if (IsSpace(c)) {
-        Step();
+        ++at_;
       } else {
         break;
       }
     }
     next_ = Token{};
-    next_.line = line_;
-    next_.column = column_;
     next_.offset = at_;
-    if (at_ >= text_.size()) return;
+    if (at_ >= n) return;
     const char c = text_[at_];
     if (c == '"' || c == '\'') {
       next_.kind = TokenKind::kString;
-      Step();
-      while (at_ < text_.size() && text_[at_] != c && text_[at_] != '\n') {
-        if (text_[at_] == '\\' && at_ + 1 < text_.size()) Step();
-        Step();
-      }
-      if (at_ < text_.size() && text_[at_] == c) Step();
+      ++at_;
+      while (at_ < n && text_[at_] != c && text_[at_] != '\n') at_ += text_[at_] == '\\' && at_ + 1 < n ? 2 : 1;
+      if (at_ < n && text_[at_] == c) ++at_;
     } else if (IsWordChar(c)) {
       next_.kind = TokenKind::kWord;
       const size_t start = at_;
-      while (at_ < text_.size() && IsWordChar(text_[at_])) Step();
+      while (at_ < n && IsWordChar(text_[at_])) ++at_;
       next_.word = text_.substr(start, at_ - start);
     } else {
       next_.kind = TokenKind::kSymbol;
       next_.symbol = c;
-      Step();
+      ++at_;
     }
   }
 
   std::string_view text_;
   size_t at_ = 0;
-  int line_ = 0;
-  int column_ = 0;
   Token next_;
 };
 
-SourceLocation At(const Token& t) { return {t.line + 1, t.column + 1}; }
+// Offsets to 1-based lines and columns as protobuf's tokenizer counts them
+// (a tab to the next multiple of 8 columns), for offsets asked in
+// increasing order: one pass over the text however many are asked.
+class LineCursor {
+ public:
+  explicit LineCursor(std::string_view text) : text_(text) {}
+
+  SourceLocation At(size_t offset) {
+    while (at_ < offset) {
+      const char c = text_[at_++];
+      if (c == '\n') {
+        ++line_;
+        column_ = 0;
+      } else {
+        column_ += c == '\t' ? kTabWidth - column_ % kTabWidth : 1;
+      }
+    }
+    return {line_ + 1, column_ + 1};
+  }
+
+ private:
+  std::string_view text_;
+  size_t at_ = 0;
+  int line_ = 0;
+  int column_ = 0;
+};
 
 class Scan {
  public:
-  Scan(std::string_view text, const std::vector<TextPathStep>& path) : tokens_(text), path_(path) {}
+  Scan(std::string_view text, const std::vector<TextPathStep>& path) : tokens_(text), lines_(text), path_(path) {}
 
   std::vector<SourceLocation> Run() {
     if (!path_.empty()) Fields(0, -1, 0);
@@ -133,13 +139,14 @@ class Scan {
       const bool is_name = field.kind == TokenKind::kWord && field.word == "name";
       const bool on_path = field.kind == TokenKind::kWord && step >= 0 && field.word == path_[step].field;
       if (tokens_.PeekSymbol(':')) tokens_.Next();
-      // Where a message of this field leads: the next step, or a result.
-      auto descend = [&]() {
+      // Where a message of this field leads: the next step, or a result
+      // (located at `at`: the field, or a list element's brace).
+      auto descend = [&](size_t at) {
         int child_step = -1, child_target = -1;
         if (on_path && (path_[step].index < 0 || path_[step].index == occurrences)) {
           if (static_cast<size_t>(step) + 1 == path_.size()) {
             child_target = static_cast<int>(found_.size());
-            found_.push_back(At(field));
+            found_.push_back(lines_.At(at));
           } else {
             child_step = step + 1;
           }
@@ -149,13 +156,12 @@ class Scan {
       };
       if (tokens_.PeekSymbol('{') || tokens_.PeekSymbol('<')) {
         tokens_.Next();
-        descend();
+        descend(field.offset);
       } else if (tokens_.PeekSymbol('[')) {  // a list: scalars, or messages
         tokens_.Next();
         while (tokens_.Peek().kind != TokenKind::kEnd && !tokens_.PeekSymbol(']')) {
           if (tokens_.PeekSymbol('{') || tokens_.PeekSymbol('<')) {
-            tokens_.Next();
-            descend();
+            descend(tokens_.Next().offset);
           } else {
             tokens_.Next();  // a value, a sign or a comma
           }
@@ -163,7 +169,7 @@ class Scan {
         tokens_.Next();
       } else {
         if (is_name && target >= 0 && !named) {
-          found_[target] = At(field);
+          found_[target] = lines_.At(field.offset);
           named = true;
         }
         Scalar();
@@ -180,6 +186,7 @@ class Scan {
   }
 
   Tokenizer tokens_;
+  LineCursor lines_;
   const std::vector<TextPathStep>& path_;
   std::vector<SourceLocation> found_;
 };

@@ -23,8 +23,9 @@ struct TextPathStep {
 };
 
 // For each message the path reaches, in file order: where its `name`
-// field is, else where the message's own field is (1-based line and
-// column, as the parser's tree gives them). For text the protobuf parser
+// field is, else where the message's own field is, or its brace in a list
+// (`node: [{...}, {...}]`) (1-based line and column, as the parser's tree
+// gives them). For text the protobuf parser
 // accepted; on text it would not, the result is whatever the scan found
 // and must not be relied on.
 std::vector<SourceLocation> MessageNameLocations(std::string_view text, const std::vector<TextPathStep>& path);

@@ -142,15 +142,16 @@ TEST(TextLocationsTest, NodesOfTheChosenMetaGraphOfASavedModel) {
   ExpectSame(TreeLocations(meta_text, &meta, meta_path), MessageNameLocations(meta_text, meta_path), "meta graph");
 }
 
-// A list of node messages: each element is a node. (protobuf's own tree
-// records the list's first element alone, so its later indices shift: the
-// scan is checked against locations counted by hand.)
+// A list of node messages: each element is a node, located at its name, else
+// at its brace. (protobuf's own tree records the list's first element
+// alone, so its later indices shift: the scan is checked against
+// locations counted by hand.)
 TEST(TextLocationsTest, EachMessageOfAListIsOne) {
   const std::string text = "node: [{ name: \"a\" }, { op: \"NoOp\" }]\nnode { name: \"b\" }\n";
   tfproto::GraphDef graph;
   ASSERT_TRUE(TextFormat::ParseFromString(text, &graph));
   ASSERT_EQ(graph.node_size(), 3);
-  ExpectSame({{1, 10}, {1, 1}, {2, 8}}, MessageNameLocations(text, {{"node", -1}}), "list of nodes");
+  ExpectSame({{1, 10}, {1, 23}, {2, 8}}, MessageNameLocations(text, {{"node", -1}}), "list of nodes");
 }
 
 // Text the parser refuses gives some answer, never a crash or a hang.
