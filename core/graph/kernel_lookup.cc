@@ -19,8 +19,39 @@ std::string KeyOf(const Graph& graph, const Node& node, std::string_view device_
   key += '\0';
   key += node.op;
   key += '\0';
-  // A GraphDef's node: its attrs are the whole answer.
-  if (const ImportedNodeDef* def = graph.ImportedOf(node)) return key + '\1' + SummarizeAttrs(def->attrs);
+  // A GraphDef's node: the attrs its op's kernel constraints name, and
+  // the `_kernel` label, are the whole answer (not the others: a Const's
+  // value would make the key as large as the tensor).
+  if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
+    key += '\1';
+    auto add = [&](std::string_view name) {
+      key += name;
+      key += '=';
+      auto it = def->attrs.find(name);
+      if (it == def->attrs.end()) {
+        key += '\2';  // missing
+      } else {
+        key += it->second.type;
+        for (const std::string& item : it->second.items) {
+          key += '\3';
+          key += item;
+        }
+      }
+      key += '\0';
+    };
+    add("_kernel");
+    if (const TfOpDef* op = FindTfOp(node.op)) {
+      std::vector<std::string_view> named;
+      for (const TfKernelDef& k : op->kernels) {
+        for (const TfKernelConstraint& c : k.constraints) {
+          if (std::find(named.begin(), named.end(), c.name) == named.end()) named.push_back(c.name);
+        }
+      }
+      std::sort(named.begin(), named.end());
+      for (std::string_view name : named) add(name);
+    }
+    return key;
+  }
   key += static_cast<char>(node.dtype);
   key += std::to_string(node.num_outputs);  // Split's num_split: any count
   key += '\0';
