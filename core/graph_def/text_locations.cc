@@ -20,11 +20,22 @@ struct Token {
   size_t offset = 0;      // where it starts in the text
 };
 
-bool IsWordChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '+' || c == '-';
-}
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+// Character classes by table: the scan reads every byte of files of
+// hundreds of kilobytes.
+enum CharClass : unsigned char { kOther = 0, kSpace = 1, kWordChar = 2 };
+struct CharClasses {
+  unsigned char of[256] = {};
+  constexpr CharClasses() {
+    for (char c : {' ', '\n', '\t', '\r', '\v', '\f'}) of[static_cast<unsigned char>(c)] = kSpace;
+    for (int c = 'a'; c <= 'z'; ++c) of[c] = kWordChar;
+    for (int c = 'A'; c <= 'Z'; ++c) of[c] = kWordChar;
+    for (int c = '0'; c <= '9'; ++c) of[c] = kWordChar;
+    for (char c : {'_', '.', '+', '-'}) of[static_cast<unsigned char>(c)] = kWordChar;
+  }
+};
+constexpr CharClasses kClasses;
+bool IsWordChar(char c) { return kClasses.of[static_cast<unsigned char>(c)] == kWordChar; }
+bool IsSpace(char c) { return kClasses.of[static_cast<unsigned char>(c)] == kSpace; }
 
 // Text format's tokens, with one token of lookahead. Words are runs of
 // letters, digits and `_ . + -` (field names, numbers, enum values);
@@ -111,10 +122,11 @@ class LineCursor {
 
 class Scan {
  public:
-  Scan(std::string_view text, const std::vector<TextPathStep>& path) : tokens_(text), lines_(text), path_(path) {}
+  Scan(std::string_view text, const std::vector<TextPathStep>& path, std::vector<TextField>* top_level)
+      : tokens_(text), lines_(text), path_(path), top_level_(top_level) {}
 
   std::vector<SourceLocation> Run() {
-    if (!path_.empty()) Fields(0, -1, 0);
+    Fields(path_.empty() ? -1 : 0, -1, 0);
     return std::move(found_);
   }
 
@@ -129,6 +141,14 @@ class Scan {
     while (true) {
       const Token field = tokens_.Next();
       if (field.kind == TokenKind::kEnd) return;
+      if (depth == 0 && top_level_ != nullptr && !top_level_bad_) {
+        if (field.kind == TokenKind::kWord) {
+          top_level_->push_back({std::string(field.word), field.offset});
+        } else if (field.kind != TokenKind::kSymbol || (field.symbol != ',' && field.symbol != ';')) {
+          top_level_->clear();  // an extension, or not text format: no field list
+          top_level_bad_ = true;
+        }
+      }
       if (field.kind == TokenKind::kSymbol) {
         if (field.symbol == '}' || field.symbol == '>') return;
         if (field.symbol == ',' || field.symbol == ';') continue;
@@ -188,45 +208,17 @@ class Scan {
   Tokenizer tokens_;
   LineCursor lines_;
   const std::vector<TextPathStep>& path_;
+  std::vector<TextField>* top_level_;
+  bool top_level_bad_ = false;
   std::vector<SourceLocation> found_;
 };
 
-// Past one field's value, after its name: a message, a list or a scalar.
-void SkipValue(Tokenizer& tokens) {
-  if (tokens.PeekSymbol(':')) tokens.Next();
-  if (!tokens.PeekSymbol('{') && !tokens.PeekSymbol('<') && !tokens.PeekSymbol('[')) {
-    Token t = tokens.Next();
-    if (t.kind == TokenKind::kSymbol && t.symbol == '-') t = tokens.Next();
-    while (t.kind == TokenKind::kString && tokens.Peek().kind == TokenKind::kString) tokens.Next();
-    return;
-  }
-  int depth = 0;  // brackets of every kind: the text is well formed
-  do {
-    const Token t = tokens.Next();
-    if (t.kind == TokenKind::kEnd) return;
-    if (t.kind != TokenKind::kSymbol) continue;
-    if (t.symbol == '{' || t.symbol == '<' || t.symbol == '[') ++depth;
-    if (t.symbol == '}' || t.symbol == '>' || t.symbol == ']') --depth;
-  } while (depth > 0);
-}
-
 }  // namespace
 
-std::vector<TextField> TopLevelFields(std::string_view text) {
-  std::vector<TextField> fields;
-  Tokenizer tokens(text);
-  while (tokens.Peek().kind != TokenKind::kEnd) {
-    const Token t = tokens.Next();
-    if (t.kind == TokenKind::kSymbol && (t.symbol == ',' || t.symbol == ';')) continue;
-    if (t.kind != TokenKind::kWord) return {};  // an extension, or not text format: no split
-    fields.push_back({std::string(t.word), t.offset});
-    SkipValue(tokens);
-  }
-  return fields;
-}
-
-std::vector<SourceLocation> MessageNameLocations(std::string_view text, const std::vector<TextPathStep>& path) {
-  return Scan(text, path).Run();
+std::vector<SourceLocation> MessageNameLocations(std::string_view text, const std::vector<TextPathStep>& path,
+                                                 std::vector<TextField>* top_level) {
+  if (top_level != nullptr) top_level->clear();
+  return Scan(text, path, top_level).Run();
 }
 
 }  // namespace tfrun

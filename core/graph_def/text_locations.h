@@ -22,22 +22,23 @@ struct TextPathStep {
   int index = -1;
 };
 
-// For each message the path reaches, in file order: where its `name`
-// field is, else where the message's own field is, or its brace in a list
-// (`node: [{...}, {...}]`) (1-based line and column, as the parser's tree
-// gives them). For text the protobuf parser
-// accepted; on text it would not, the result is whatever the scan found
-// and must not be relied on.
-std::vector<SourceLocation> MessageNameLocations(std::string_view text, const std::vector<TextPathStep>& path);
-
 // The top message's fields in file order, each with where it starts (its
 // name's first byte), for cutting a text file into pieces that parse
-// alone. Empty where the scan meets anything else (an extension's
-// [name]), so that the caller does not cut.
+// alone.
 struct TextField {
   std::string name;
   size_t offset = 0;
 };
-std::vector<TextField> TopLevelFields(std::string_view text);
+
+// For each message the path reaches, in file order: where its `name`
+// field is, else where the message's own field is, or its brace in a list
+// (`node: [{...}, {...}]`) (1-based line and column, as the parser's tree
+// gives them). With `top_level`, also the top message's fields, or none
+// where the scan meets anything else there (an extension's [name]), so
+// that the caller does not cut. For text the protobuf parser accepted; on
+// text it would not, the results are whatever the scan found and must not
+// be relied on.
+std::vector<SourceLocation> MessageNameLocations(std::string_view text, const std::vector<TextPathStep>& path,
+                                                 std::vector<TextField>* top_level = nullptr);
 
 }  // namespace tfrun

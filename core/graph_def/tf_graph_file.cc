@@ -197,11 +197,12 @@ constexpr size_t kPiecewiseTextBytes = 256 << 10;
 // field but `node` more than once (a scalar twice is the parser's error).
 // Any piece's failure parses the whole file again, for the parser's own
 // error and location.
-Status ParseGraphDefText(const std::string& bytes, const std::string& name, tfproto::GraphDef* graph) {
+// `fields`: the file's top-level fields (MessageNameLocations).
+Status ParseGraphDefText(const std::string& bytes, const std::string& name, const std::vector<TextField>& fields,
+                         tfproto::GraphDef* graph) {
   const size_t cores = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<size_t> cuts = {0};
   if (bytes.size() >= kPiecewiseTextBytes && cores > 1) {
-    const std::vector<TextField> fields = TopLevelFields(bytes);
     std::vector<std::string> others;
     for (const TextField& f : fields) {
       if (f.name != "node") others.push_back(f.name);
@@ -247,16 +248,10 @@ Status ParseGraphDefText(const std::string& bytes, const std::string& name, tfpr
 
 // Where each NodeDef's name is in a text file (0 where it has none):
 // `path` leads from the file's message to the GraphDef's nodes.
-std::vector<SourceLocation> NodeLocations(const std::string& bytes, bool text, std::vector<TextPathStep> path,
-                                          const tfproto::GraphDef& graph) {
-  std::vector<SourceLocation> locations(graph.node_size());
-  if (!text) return locations;
+std::vector<SourceLocation> NodeLocations(const std::string& bytes, std::vector<TextPathStep> path,
+                                          std::vector<TextField>* top_level = nullptr) {
   path.push_back({"node", -1});
-  std::vector<SourceLocation> found = MessageNameLocations(bytes, path);
-  // The scan and the parser agree on text the parser accepted; if they
-  // ever did not, no location beats a wrong one.
-  if (found.size() == locations.size()) locations = std::move(found);
-  return locations;
+  return MessageNameLocations(bytes, path, top_level);
 }
 
 void TakeCollections(const tfproto::MetaGraphDef& meta, TfGraphFile* file) {
@@ -316,8 +311,14 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
   std::vector<TextPathStep> path;  // from the file's message to its GraphDef
   switch (kind) {
     case Kind::kGraphDef:
-      TFRUN_RETURN_IF_ERROR(file.text ? ParseGraphDefText(bytes, name, &file.graph_def)
-                                      : ParseMessage(bytes, false, name, kind, &file.graph_def));
+      if (file.text) {
+        // One scan finds the nodes' locations and where the file may be cut.
+        std::vector<TextField> fields;
+        file.node_locations = NodeLocations(bytes, {}, &fields);
+        TFRUN_RETURN_IF_ERROR(ParseGraphDefText(bytes, name, fields, &file.graph_def));
+      } else {
+        TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, false, name, kind, &file.graph_def));
+      }
       break;
     case Kind::kMetaGraphDef: {
       tfproto::MetaGraphDef meta;
@@ -348,7 +349,12 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
       break;
     }
   }
-  file.node_locations = NodeLocations(bytes, file.text, std::move(path), file.graph_def);
+  if (file.text && kind != Kind::kGraphDef) file.node_locations = NodeLocations(bytes, std::move(path));
+  // The scan and the parser agree on text the parser accepted; if they
+  // ever did not, no location beats a wrong one.
+  if (file.node_locations.size() != static_cast<size_t>(file.graph_def.node_size())) {
+    file.node_locations.assign(file.graph_def.node_size(), SourceLocation{});
+  }
   return file;
 }
 
