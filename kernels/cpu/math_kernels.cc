@@ -132,9 +132,15 @@ Status BinaryKernel(KernelContext& c) {
                                 ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
     }
   }
-  const std::optional<BroadcastPlan> plan = PlanBroadcast({&x.shape(), &y.shape()});
-  if (!plan) {
-    return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+  // Operands of one shape (scalars in a loop, the gradients) need no
+  // broadcast plan, whose vectors cost more than a scalar's arithmetic.
+  const bool same_shape = x.shape() == y.shape();
+  std::optional<BroadcastPlan> plan;
+  if (!same_shape) {
+    plan = PlanBroadcast({&x.shape(), &y.shape()});
+    if (!plan) {
+      return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+    }
   }
   if constexpr (Op == Binary::kFloorMod || Op == Binary::kFloorDiv) {
     if (x.dtype() == DType::kInt32 || x.dtype() == DType::kInt64) {
@@ -143,7 +149,7 @@ Status BinaryKernel(KernelContext& c) {
       }
     }
   }
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(same_shape ? x.shape() : plan->output));
   return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (kFloatOnly<Op> && !kIsFloat<T>) {
@@ -153,7 +159,7 @@ Status BinaryKernel(KernelContext& c) {
       const T* py = y.data<T>();
       T* out = c.output.data<T>();
       const int64_t n = c.output.num_elements();
-      if (x.shape() == y.shape()) {  // the gradients' case: on the pool when large
+      if (same_shape) {  // the gradients' case: on the pool when large
         if constexpr (Op == Binary::kReluGrad) {
           // relu_op_functor.h's own expression, which Eigen vectorizes.
           Assign(FlatOf<T>(c.output), ConstFlatOf<T>(x) * (ConstFlatOf<T>(y) > T(0)).template cast<T>(), n);
@@ -188,11 +194,15 @@ template <Compare Op>
 Status CompareKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
   const Tensor& y = c.inputs[1];
-  const std::optional<BroadcastPlan> plan = PlanBroadcast({&x.shape(), &y.shape()});
-  if (!plan) {
-    return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+  const bool same_shape = x.shape() == y.shape();  // no plan needed (a loop's condition)
+  std::optional<BroadcastPlan> plan;
+  if (!same_shape) {
+    plan = PlanBroadcast({&x.shape(), &y.shape()});
+    if (!plan) {
+      return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
+    }
   }
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(same_shape ? x.shape() : plan->output));
   return ForDType<IsAnyType>(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, uint8_t>) {
@@ -201,6 +211,11 @@ Status CompareKernel(KernelContext& c) {
       const T* px = x.data<T>();
       const T* py = y.data<T>();
       bool* out = c.output.data<bool>();
+      if (same_shape) {
+        const int64_t n = c.output.num_elements();
+        for (int64_t i = 0; i < n; ++i) out[i] = ApplyCompare<Op, T>(px[i], py[i]);
+        return Status::Ok();
+      }
       ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) {
         out[i] = ApplyCompare<Op, T>(px[o[0]], py[o[1]]);
       });
