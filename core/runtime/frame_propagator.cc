@@ -283,22 +283,27 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
 
   // A new iteration of `frame` (IncrementIteration), with the held-back
   // NextIterations' values and the loop invariants.
+  // Scratch reused by every iteration (a loop's iterations would each
+  // allocate them): increment_iteration never runs inside itself.
+  std::vector<std::pair<int, Entry>> held_roots;
+  std::vector<Entry> one(1);
   const auto increment_iteration = [&](Frame* frame) {
     const int64_t next = ++frame->iteration_count;
     std::unique_ptr<IterationState>& state = frame->iterations[next];
     state = new_iteration(*frame->info);
     ++frame->num_outstanding_iterations;
     frame->dead_exits.clear();
-    std::vector<std::pair<int, Entry>> roots;
-    roots.swap(frame->next_iter_roots);
-    for (auto& [id, entry] : roots) {
-      std::vector<Entry> one{std::move(entry)};
+    held_roots.clear();
+    held_roots.swap(frame->next_iter_roots);  // the frame keeps the cleared vector's room
+    for (auto& [id, entry] : held_roots) {
+      one.assign(1, std::move(entry));
       activate(id, !one[0].live, frame, next, state.get(), one, true);
     }
     for (const auto& [id, entry] : frame->inv_values) {
-      std::vector<Entry> one{entry};
+      one.assign(1, entry);
       activate(id, !entry.live, frame, next, state.get(), one, true);
     }
+    held_roots.clear();
     return next;
   };
   const auto iteration_done = [&](Frame* frame, int64_t iter) {
