@@ -450,7 +450,13 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     const int64_t iter = tagged.iter;
     IterationState& state = *tagged.state;
     Entry* in = state.inputs.data() + input_base[tagged.id];
-    outputs.assign(node.num_outputs, Entry());
+    // Cleared in place: most were moved out already, and assigning a
+    // fresh Entry to each copied its empty shape and handle every node.
+    outputs.resize(node.num_outputs);
+    for (Entry& e : outputs) {
+      if (e.value.is_valid()) e.value = Tensor();
+      e.live = false;
+    }
     if (!tagged.dead && fast && Forward(node, in, &outputs)) {
       // Moved by the propagator (not timed: `fast` means no times are kept).
     } else if (!tagged.dead) {
