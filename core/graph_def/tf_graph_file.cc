@@ -165,16 +165,22 @@ void QuietProtobuf() {
   std::call_once(once, [] { google::protobuf::SetLogHandler(KeepProtobufLine); });
 }
 
+// protobuf's text parser as tfrun runs it: fields and extensions tfrun
+// does not read skipped, nesting bounded, the first error in `errors`.
+bool ParseText(const std::string& text, Message* message, FirstError* errors) {
+  TextFormat::Parser parser;
+  parser.RecordErrorsTo(errors);
+  parser.AllowUnknownField(true);
+  parser.AllowUnknownExtension(true);
+  parser.SetRecursionLimit(kMaxMessageNesting);
+  return parser.ParseFromString(text, message);
+}
+
 // Parses text or binary bytes into `message`.
 Status ParseMessage(const std::string& bytes, bool text, const std::string& name, Kind kind, Message* message) {
   if (text) {
-    TextFormat::Parser parser;
     FirstError errors;
-    parser.RecordErrorsTo(&errors);
-    parser.AllowUnknownField(true);  // fields tfrun does not read
-    parser.AllowUnknownExtension(true);
-    parser.SetRecursionLimit(kMaxMessageNesting);
-    if (!parser.ParseFromString(bytes, message)) {
+    if (!ParseText(bytes, message, &errors)) {
       return BadInput(fmt::format("{} (text {})", errors.Text(name), KindName(kind)));
     }
     return Status::Ok();
@@ -197,12 +203,13 @@ constexpr size_t kPiecewiseTextBytes = 256 << 10;
 // field but `node` more than once (a scalar twice is the parser's error).
 // Any piece's failure parses the whole file again, for the parser's own
 // error and location.
-// `fields`: the file's top-level fields (MessageNameLocations).
+// `fields`: the file's top-level fields (MessageNameLocations), none for a
+// file too small to cut.
 Status ParseGraphDefText(const std::string& bytes, const std::string& name, const std::vector<TextField>& fields,
                          tfproto::GraphDef* graph) {
   const size_t cores = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<size_t> cuts = {0};
-  if (bytes.size() >= kPiecewiseTextBytes && cores > 1) {
+  if (!fields.empty() && cores > 1) {
     std::vector<std::string> others;
     for (const TextField& f : fields) {
       if (f.name != "node") others.push_back(f.name);
@@ -220,13 +227,8 @@ Status ParseGraphDefText(const std::string& bytes, const std::string& name, cons
   std::vector<tfproto::GraphDef> pieces(cuts.size() - 1);
   std::vector<char> parsed(pieces.size(), 0);
   auto parse = [&](size_t i) {
-    TextFormat::Parser parser;
     FirstError errors;  // the whole file's parse reports them
-    parser.RecordErrorsTo(&errors);
-    parser.AllowUnknownField(true);
-    parser.AllowUnknownExtension(true);
-    parser.SetRecursionLimit(kMaxMessageNesting);
-    parsed[i] = parser.ParseFromString(bytes.substr(cuts[i], cuts[i + 1] - cuts[i]), &pieces[i]) ? 1 : 0;
+    parsed[i] = ParseText(bytes.substr(cuts[i], cuts[i + 1] - cuts[i]), &pieces[i], &errors) ? 1 : 0;
   };
   std::vector<std::thread> helpers;
   for (size_t i = 1; i < pieces.size(); ++i) helpers.emplace_back(parse, i);
@@ -312,9 +314,11 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
   switch (kind) {
     case Kind::kGraphDef:
       if (file.text) {
-        // One scan finds the nodes' locations and where the file may be cut.
+        // One scan finds the nodes' locations and, in a file large enough
+        // to parse in pieces, where it may be cut.
         std::vector<TextField> fields;
-        file.node_locations = NodeLocations(bytes, {}, &fields);
+        file.node_locations =
+            NodeLocations(bytes, {}, bytes.size() >= kPiecewiseTextBytes ? &fields : nullptr);
         TFRUN_RETURN_IF_ERROR(ParseGraphDefText(bytes, name, fields, &file.graph_def));
       } else {
         TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, false, name, kind, &file.graph_def));
