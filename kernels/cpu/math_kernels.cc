@@ -122,6 +122,18 @@ constexpr bool kFloatOnly = Op == Binary::kRealDiv || Op == Binary::kPow || Op >
 template <Binary Op>
 constexpr bool kSameShape = Op >= Binary::kReluGrad;
 
+// Two operands' broadcast, NumPy's way; none where they have one shape,
+// whose element-by-element loop needs no plan (a plan's vectors cost more
+// than a scalar's arithmetic: a while loop's Less and Add).
+StatusOr<std::optional<BroadcastPlan>> PlanUnlessSameShape(KernelContext& c) {
+  const Shape& x = c.inputs[0].shape();
+  const Shape& y = c.inputs[1].shape();
+  if (x == y) return std::optional<BroadcastPlan>();
+  std::optional<BroadcastPlan> plan = PlanBroadcast({&x, &y});
+  if (!plan) return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x), ShapeDebugString(y)));
+  return plan;
+}
+
 template <Binary Op>
 Status BinaryKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
@@ -132,16 +144,8 @@ Status BinaryKernel(KernelContext& c) {
                                 ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
     }
   }
-  // Operands of one shape (scalars in a loop, the gradients) need no
-  // broadcast plan, whose vectors cost more than a scalar's arithmetic.
-  const bool same_shape = x.shape() == y.shape();
-  std::optional<BroadcastPlan> plan;
-  if (!same_shape) {
-    plan = PlanBroadcast({&x.shape(), &y.shape()});
-    if (!plan) {
-      return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
-    }
-  }
+  TFRUN_ASSIGN_OR_RETURN(const std::optional<BroadcastPlan> plan, PlanUnlessSameShape(c));
+  const bool same_shape = !plan.has_value();
   if constexpr (Op == Binary::kFloorMod || Op == Binary::kFloorDiv) {
     if (x.dtype() == DType::kInt32 || x.dtype() == DType::kInt64) {
       for (int64_t i = 0; i < y.num_elements(); ++i) {
@@ -194,14 +198,8 @@ template <Compare Op>
 Status CompareKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
   const Tensor& y = c.inputs[1];
-  const bool same_shape = x.shape() == y.shape();  // no plan needed (a loop's condition)
-  std::optional<BroadcastPlan> plan;
-  if (!same_shape) {
-    plan = PlanBroadcast({&x.shape(), &y.shape()});
-    if (!plan) {
-      return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
-    }
-  }
+  TFRUN_ASSIGN_OR_RETURN(const std::optional<BroadcastPlan> plan, PlanUnlessSameShape(c));
+  const bool same_shape = !plan.has_value();
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(same_shape ? x.shape() : plan->output));
   return ForDType<IsAnyType>(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
