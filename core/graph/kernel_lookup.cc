@@ -11,6 +11,36 @@
 namespace tfrun {
 namespace {
 
+struct Memo {
+  std::mutex mutex;
+  std::unordered_map<std::string, const TfKernelDef*> kernels;
+  // Per op, the attrs any of its kernels' constraints name, sorted.
+  std::unordered_map<const TfOpDef*, std::vector<std::string_view>> constrained;
+};
+
+Memo& TheMemo() {
+  static Memo* memo = new Memo();  // never destroyed: used until exit
+  return *memo;
+}
+
+// The attrs `op`'s kernel constraints name, computed once per op (Const
+// has 80 kernels).
+const std::vector<std::string_view>& ConstrainedAttrs(const TfOpDef& op) {
+  Memo& memo = TheMemo();
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  auto [it, added] = memo.constrained.try_emplace(&op);
+  if (added) {
+    std::vector<std::string_view>& named = it->second;
+    for (const TfKernelDef& k : op.kernels) {
+      for (const TfKernelConstraint& c : k.constraints) {
+        if (std::find(named.begin(), named.end(), c.name) == named.end()) named.push_back(c.name);
+      }
+    }
+    std::sort(named.begin(), named.end());
+  }
+  return it->second;  // unordered_map values stay put as others are added
+}
+
 // Everything NodeDefAttrs reads that a kernel constraint can depend on:
 // the op, the dtypes of the node and its inputs, its input and output
 // counts and its flags (shapes are never constrained).
@@ -41,14 +71,7 @@ std::string KeyOf(const Graph& graph, const Node& node, std::string_view device_
     };
     add("_kernel");
     if (const TfOpDef* op = FindTfOp(node.op)) {
-      std::vector<std::string_view> named;
-      for (const TfKernelDef& k : op->kernels) {
-        for (const TfKernelConstraint& c : k.constraints) {
-          if (std::find(named.begin(), named.end(), c.name) == named.end()) named.push_back(c.name);
-        }
-      }
-      std::sort(named.begin(), named.end());
-      for (std::string_view name : named) add(name);
+      for (std::string_view name : ConstrainedAttrs(*op)) add(name);
     }
     return key;
   }
@@ -59,16 +82,6 @@ std::string KeyOf(const Graph& graph, const Node& node, std::string_view device_
   key += static_cast<char>(node.transpose_b);
   for (int input : node.inputs) key += static_cast<char>(graph.nodes[input].dtype);
   return key;
-}
-
-struct Memo {
-  std::mutex mutex;
-  std::unordered_map<std::string, const TfKernelDef*> kernels;
-};
-
-Memo& TheMemo() {
-  static Memo* memo = new Memo();  // never destroyed: used until exit
-  return *memo;
 }
 
 const TfKernelDef* Lookup(const TfOpDef& op, const NodeAttrs& attrs, std::string_view device_type) {
