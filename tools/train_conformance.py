@@ -19,16 +19,23 @@ TensorFlow runs `sess.run(init)` then `sess.run([loss, train], feed)` ten
 times; tfrun runs `--init init --targets train --fetch loss --steps 10`.
 A step matches when |tfrun - tf| <= rtol * |tf| + atol (NaN matches NaN,
 an infinity the same infinity): rtol 1e-5, atol 1e-6 for steps 1-3, and
-rtol 1e-3 from step 4 on. Why the two: tfrun's tanh, sigmoid, log and
-exp differ from TensorFlow's Eigen in the last bit of some elements, its
-reductions sum in another order and its convolutions run on another
+rtol 3e-3 from step 4 on. Why the two: tfrun's Tanh, Sigmoid, Exp and Log
+are TensorFlow's to the bit, but its MatMul sums in one order where
+TensorFlow's oneDNN picks one by the machine (docs/differences.md), the
+exp and log inside its softmax and cross entropy are Debian's Eigen's,
+its reductions sum in another order and its convolutions run on another
 oneDNN (docs/graph-format.md, "Training"); a step's loss then differs by
-about 1e-7. The adaptive optimizers (Adam, Adagrad, RMSProp) divide each
-gradient component by the root of its accumulated squares, so a component
-near zero moves its variable by up to the learning rate whatever its
-size, and such a difference grows over the steps of a chaotic trajectory
-(losses that jump by 2x from step to step, or overflow to inf): measured,
-at most 5e-6 by step 3 and 8.3e-4 by step 10 over 173 programs.
+about 1e-7. Ops on XLA_CPU run tfrun's CPU kernels where TensorFlow
+compiles them with XLA (its own tanh, exp, log). Each step's update
+carries these differences on: Adagrad, Adam and RMSProp divide each
+gradient component by the root of its accumulated squares, a saturated
+tanh turns a last-bit difference of its output into a large one of its
+gradient (1 - y^2), and a chaotic trajectory (losses that jump by 2x from
+step to step, or overflow to inf) grows them. Measured on a 2-core AMD
+EPYC (family 23, AVX2): at most 5.7e-6 by step 3 and 1.1e-3 by step 10
+over 214 programs (seed 30); the late tolerance keeps a margin of about
+one step's growth over that, and a wrong update rule or kernel misses it
+by orders of magnitude.
 
   tools/train_conformance.py --count 210 --seed 30 --python PY --tfrun BIN [--out DIR]
 
@@ -159,7 +166,7 @@ def main():
     ap.add_argument("--python", default=sys.executable, help="a Python with TensorFlow 2.21")
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--atol", type=float, default=1e-6)
-    ap.add_argument("--late-rtol", type=float, default=1e-3, help=f"rtol from step {LATE_STEP} on")
+    ap.add_argument("--late-rtol", type=float, default=3e-3, help=f"rtol from step {LATE_STEP} on")
     ap.add_argument("--out", default=None, help="where differences.txt goes")
     ap.add_argument("--no-towers", action="store_true")
     a = ap.parse_args()

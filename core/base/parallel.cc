@@ -1,10 +1,9 @@
 #include "core/base/parallel.h"
 
-#define EIGEN_USE_THREADS
-#include <unsupported/Eigen/CXX11/ThreadPool>
-
 #include <algorithm>
 #include <thread>
+
+#include "core/base/kernel_threads.h"
 
 namespace tfrun {
 namespace {
@@ -13,8 +12,8 @@ int Cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurr
 
 // The caller takes a chunk itself, so the helpers are one fewer than the
 // cores: an idle extra helper would spin on a core the others need.
-Eigen::ThreadPool& Helpers() {
-  static auto* pool = new Eigen::ThreadPool(std::max(1, Cores() - 1));
+KernelThreadPool& Helpers() {
+  static auto* pool = new KernelThreadPool(std::max(1, Cores() - 1));
   return *pool;
 }
 

@@ -10,6 +10,7 @@
 #include <queue>
 #include <set>
 
+#include "core/base/denormals.h"
 #include "core/base/device_types.h"
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/node_def_summary.h"
@@ -174,7 +175,11 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   context.random_generators = &random_generators_;
   if (stacks_ == nullptr) stacks_ = std::make_unique<StackStore>();
   context.stacks = stacks_.get();
-  Status s = plan.kernel(context);
+  Status s;
+  {
+    ScopedFlushDenormal flush;  // as TensorFlow's executor runs every kernel
+    s = plan.kernel(context);
+  }
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {
     return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}{}", graph_.Where(node.location), node.name,

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/kernel_threads.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace tfrun {
@@ -55,7 +56,7 @@ Status StartCpuThreads(int threads) {
 namespace cpu {
 
 const Eigen::ThreadPoolDevice& PoolDevice() {
-  static auto* pool = new Eigen::ThreadPool(Threads());
+  static auto* pool = new KernelThreadPool(Threads());
   static auto* device = new Eigen::ThreadPoolDevice(pool, pool->NumThreads());
   return *device;
 }

@@ -1,8 +1,8 @@
 // Elementwise math, comparisons, reductions and the softmax family on the
 // CPU, as Eigen expressions where TensorFlow's CPU kernels are Eigen
 // expressions (cwise_ops.h, reduction_ops.h, xent_op.h), so their
-// arithmetic is Eigen's: Sigmoid and Tanh use Eigen's own approximations,
-// sums its tree reductions.
+// arithmetic is Eigen's: float32 Tanh, Sigmoid, Exp and Log TensorFlow's
+// Eigen's approximations (tf_float_math.h), sums its tree reductions.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,6 +11,7 @@
 
 #include "core/runtime/kernel_shapes.h"
 #include "kernels/cpu/cpu_eigen.h"
+#include "kernels/cpu/tf_float_math.h"
 
 namespace tfrun {
 namespace cpu {
@@ -309,6 +310,16 @@ Status UnaryKernel(KernelContext& c) {
         return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
       } else {
         const int64_t n = x.num_elements();
+        if constexpr (std::is_same_v<T, float> && (Op == Unary::kTanh || Op == Unary::kSigmoid ||
+                                                    Op == Unary::kExp || Op == Unary::kLog)) {
+          // TensorFlow's Eigen approximations, not Debian's (tf_float_math.h).
+          constexpr TfFloatFunction f = Op == Unary::kTanh      ? TfFloatFunction::kTanh
+                                        : Op == Unary::kSigmoid ? TfFloatFunction::kSigmoid
+                                        : Op == Unary::kExp     ? TfFloatFunction::kExp
+                                                                : TfFloatFunction::kLog;
+          ApplyTfFloatFunction(f, x.data<float>(), c.output.data<float>(), n);
+          return Status::Ok();
+        }
         auto in = ConstFlatOf<T>(x);
         auto out = FlatOf<T>(c.output);
         if constexpr (Op == Unary::kNeg) Assign(out, -in, n);

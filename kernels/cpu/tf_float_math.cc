@@ -1,0 +1,181 @@
+// Built with -ffp-contract=off: every a * b + c below rounds twice, as
+// Eigen's pmadd does without FMA. std::min and std::max keep their first
+// argument when either is NaN, as Eigen's AVX pmin/pmax do.
+#include "kernels/cpu/tf_float_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/cpu_eigen.h"
+
+namespace tfrun {
+namespace cpu {
+namespace {
+
+constexpr int64_t kPacket = 8;  // AVX's floats per packet
+
+float FromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+uint32_t Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// cvttps2dq: truncation; NaN (and anything out of range) gives INT32_MIN.
+int32_t TruncateToInt(float v) {
+  return v == v && v > -2147483648.0f && v < 2147483648.0f ? static_cast<int32_t>(v) : INT32_MIN;
+}
+
+// 2^e as float bits, e already biased.
+float PowerOfTwoBits(int32_t biased) { return FromBits(static_cast<uint32_t>(biased) << 23); }
+
+// pldexp_fast: a * 2^m with the biased exponent clamped to [0, 255].
+float LdexpFast(float a, float m) {
+  return a * PowerOfTwoBits(TruncateToInt(std::min(std::max(m + 127.0f, 0.0f), 255.0f)));
+}
+
+// pldexp_generic: a * 2^m in four factors, for exponents a single factor
+// cannot hold.
+float LdexpGeneric(float a, float m) {
+  const int32_t e = TruncateToInt(std::min(std::max(m, -278.0f), 278.0f));
+  int32_t b = e >> 2;
+  float out = a * PowerOfTwoBits(b + 127) * PowerOfTwoBits(b + 127) * PowerOfTwoBits(b + 127);
+  b = e - 3 * b;
+  return out * PowerOfTwoBits(b + 127);
+}
+
+// ptanh_float without FMA: a [9/8] rational on [-c, c].
+float TanhRational(float a) {
+  const float c = 7.90738964080810547f;
+  const float x = std::max(std::min(a, c), -c);
+  const float x2 = x * x;
+  const float x3 = x2 * x;
+  float p = 1.394553628e-8f;
+  p = p * x2 + 2.102733560e-5f;
+  p = p * x2 + 3.520756727e-3f;
+  p = p * x2 + 1.340216100e-1f;
+  float q = 8.015776984e-7f;
+  q = q * x2 + 3.326951409e-4f;
+  q = q * x2 + 2.597254514e-2f;
+  q = q * x2 + 4.673548340e-1f;
+  q = q * x2 + 1.0f;
+  p = x3 * p + x;
+  return p / q;
+}
+
+// scalar_logistic_op<float>::packetOp: exp(x/2) by Cephes' range reduction
+// and a degree-5 polynomial, squared, then e / (1 + e).
+float SigmoidPacket(float a) {
+  const bool zero = a < -104.0f;
+  float x = std::min(a, 16.6355324f);
+  x = x * 0.5f;
+  const float m = std::floor(x * 1.44269504088896341f + 0.5f);
+  float r = m * -0.693359375f + x;
+  r = m * 2.12194440e-4f + r;
+  const float r2 = r * r;
+  const float p_even = r2 * 4.1898667812347412109375e-2f + 0.49999141693115234375f;
+  const float p_odd = r2 * 8.33471305668354034423828125e-3f + 0.16666877269744873046875f;
+  const float p_low = r + 1.0f;
+  float p = r * p_odd + p_even;
+  p = r2 * p + p_low;
+  float e = LdexpFast(p, m);
+  e = e * e;
+  return zero ? 0.0f : e / (1.0f + e);
+}
+
+float SigmoidScalar(float a) {
+  const float e = std::exp(std::min(a, 16.6355324f));
+  return e / (1.0f + e);
+}
+
+// pexp_float: Cephes' range reduction and a degree-6 polynomial. Eigen
+// picks the four-factor ldexp for a whole packet when any element has
+// |x| > 87; for the others both give the same value, so the choice is
+// made per element here.
+float ExpPacket(float a) {
+  const bool zero = a < -104.0f;
+  const float x = std::min(a, 88.723f);
+  const float m = std::floor(x * 1.44269504088896341f + 0.5f);
+  float r = m * -0.693359375f + x;
+  r = m * 2.12194440e-4f + r;
+  const float r2 = r * r;
+  float p_even = r2 * 1.37449637986719608306884765625e-3f + 4.166965186595916748046875e-2f;
+  const float p_odd = r2 * 8.36894474923610687255859375e-3f + 0.16666518151760101318359375f;
+  p_even = r2 * p_even + 0.49999988079071044921875f;
+  const float p_low = r + 1.0f;
+  float y = r * p_odd + p_even;
+  y = r2 * y + p_low;
+  if (!(std::fabs(x) > 87.0f)) return std::max(LdexpFast(y, m), a);
+  return zero ? 0.0f : std::max(LdexpGeneric(y, m), a);
+}
+
+// plog_float: frexp (pfrexp_generic), the mantissa moved to
+// [sqrt(1/2), sqrt(2)) - 1, a [3/3] rational for log(1 + x), plus e ln 2.
+float LogPacket(float a) {
+  const float kNormalMin = 1.17549435e-38f;
+  const bool denormal = std::fabs(a) < kNormalMin;
+  const float normalized = denormal ? a * 16777216.0f : a;
+  const float offset = denormal ? -150.0f : -126.0f;
+  const uint32_t bits = Bits(normalized);
+  const float biased = static_cast<float>((bits >> 23) & 0xff);
+  const bool zero_or_not_finite = a == 0.0f || biased == 255.0f;
+  const float mantissa = zero_or_not_finite ? a : FromBits((bits & 0x807fffffu) | 0x3f000000u);
+  float e = zero_or_not_finite ? 0.0f : biased + offset;
+  const bool below = mantissa < 0.707106781186547524f;
+  float x = mantissa - 1.0f;
+  e = e - (below ? 1.0f : 0.0f);
+  x = x + (below ? mantissa : 0.0f);
+  float p = 0.18256296349849254f;
+  p = p * x + 1.0000000190281063f;
+  p = p * x + 1.0000000190281136f;
+  p = x * p;
+  float q = 0.049616247954120038f;
+  q = q * x + 0.59923249590823520f;
+  q = q * x + 1.4999999999999927f;
+  q = q * x + 1.0f;
+  x = p / q;
+  x = e * 0.693147182f + x;
+  if (a == 0.0f) return -INFINITY;
+  if (a < 0.0f || a != a) return FromBits(0xffffffffu);  // por with an all-ones mask
+  return a == INFINITY ? INFINITY : x;
+}
+
+float ExpScalar(float a) { return std::exp(a); }
+float LogScalar(float a) { return std::log(a); }
+
+template <float (*Packet)(float), float (*Scalar)(float)>
+void Apply(const float* in, float* out, int64_t begin, int64_t end, int64_t whole) {
+  const int64_t packed = std::min(end, whole);
+  for (int64_t i = begin; i < packed; ++i) out[i] = Packet(in[i]);
+  for (int64_t i = std::max(begin, whole); i < end; ++i) out[i] = Scalar(in[i]);
+}
+
+}  // namespace
+
+void ApplyTfFloatFunction(TfFloatFunction f, const float* in, float* out, int64_t n) {
+  const int64_t whole = n - n % kPacket;  // elements in whole packets
+  auto range = [&](int64_t begin, int64_t end) {
+    switch (f) {
+      case TfFloatFunction::kTanh: return Apply<TanhRational, TanhRational>(in, out, begin, end, whole);
+      case TfFloatFunction::kSigmoid: return Apply<SigmoidPacket, SigmoidScalar>(in, out, begin, end, whole);
+      case TfFloatFunction::kExp: return Apply<ExpPacket, ExpScalar>(in, out, begin, end, whole);
+      case TfFloatFunction::kLog: return Apply<LogPacket, LogScalar>(in, out, begin, end, whole);
+    }
+  };
+  if (n < kParallelElements) {
+    range(0, n);
+    return;
+  }
+  PoolDevice().parallelFor(
+      n, Eigen::TensorOpCost(sizeof(float), sizeof(float), 20),
+      [](Eigen::Index size) { return (size + kPacket - 1) / kPacket * kPacket; },
+      [&](Eigen::Index begin, Eigen::Index end) { range(begin, end); });
+}
+
+}  // namespace cpu
+}  // namespace tfrun

@@ -1,0 +1,100 @@
+// TensorFlow 2.21's own outputs (testdata/math/tf_float_math.txt, written by
+// tools/gen_tf_float_math.py) against ApplyTfFloatFunction, bit for bit.
+#include "kernels/cpu/tf_float_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/base/denormals.h"
+
+namespace tfrun {
+namespace cpu {
+namespace {
+
+struct Case {
+  std::vector<uint32_t> x;
+  std::vector<uint32_t> expected[4];  // tanh, sigmoid, exp, log
+};
+
+std::vector<Case> LoadCases() {
+  std::ifstream in("testdata/math/tf_float_math.txt");
+  std::vector<Case> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("case ", 0) == 0) {
+      cases.emplace_back();
+      continue;
+    }
+    std::istringstream fields(line);
+    uint32_t v[5];
+    for (uint32_t& b : v) fields >> std::hex >> b;
+    cases.back().x.push_back(v[0]);
+    for (int f = 0; f < 4; ++f) cases.back().expected[f].push_back(v[f + 1]);
+  }
+  return cases;
+}
+
+const char* kNames[] = {"tanh", "sigmoid", "exp", "log"};
+const TfFloatFunction kFunctions[] = {TfFloatFunction::kTanh, TfFloatFunction::kSigmoid, TfFloatFunction::kExp,
+                                      TfFloatFunction::kLog};
+
+TEST(TfFloatMathTest, BitsAsTensorFlow) {
+  const std::vector<Case> cases = LoadCases();
+  ASSERT_EQ(cases.size(), 19u);
+  ScopedFlushDenormal flush;  // as the executor runs kernels
+  int compared = 0;
+  for (const Case& c : cases) {
+    const int64_t n = static_cast<int64_t>(c.x.size());
+    std::vector<float> x(n), out(n);
+    std::memcpy(x.data(), c.x.data(), n * sizeof(float));
+    for (int f = 0; f < 4; ++f) {
+      ApplyTfFloatFunction(kFunctions[f], x.data(), out.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t got;
+        std::memcpy(&got, &out[i], sizeof got);
+        // A NaN's payload is not TensorFlow's contract (printed "nan" either way).
+        const bool both_nan = out[i] != out[i] && (c.expected[f][i] & 0x7fffffffu) > 0x7f800000u;
+        EXPECT_TRUE(got == c.expected[f][i] || both_nan)
+            << kNames[f] << " of " << x[i] << " (bits " << std::hex << c.x[i] << ") at " << std::dec << i
+            << " of " << n << ": " << std::hex << got << " where TensorFlow gives " << c.expected[f][i];
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 10000);
+}
+
+TEST(TfFloatMathTest, InPlaceAndLongTensorsSplitAtPackets) {
+  // Long enough for the thread pool; in == out.
+  const int64_t n = (int64_t{1} << 16) + 5;
+  std::vector<float> x(n), one(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 4001) * 0.01f - 20.0f;
+  ScopedFlushDenormal flush;
+  ApplyTfFloatFunction(TfFloatFunction::kSigmoid, x.data(), one.data(), n);
+  std::vector<float> in_place = x;
+  ApplyTfFloatFunction(TfFloatFunction::kSigmoid, in_place.data(), in_place.data(), n);
+  EXPECT_EQ(std::memcmp(one.data(), in_place.data(), n * sizeof(float)), 0);
+  // Each element as the same element of a short tensor would give it in a
+  // whole packet (the first n - 5) or in the scalar tail (the last 5).
+  for (int64_t i : {int64_t{0}, int64_t{12345}, n - 6}) {
+    float packet[8], out[8];
+    for (float& p : packet) p = x[i];
+    ApplyTfFloatFunction(TfFloatFunction::kSigmoid, packet, out, 8);
+    EXPECT_EQ(out[0], one[i]) << i;
+  }
+  float tail[1] = {x[n - 1]}, tail_out[1];
+  ApplyTfFloatFunction(TfFloatFunction::kSigmoid, tail, tail_out, 1);
+  EXPECT_EQ(tail_out[0], one[n - 1]);
+}
+
+}  // namespace
+}  // namespace cpu
+}  // namespace tfrun
