@@ -175,11 +175,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   context.random_generators = &random_generators_;
   if (stacks_ == nullptr) stacks_ = std::make_unique<StackStore>();
   context.stacks = stacks_.get();
-  Status s;
-  {
-    ScopedFlushDenormal flush;  // as TensorFlow's executor runs every kernel
-    s = plan.kernel(context);
-  }
+  Status s = plan.kernel(context);  // under RunNodes' ScopedFlushDenormal
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {
     return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}{}", graph_.Where(node.location), node.name,
@@ -293,6 +289,9 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
                           const std::vector<Feed>& feeds, RunResult* result, bool keep) {
   AssignSlots();
   stacks_.reset();  // a run's stacks end with it (TensorFlow's step container)
+  // Every kernel runs with denormals flushed, as in TensorFlow's executor;
+  // set once here, not per kernel (two MXCSR writes each).
+  ScopedFlushDenormal flush;
   if (has_control_flow_) return RunFrames(fetch, needed, feeds, result, keep);
   const size_t n = graph_.nodes.size();
   const size_t slots = static_cast<size_t>(first_slot_[n]);
