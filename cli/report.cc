@@ -248,10 +248,20 @@ std::string ErrorJson(const Status& status) {
   static const char* const kKinds[] = {"mismatch", "bad_input", "placement", "runtime"};
   std::string out = fmt::format("{{\"kind\":\"{}\",\"exit_code\":{},\"message\":{}",
                                 kKinds[static_cast<int>(status.kind())], ExitCodeFor(status.kind()), Quote(m));
-  if (const std::optional<MessageLocation> where = LocationInMessage(m)) {
+  // The site's fields where the error's maker set them; else read from the
+  // message (errors made before the fields, or that passed through text:
+  // another MPI task's, a re-worded one).
+  const ErrorSite& site = status.site();
+  if (!site.file.empty() && site.line > 0) {
+    out += fmt::format(",\"file\":{},\"line\":{},\"column\":{}", Quote(site.file), site.line, site.column);
+  } else if (const std::optional<MessageLocation> where = LocationInMessage(m)) {
     out += fmt::format(",\"file\":{},\"line\":{},\"column\":{}", Quote(where->file), where->line, where->column);
   }
-  if (const std::optional<std::string_view> node = NodeInMessage(m)) out += fmt::format(",\"node\":{}", Quote(*node));
+  if (!site.node.empty()) {
+    out += fmt::format(",\"node\":{}", Quote(site.node));
+  } else if (const std::optional<std::string_view> node = NodeInMessage(m)) {
+    out += fmt::format(",\"node\":{}", Quote(*node));
+  }
   return out + "}";
 }
 

@@ -20,22 +20,38 @@ enum class ErrorKind {
 
 int ExitCodeFor(ErrorKind kind);
 
+// Where an error is, as fields (--json reports them without reading them
+// back out of the message): the graph file, its 1-based line and column
+// (0 where unknown), the node. Empty where the error's maker did not know
+// or did not say.
+struct ErrorSite {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string node;
+};
+
 class Status {
  public:
   Status() = default;  // OK
   Status(ErrorKind kind, std::string message)
-      : error_(Error{kind, std::move(message)}) {}
+      : error_(Error{kind, std::move(message), {}}) {}
+  Status(ErrorKind kind, std::string message, ErrorSite site)
+      : error_(Error{kind, std::move(message), std::move(site)}) {}
 
   static Status Ok() { return Status(); }
 
   bool ok() const { return !error_.has_value(); }
   ErrorKind kind() const { return error_->kind; }
   const std::string& message() const { return error_->message; }
+  // Only for an error (!ok()).
+  const ErrorSite& site() const { return error_->site; }
 
  private:
   struct Error {
     ErrorKind kind;
     std::string message;
+    ErrorSite site;
   };
   std::optional<Error> error_;
 };

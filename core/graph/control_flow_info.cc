@@ -10,8 +10,7 @@ namespace tfrun {
 namespace {
 
 Status Refused(const Graph& graph, const Node& node, const std::string& message) {
-  return RuntimeError(
-      fmt::format("{}: node '{}': InvalidArgumentError: {}", graph.Where(node.location), node.name, message));
+  return graph.ErrorAt(ErrorKind::kRuntime, node, fmt::format("node '{}': InvalidArgumentError: {}", node.name, message));
 }
 
 }  // namespace

@@ -186,4 +186,9 @@ std::string FormatLocation(const std::string& path, const SourceLocation& loc) {
 
 std::string Graph::Where(const SourceLocation& loc) const { return FormatLocation(path, loc); }
 
+Status Graph::ErrorAt(ErrorKind kind, const Node& node, std::string_view text, bool names_node) const {
+  return Status(kind, fmt::format("{}: {}", Where(node.location), text),
+                ErrorSite{path, node.location.line, node.location.column, names_node ? node.name : std::string()});
+}
+
 }  // namespace tfrun

@@ -288,6 +288,11 @@ struct Graph {
   std::string OutputName(NodeOutput output, bool short_zero = true) const;
   // "graph.yaml:12:5" for messages.
   std::string Where(const SourceLocation& loc) const;
+  // An error at `node`: its message "graph.yaml:12:5: " + `text`, and the
+  // file, line, column and node as the Status's site. `names_node`: whether
+  // `text` is about this node (false where it leads with another's name,
+  // so the site carries the location only).
+  Status ErrorAt(ErrorKind kind, const Node& node, std::string_view text, bool names_node = true) const;
 };
 
 }  // namespace tfrun

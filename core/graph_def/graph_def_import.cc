@@ -208,13 +208,14 @@ class Importer {
   }
 
  private:
-  std::string Where(int index) const {
-    const SourceLocation loc = index < static_cast<int>(file_.node_locations.size()) ? file_.node_locations[index]
-                                                                                     : SourceLocation();
-    return FormatLocation(path_, loc);
+  SourceLocation LocationOf(int index) const {
+    return index < static_cast<int>(file_.node_locations.size()) ? file_.node_locations[index] : SourceLocation();
   }
+  std::string Where(int index) const { return FormatLocation(path_, LocationOf(index)); }
   Status Fail(int index, const std::string& message) const {
-    return BadInput(fmt::format("{}: node '{}': {}", Where(index), gd_.node(index).name(), message));
+    const SourceLocation loc = LocationOf(index);
+    return Status(ErrorKind::kBadInput, fmt::format("{}: node '{}': {}", Where(index), gd_.node(index).name(), message),
+                  ErrorSite{path_, loc.line, loc.column, gd_.node(index).name()});
   }
 
   Status IndexNames() {

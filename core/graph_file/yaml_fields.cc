@@ -15,11 +15,14 @@ namespace tfrun {
 std::string FieldReader::Where(const YamlNode& n) const { return FormatLocation(path_, n.location()); }
 
 Status FieldReader::ErrorAt(const YamlNode& n, std::string_view message) const {
-  return BadInput(fmt::format("{}: {}", Where(n), message));
+  const SourceLocation loc = n.location();
+  return Status(ErrorKind::kBadInput, fmt::format("{}: {}", Where(n), message), ErrorSite{path_, loc.line, loc.column, ""});
 }
 
 Status FieldReader::NodeError(const YamlNode& n, std::string_view node_name, std::string_view message) const {
-  return BadInput(fmt::format("{}: node '{}': {}", Where(n), node_name, message));
+  const SourceLocation loc = n.location();
+  return Status(ErrorKind::kBadInput, fmt::format("{}: node '{}': {}", Where(n), node_name, message),
+                ErrorSite{path_, loc.line, loc.column, std::string(node_name)});
 }
 
 Status FieldReader::FieldError(const YamlNode& n, std::string_view node_name, std::string_view message) const {

@@ -132,7 +132,8 @@ std::vector<std::string> ColocationGraph::SupportedTypes(int id) {
 
 Status ColocationGraph::Located(int id, const std::string& message) const {
   const Node& node = graph_.nodes[id];
-  return PlacementError(fmt::format("{}: InvalidArgumentError: {}", graph_.Where(node.location), message));
+  // The message may name another member first: the site gives the location only.
+  return graph_.ErrorAt(ErrorKind::kPlacement, node, "InvalidArgumentError: " + message, false);
 }
 
 Status ColocationGraph::Colocate(int x, int y) {

@@ -71,9 +71,9 @@ class EagerPlanner {
       return Status::Ok();
     }
     if (node.op == "Placeholder") {
-      return BadInput(fmt::format("{}: node '{}': RuntimeError: tf.placeholder() is not compatible with eager "
-                                  "execution.",
-                                  graph_.Where(node.location), node.name));
+      return graph_.ErrorAt(
+          ErrorKind::kBadInput, node,
+          fmt::format("node '{}': RuntimeError: tf.placeholder() is not compatible with eager execution.", node.name));
     }
     if (node.op == "Const") return VisitConst(node);
     if (node.op == "VariableV2") {
@@ -268,11 +268,13 @@ class EagerPlanner {
       if (present && TfHasKernelFor(op, dtype, t)) types.emplace_back(t);
     }
     for (int d : sorted_) all.push_back(devices_[d].name);
-    return PlacementError(fmt::format(
-        "{}: InvalidArgumentError: Could not satisfy device specification '{}'. enable_soft_placement={}. "
-        "Supported device types [{}]. All available devices [{}].{}",
-        graph_.Where(node.location), preferred.ToString(), soft_ ? 1 : 0, fmt::join(types, ", "),
-        fmt::join(all, ", "), python_op ? fmt::format(" [Op:{}]", op) : ""));
+    return graph_.ErrorAt(ErrorKind::kPlacement, node,
+                          fmt::format("InvalidArgumentError: Could not satisfy device specification '{}'. "
+                                      "enable_soft_placement={}. Supported device types [{}]. All available "
+                                      "devices [{}].{}",
+                                      preferred.ToString(), soft_ ? 1 : 0, fmt::join(types, ", "),
+                                      fmt::join(all, ", "), python_op ? fmt::format(" [Op:{}]", op) : ""),
+                          false);  // eager's text names no node
   }
 
   int FirstCandidate(const std::string& op, DType dtype, bool has_output, const DeviceSpec& spec) const {

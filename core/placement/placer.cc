@@ -153,8 +153,9 @@ class Placer {
     // would leave some out): none may run unplaced.
     for (const Node& node : graph_.nodes) {
       if (p->device_of[node.id] < 0) {
-        return RuntimeError(fmt::format("{}: node '{}' was never placed: it is on a cycle that is not a while loop's",
-                                         graph_.Where(node.location), node.name));
+        return graph_.ErrorAt(
+            ErrorKind::kRuntime, node,
+            fmt::format("node '{}' was never placed: it is on a cycle that is not a while loop's", node.name));
       }
     }
     return Status::Ok();
@@ -417,8 +418,9 @@ class Placer {
     }
     // The "\t [[{{node x}}]]" TensorFlow appends is the file location here.
     while (!message.empty() && message.back() == '\n') message.pop_back();
-    return PlacementError(fmt::format("{}: InvalidArgumentError: Cannot assign a device for operation {}: {}",
-                                      graph_.Where(node.location), node.name, message));
+    return graph_.ErrorAt(ErrorKind::kPlacement, node,
+                          fmt::format("InvalidArgumentError: Cannot assign a device for operation {}: {}", node.name,
+                                      message));
   }
 
   Status ExplicitError(const std::vector<int>& members) const {
@@ -474,7 +476,8 @@ class Placer {
               node.name, node.requested_device_text, fmt::join(names, ", "));
       }
     }
-    return PlacementError(fmt::format("{}: InvalidArgumentError: {}", graph_.Where(node.location), message));
+    // The message may lead with a colocated node's name: the site gives the location only.
+    return graph_.ErrorAt(ErrorKind::kPlacement, node, "InvalidArgumentError: " + message, false);
   }
 
   // --explain: the group of `id` as the placement left it.

@@ -116,8 +116,8 @@ StatusOr<Tensor> Executor::PrepareInput(const Node& node, size_t i, const Tensor
   const int64_t copy_start = NowNs();
   StatusOr<Tensor> moved = input.CopyTo(wanted, device.name);
   if (!moved.ok()) {
-    return Status(moved.status().kind(), fmt::format("{}: node '{}' on {}: {}", graph_.Where(node.location), node.name,
-                                                     device.name, moved.status().message()));
+    return graph_.ErrorAt(moved.status().kind(), node,
+                          fmt::format("node '{}' on {}: {}", node.name, device.name, moved.status().message()));
   }
   run->result->copies.push_back({node.inputs[i], node.id, input.allocator()->name(), wanted->name(),
                                  input.num_bytes(), copy_start, NowNs()});
@@ -131,13 +131,13 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   const Device& device = devices_[placement_.device_of[id]];
   const NodePlan& plan = *PlanFor(node);
   if (plan.kernel == nullptr) {
-    return RuntimeError(fmt::format("{}: node '{}': no {} kernel is built for {}", graph_.Where(node.location),
-                                    node.name, plan.kernel_type, node.op));
+    return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                          fmt::format("node '{}': no {} kernel is built for {}", node.name, plan.kernel_type, node.op));
   }
   if (node.imported >= 0 && !graph_.imported[node.imported].kernel_error.empty()) {
-    return RuntimeError(fmt::format("{}: node '{}' on {}: InvalidArgumentError: {}\n{}", graph_.Where(node.location),
-                                    node.name, device.name, graph_.imported[node.imported].kernel_error,
-                                    NodeLine(node)));
+    return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                          fmt::format("node '{}' on {}: InvalidArgumentError: {}\n{}", node.name, device.name,
+                                      graph_.imported[node.imported].kernel_error, NodeLine(node)));
   }
   RunResult* result = run->result;
   // Host clock reads cost as much as a scalar kernel: only when a
@@ -178,8 +178,9 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   Status s = plan.kernel(context);  // under RunNodes' ScopedFlushDenormal
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {
-    return Status(s.kind(), fmt::format("{}: node '{}' on {}: {}{}", graph_.Where(node.location), node.name,
-                                        device.name, s.message(), context.op_error ? "\n" + NodeLine(node) : ""));
+    return graph_.ErrorAt(s.kind(), node,
+                          fmt::format("node '{}' on {}: {}{}", node.name, device.name, s.message(),
+                                      context.op_error ? "\n" + NodeLine(node) : ""));
   }
   if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
   const auto ended = timed ? std::chrono::steady_clock::now() : started;
@@ -201,10 +202,11 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   for (size_t i = 0; i < context.outputs.size() && i < plan.output_dtypes.size(); ++i) {
     const Tensor& out = context.outputs[i];
     if (out.is_valid() && plan.output_dtypes[i] && out.dtype() != *plan.output_dtypes[i]) {
-      return RuntimeError(fmt::format("{}: node '{}' on {}: InternalError: Output {} of type {} does not match "
-                                      "declared output type {} for node {{{{node {}}}}}",
-                                      graph_.Where(node.location), node.name, device.name, i,
-                                      Info(out.dtype()).tf_name, Info(*plan.output_dtypes[i]).tf_name, node.name));
+      return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                            fmt::format("node '{}' on {}: InternalError: Output {} of type {} does not match "
+                                        "declared output type {} for node {{{{node {}}}}}",
+                                        node.name, device.name, i, Info(out.dtype()).tf_name,
+                                        Info(*plan.output_dtypes[i]).tf_name, node.name));
     }
   }
   context.outputs.resize(node.num_outputs);
@@ -417,8 +419,9 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
 }
 
 Status Executor::Uninitialized(const Node& node, int producer) const {
-  return RuntimeError(fmt::format("{}: node '{}': FailedPreconditionError: Attempting to use uninitialized value {}",
-                                  graph_.Where(node.location), node.name, graph_.nodes[producer].name));
+  return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                        fmt::format("node '{}': FailedPreconditionError: Attempting to use uninitialized value {}",
+                                    node.name, graph_.nodes[producer].name));
 }
 
 // Variables are initialised before their first read (the TF1 program's

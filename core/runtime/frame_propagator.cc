@@ -132,8 +132,9 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     if (!needed[id]) continue;
     const Node& node = graph_.nodes[id];
     if (frame_of[id] < 0) {
-      return RuntimeError(fmt::format("{}: node '{}' is never reached: it waits on a cycle that is not a while loop's",
-                                      graph_.Where(node.location), node.name));
+      return graph_.ErrorAt(
+          ErrorKind::kRuntime, node,
+          fmt::format("node '{}' is never reached: it waits on a cycle that is not a while loop's", node.name));
     }
     FrameInfo& info = *infos[frame_of[id]];
     local[id] = static_cast<int>(info.nodes.size());
@@ -464,8 +465,8 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         Entry& entry = in[i];
         if (!entry.live && node.cls != NodeClass::kMerge) {
-          return RuntimeError(fmt::format("{}: node '{}': InternalError: input {} is missing",
-                                          graph_.Where(node.location), node.name, i));
+          return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                                fmt::format("node '{}': InternalError: input {} is missing", node.name, i));
         }
         if (entry.live && !entry.value.is_valid() && !(node.op == "Assign" && i == 0)) {
           return Uninitialized(node, node.inputs[i]);
