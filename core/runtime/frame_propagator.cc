@@ -359,17 +359,11 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   for (const NodeOutput& f : fetch) fetched[{f.node, f.index}] = Entry();
   std::vector<bool> fetched_node(n, false);
   for (const NodeOutput& f : fetch) fetched_node[f.node] = true;
+  // Each fetched tensor's position in the fetches (its first): TensorFlow's Retval index.
+  std::map<std::pair<int, int>, int> retval_index;
+  for (size_t k = 0; k < fetch.size(); ++k) retval_index.emplace(std::make_pair(fetch[k].node, fetch[k].index), k);
   for (const NodeOutput& f : fetch) {
     if (is_fed(f)) fetched[{f.node, f.index}] = Entry{fed[{f.node, f.index}], true};
-    if (!needed[f.node] || is_fed(f) || frame_of[f.node] < 0) continue;
-    // An Exit's output is in the frame its loop's Enter came from.
-    const Node& node = graph_.nodes[f.node];
-    const int output_frame = node.cls == NodeClass::kExit ? frame_of[parent_enter[f.node]] : frame_of[f.node];
-    if (!infos[output_frame]->name.empty()) {
-      return BadInput(fmt::format("{}: fetch '{}': the tensor is inside the while loop '{}': fetch what its Exit "
-                                  "returns",
-                                  graph_.path, graph_.OutputName(f), infos[output_frame]->name));
-    }
   }
   // Nodes without inputs start; fed values reach their consumers.
   for (int id : root.info->nodes) {
@@ -485,10 +479,20 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     } else {
       for (size_t i = 0; i < node.inputs.size(); ++i) in[i] = Entry();
     }
-    if (fetched_node[tagged.id] && (node.cls == NodeClass::kExit ? frame->parent == &root : frame == &root)) {
+    if (fetched_node[tagged.id]) {
+      // TensorFlow's _Retval for the fetch sits in the tensor's frame and
+      // runs on every live value: the first sets the fetch, a second (a
+      // tensor inside a loop that runs twice) is an error.
       for (int i = 0; i < node.num_outputs; ++i) {
         auto it = fetched.find({tagged.id, i});
-        if (it != fetched.end() && !is_fed({tagged.id, i})) it->second = outputs[i];
+        if (it == fetched.end() || is_fed({tagged.id, i}) || !outputs[i].live) continue;
+        if (it->second.live) {
+          const int retval = retval_index.at({tagged.id, i});
+          return RuntimeError(fmt::format("{}: InternalError: Retval[{}] has already been set.\n\t [[{{{{node "
+                                          "_retval_{}_{}_{}}}}}]]",
+                                          graph_.path, retval, node.name, i, retval));
+        }
+        it->second = outputs[i];
       }
     }
     // PropagateOutputs.

@@ -133,6 +133,42 @@ TEST(FramePropagatorTest, ALoopThatRunsNoIterationReturnsItsInput) {
   EXPECT_EQ(r.fetched[0].data<float>()[0], 0.0f);
 }
 
+// A fetch of a tensor inside a loop, as TensorFlow 2.21 answers it for a
+// GraphDef it imported (transcript in testdata/golden/DERIVATIONS.md): its
+// _Retval runs in the loop's frame on every live value, so one live value
+// is the fetch, none is "does not have value", two are an error.
+TEST(FramePropagatorTest, AFetchInsideALoopIsSetByItsOneLiveValue) {
+  const auto with_limit = [](const char* limit) {
+    std::string text = CounterLoop();
+    text.replace(text.find("float_val: 5"), 12, std::string("float_val: ") + limit);
+    return text;
+  };
+  // One iteration: the body's add runs once, the Switch's false side is
+  // live at the last test only; the Merge runs twice.
+  RunOutcome once = RunText(with_limit("1"), {"exit", "add", "switch"});
+  ASSERT_TRUE(once.status.ok()) << once.status.message();
+  EXPECT_EQ(once.fetched[1].data<float>()[0], 1.0f);
+  EXPECT_EQ(once.fetched[2].data<float>()[0], 1.0f);
+  RunOutcome merge = RunText(with_limit("1"), {"merge"});
+  EXPECT_EQ(merge.status.message(),
+            "g.pbtxt: InternalError: Retval[0] has already been set.\n\t [[{{node _retval_merge_0_0}}]]");
+  EXPECT_EQ(merge.status.kind(), ErrorKind::kRuntime);
+  // No iteration: the body never runs; the Merge runs once.
+  RunOutcome none = RunText(with_limit("0"), {"exit", "add"});
+  EXPECT_EQ(none.status.message(), "g.pbtxt: InvalidArgumentError: Retval[1] does not have value");
+  RunOutcome merge_once = RunText(with_limit("0"), {"merge"});
+  ASSERT_TRUE(merge_once.status.ok()) << merge_once.status.message();
+  EXPECT_EQ(merge_once.fetched[0].data<float>()[0], 0.0f);
+  // Two iterations: the second value of the add is the error, at its
+  // position among the fetches; the Switch's false side is still one value.
+  RunOutcome twice = RunText(with_limit("2"), {"exit", "add"});
+  EXPECT_EQ(twice.status.message(),
+            "g.pbtxt: InternalError: Retval[1] has already been set.\n\t [[{{node _retval_add_0_1}}]]");
+  RunOutcome exit_side = RunText(with_limit("2"), {"switch"});
+  ASSERT_TRUE(exit_side.status.ok()) << exit_side.status.message();
+  EXPECT_EQ(exit_side.fetched[0].data<float>()[0], 2.0f);
+}
+
 // tf.cond: the untaken branch is dead, the Merge takes the live one.
 std::string Cond(bool pred) {
   return Const("x", "2") + Const("p", pred ? "true" : "false", "DT_BOOL") + Op("s", "Switch", {"x", "p"}) +
