@@ -118,7 +118,6 @@ StatusOr<Devices> BuildDevices(const DeviceFlags& flags, const GpuOptions& optio
   if (devices.simulated || devices.logical.empty()) {
     devices.set = DeviceSet::WithGpus(devices.logical, devices.simulated, options.cpu_devices);
   } else {
-    RegisterCudaCopier();
     devices.set = DeviceSet::WithGpus(devices.logical, &MakeCudaBackend, options.cpu_devices);
   }
   if (XlaDevicesEnabled(options.xla_devices_by_default)) devices.set.AddXlaDevices();

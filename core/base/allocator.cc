@@ -42,11 +42,9 @@ std::string HostAllocator::LimitHint() const {
   return " (over tfrun's limit of " + std::to_string(limit_) + " bytes of tensors, " + limit_flag_ + ")";
 }
 
-namespace {
-DeviceCopier g_device_copier = nullptr;
-}  // namespace
-
-void RegisterDeviceCopier(DeviceCopier copier) { g_device_copier = copier; }
+Status Allocator::CopyDeviceBytes(Allocator* dst_allocator, void*, Allocator* src_allocator, const void*, size_t) {
+  return RuntimeError("no copy is known from " + src_allocator->name() + " to " + dst_allocator->name());
+}
 
 Status CopyBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src, size_t bytes) {
   if (bytes == 0) return Status::Ok();
@@ -54,11 +52,8 @@ Status CopyBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, 
     std::memcpy(dst, src, bytes);
     return Status::Ok();
   }
-  if (g_device_copier == nullptr) {
-    return RuntimeError("no device copier is registered for " + src_allocator->name() + " -> " +
-                        dst_allocator->name());
-  }
-  return g_device_copier(dst_allocator, dst, src_allocator, src, bytes);
+  Allocator* device = dst_allocator->host_accessible() ? src_allocator : dst_allocator;
+  return device->CopyDeviceBytes(dst_allocator, dst, src_allocator, src, bytes);
 }
 
 namespace {

@@ -23,6 +23,14 @@ class Allocator {
   // False for device memory the host cannot dereference (a real GPU's).
   virtual bool host_accessible() const { return true; }
 
+  // Copies `bytes` between memory of this allocator and memory of `other`
+  // (either may be the destination: `dst` is in `dst_allocator`'s memory,
+  // one of the two being this). Overridden by allocators of memory the host
+  // cannot dereference: the device that owns it knows how to copy it (a
+  // real GPU's stream and staging). CopyBytes asks the destination first.
+  virtual Status CopyDeviceBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src,
+                                 size_t bytes);
+
   // Appended to the OOM text when a configured budget, not the device,
   // refused the allocation ("" for device memory, as TensorFlow prints it).
   virtual std::string LimitHint() const { return ""; }
@@ -86,11 +94,9 @@ class Buffer {
 };
 
 // Copies `bytes` from memory of `src_allocator` to memory of
-// `dst_allocator`: memcpy between host memories, the registered device
-// copier (the CUDA backend's) otherwise.
-using DeviceCopier = Status (*)(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src,
-                                size_t bytes);
-void RegisterDeviceCopier(DeviceCopier copier);
+// `dst_allocator`: memcpy between host memories, else the device
+// allocator's CopyDeviceBytes (the destination's when it is device memory,
+// else the source's).
 Status CopyBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src, size_t bytes);
 
 // The process-wide host allocator used for CPU:0 and host-memory tensors,

@@ -39,6 +39,8 @@ class CudaAllocator final : public Allocator {
   bool host_accessible() const override { return false; }
   int64_t limit_bytes() const override { return limit_; }
   CudaContext& context() const { return *context_; }
+  Status CopyDeviceBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src,
+                         size_t bytes) override;
 
   void* Allocate(size_t bytes) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -150,7 +152,8 @@ Status CopyBetweenGpus(CudaContext& dst_ctx, void* dst, CudaContext& src_ctx, co
   return dst_ctx.WaitFor(src_ctx);
 }
 
-Status CudaCopy(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src, size_t bytes) {
+Status CudaAllocator::CopyDeviceBytes(Allocator* dst_allocator, void* dst, Allocator* src_allocator, const void* src,
+                                      size_t bytes) {
   auto* dst_gpu = dynamic_cast<CudaAllocator*>(dst_allocator);
   auto* src_gpu = dynamic_cast<CudaAllocator*>(src_allocator);
   if (dst_gpu != nullptr && src_gpu != nullptr) {
@@ -282,7 +285,6 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
   return parts;
 }
 
-void RegisterCudaCopier() { RegisterDeviceCopier(CudaCopy); }
 
 void RegisterCudaKernels(KernelRegistry* registry) {
   // Handles, and Split and ConcatV2 (byte copies), take any fixed-size

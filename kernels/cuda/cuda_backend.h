@@ -12,9 +12,6 @@ namespace tfrun {
 // GPU's TensorFloat-32 switch (LogicalGpu::tf32).
 DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu);
 
-// Registers the copier for memory of real GPUs (RegisterDeviceCopier).
-void RegisterCudaCopier();
-
 // Binds the GPU kernels: the handle kernels (Const, Identity, VariableV2,
 // Assign, Reshape, Shape, Fill, ...), MatMul (cuBLAS), AddN, BiasAdd, Relu,
 // Cast (kernels/cuda/elementwise.cu), Split, ConcatV2, and the kernels of
