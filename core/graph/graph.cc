@@ -186,9 +186,14 @@ std::string FormatLocation(const std::string& path, const SourceLocation& loc) {
 
 std::string Graph::Where(const SourceLocation& loc) const { return FormatLocation(path, loc); }
 
+Status LocatedError(ErrorKind kind, const std::string& path, const SourceLocation& loc, std::string_view text,
+                    std::string node) {
+  return Status(kind, fmt::format("{}: {}", FormatLocation(path, loc), text),
+                ErrorSite{path, loc.line, loc.column, std::move(node)});
+}
+
 Status Graph::ErrorAt(ErrorKind kind, const Node& node, std::string_view text, bool names_node) const {
-  return Status(kind, fmt::format("{}: {}", Where(node.location), text),
-                ErrorSite{path, node.location.line, node.location.column, names_node ? node.name : std::string()});
+  return LocatedError(kind, path, node.location, text, names_node ? node.name : std::string());
 }
 
 }  // namespace tfrun

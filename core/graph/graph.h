@@ -30,6 +30,12 @@ struct SourceLocation {
 // unknown.
 std::string FormatLocation(const std::string& path, const SourceLocation& loc);
 
+// An error in a graph file: its message FormatLocation's text, ": ", then
+// `text`; its site the path, line, column and `node` ("" when the text is
+// not about one node).
+Status LocatedError(ErrorKind kind, const std::string& path, const SourceLocation& loc, std::string_view text,
+                    std::string node = "");
+
 // How a Const's data was written, which decides what TF2 eager executes
 // for the tf.constant(...) a graph file's Const stands for
 // (constant_op.py, pywrap_tensor.cc): Python literals are converted on the

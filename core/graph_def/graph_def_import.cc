@@ -213,9 +213,9 @@ class Importer {
   }
   std::string Where(int index) const { return FormatLocation(path_, LocationOf(index)); }
   Status Fail(int index, const std::string& message) const {
-    const SourceLocation loc = LocationOf(index);
-    return Status(ErrorKind::kBadInput, fmt::format("{}: node '{}': {}", Where(index), gd_.node(index).name(), message),
-                  ErrorSite{path_, loc.line, loc.column, gd_.node(index).name()});
+    const std::string& name = gd_.node(index).name();
+    return LocatedError(ErrorKind::kBadInput, path_, LocationOf(index), fmt::format("node '{}': {}", name, message),
+                        name);
   }
 
   Status IndexNames() {

@@ -15,14 +15,12 @@ namespace tfrun {
 std::string FieldReader::Where(const YamlNode& n) const { return FormatLocation(path_, n.location()); }
 
 Status FieldReader::ErrorAt(const YamlNode& n, std::string_view message) const {
-  const SourceLocation loc = n.location();
-  return Status(ErrorKind::kBadInput, fmt::format("{}: {}", Where(n), message), ErrorSite{path_, loc.line, loc.column, ""});
+  return LocatedError(ErrorKind::kBadInput, path_, n.location(), message);
 }
 
 Status FieldReader::NodeError(const YamlNode& n, std::string_view node_name, std::string_view message) const {
-  const SourceLocation loc = n.location();
-  return Status(ErrorKind::kBadInput, fmt::format("{}: node '{}': {}", Where(n), node_name, message),
-                ErrorSite{path_, loc.line, loc.column, std::string(node_name)});
+  return LocatedError(ErrorKind::kBadInput, path_, n.location(), fmt::format("node '{}': {}", node_name, message),
+                      std::string(node_name));
 }
 
 Status FieldReader::FieldError(const YamlNode& n, std::string_view node_name, std::string_view message) const {

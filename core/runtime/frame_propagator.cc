@@ -355,15 +355,19 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
   RunState run;
   run.result = result;
   // Fetched values, by output: set when their producer runs in the root frame.
-  std::map<std::pair<int, int>, Entry> fetched;
-  for (const NodeOutput& f : fetch) fetched[{f.node, f.index}] = Entry();
+  // Each fetched tensor's value and its position among the fetches (its
+  // first: TensorFlow's Retval index); a fed one has its fed value.
+  struct Fetched {
+    Entry entry;
+    int retval;
+  };
+  std::map<std::pair<int, int>, Fetched> fetched;
   std::vector<bool> fetched_node(n, false);
-  for (const NodeOutput& f : fetch) fetched_node[f.node] = true;
-  // Each fetched tensor's position in the fetches (its first): TensorFlow's Retval index.
-  std::map<std::pair<int, int>, int> retval_index;
-  for (size_t k = 0; k < fetch.size(); ++k) retval_index.emplace(std::make_pair(fetch[k].node, fetch[k].index), k);
-  for (const NodeOutput& f : fetch) {
-    if (is_fed(f)) fetched[{f.node, f.index}] = Entry{fed[{f.node, f.index}], true};
+  for (size_t k = 0; k < fetch.size(); ++k) {
+    const NodeOutput& f = fetch[k];
+    fetched_node[f.node] = true;
+    Entry value = is_fed(f) ? Entry{fed[{f.node, f.index}], true} : Entry();
+    fetched.emplace(std::make_pair(f.node, f.index), Fetched{std::move(value), static_cast<int>(k)});
   }
   // Nodes without inputs start; fed values reach their consumers.
   for (int id : root.info->nodes) {
@@ -486,13 +490,13 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       for (int i = 0; i < node.num_outputs; ++i) {
         auto it = fetched.find({tagged.id, i});
         if (it == fetched.end() || is_fed({tagged.id, i}) || !outputs[i].live) continue;
-        if (it->second.live) {
-          const int retval = retval_index.at({tagged.id, i});
+        if (it->second.entry.live) {
+          const int retval = it->second.retval;
           return RuntimeError(fmt::format("{}: InternalError: Retval[{}] has already been set.\n\t [[{{{{node "
                                           "_retval_{}_{}_{}}}}}]]",
                                           graph_.path, retval, node.name, i, retval));
         }
-        it->second = outputs[i];
+        it->second.entry = outputs[i];
       }
     }
     // PropagateOutputs.
@@ -552,7 +556,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
         result->fetched.emplace_back();
         continue;
       }
-      const Entry& entry = fetched[{f.node, f.index}];
+      const Entry& entry = fetched.at({f.node, f.index}).entry;
       if (!entry.live) {
         // The Session's words for a fetch whose value never came, or came dead.
         return RuntimeError(fmt::format("{}: InvalidArgumentError: Retval[{}] does not have value",
