@@ -95,6 +95,20 @@ class TensorChannel {
                                    const Shape& shape, bool dynamic_shape) = 0;
   // Waits until every send has completed.
   virtual Status Flush() = 0;
+
+  // A graph with control flow: every task follows the same frames and
+  // iterations in the same order (frame_propagator.cc), and the task that
+  // runs a node tells each task that needs it the node's outcome in one
+  // iteration: whether each output came out live (a Switch leaves one
+  // dead) and the value of those it reads (`values[i]` set, host memory).
+  // `node` (its id) names the transfer; `where` names its frames and their
+  // iterations, the frame and iteration parts of TensorFlow's rendezvous
+  // keys, and is checked on arrival: both sides must mean the same run of
+  // the node. Send never blocks; Receive is bounded like Receive.
+  virtual Status SendOutcome(int to_task, int node, const std::string& where, const std::vector<bool>& live,
+                             const std::vector<Tensor>& values) = 0;
+  virtual Status ReceiveOutcome(int from_task, int node, std::string_view name, const std::string& where,
+                                std::vector<bool>* live, std::vector<Tensor>* values) = 0;
 };
 
 class Executor {

@@ -75,11 +75,6 @@ struct TaggedNode {
 
 Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
                            const std::vector<Feed>& feeds, RunResult* result, bool keep) {
-  if (channel_ != nullptr) {
-    return BadInput(fmt::format("{}: a graph with control flow (Switch, Merge, while loops) cannot run across the "
-                                "tasks of a cluster yet",
-                                graph_.path));
-  }
   const int n = static_cast<int>(graph_.nodes.size());
   // Fed outputs reach their consumers when the run starts, in the root
   // frame; their producers do not run.
@@ -224,6 +219,49 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       if (e->input < 0 || seen[e->output]) continue;
       seen[e->output] = true;
       e->last_read = true;
+    }
+  }
+
+  // A cluster run: every task follows the whole graph's frames, in the
+  // same order (the ready queue's order depends only on the graph and on
+  // which outputs come out live), running its own nodes and hearing of the
+  // others' from the task that runs them. A node's outcome goes to each
+  // task that reads one of its values (`value_to`, by output slot) and, for
+  // a Switch, to every task, which must know the side it took; every other
+  // node's outcome each task knows already (it ran, so its outputs are
+  // live; or it was dead). Since every task takes the same steps in the
+  // same order and sends never block, each wait is for a step its sender
+  // reaches without waiting on the waiter.
+  const int here = channel_ == nullptr ? 0 : channel_->local_task();
+  const int master = channel_ == nullptr ? 0 : channel_->master_task();
+  std::vector<std::vector<int>> tell(channel_ != nullptr ? n : 0);  // the tasks told each node's outcome
+  std::vector<std::vector<int>> value_to(channel_ != nullptr ? first_slot_[n] : 0);
+  if (channel_ != nullptr) {
+    int tasks = 1;
+    for (const Device& d : devices_.devices()) tasks = std::max(tasks, d.task + 1);
+    const auto add = [](std::vector<int>& list, int task) {
+      if (std::find(list.begin(), list.end(), task) == list.end()) list.push_back(task);
+    };
+    for (int id = 0; id < n; ++id) {
+      if (!needed[id] || frame_of[id] < 0) continue;
+      const Node& node = graph_.nodes[id];
+      const int task = TaskOf(id);
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const NodeOutput in = node.input(i);
+        if (is_fed(in) || TaskOf(in.node) == task) continue;
+        add(value_to[SlotOf(in)], task);
+        add(tell[in.node], task);
+      }
+      if (node.cls == NodeClass::kSwitch) {
+        for (int t = 0; t < tasks; ++t) {
+          if (t != task) add(tell[id], t);
+        }
+      }
+    }
+    for (const NodeOutput& f : keep ? fetch : std::vector<NodeOutput>()) {
+      if (!graph_.nodes[f.node].has_output() || is_fed(f) || TaskOf(f.node) == master) continue;
+      add(value_to[SlotOf(f)], master);
+      add(tell[f.node], master);
     }
   }
 
@@ -432,6 +470,58 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       default: return false;
     }
   };
+  // Where a node runs in the frames, the same on every task: each frame's
+  // name and iteration, outermost first (a cluster run's transfer keys).
+  const auto frame_key = [](const Frame* frame, int64_t iter) {
+    std::string key = fmt::format("frame '{}' iteration {}", frame->info->name, iter);
+    for (const Frame* f = frame; f->parent != nullptr; f = f->parent) {
+      key = fmt::format("frame '{}' iteration {} / ", f->parent->info->name, f->parent_iter) + key;
+    }
+    return key;
+  };
+  std::vector<bool> outcome_live;
+  std::vector<Tensor> outcome_values, host_values;
+  // Another task's node: its outputs as that task tells them, or as this
+  // task knows them (live when it runs).
+  const auto hear = [&](const Node& node, const TaggedNode& tagged, std::vector<Entry>* outputs) -> Status {
+    if (tagged.dead) return Status::Ok();
+    for (Entry& e : *outputs) e.live = true;
+    const std::vector<int>& told = tell[node.id];
+    if (std::find(told.begin(), told.end(), here) == told.end()) return Status::Ok();
+    outcome_live.assign(outputs->size(), false);
+    TFRUN_RETURN_IF_ERROR(channel_->ReceiveOutcome(TaskOf(node.id), node.id, node.name,
+                                                   frame_key(tagged.frame, tagged.iter), &outcome_live,
+                                                   &outcome_values));
+    for (size_t i = 0; i < outputs->size(); ++i) (*outputs)[i] = Entry{std::move(outcome_values[i]), outcome_live[i]};
+    return Status::Ok();
+  };
+  // This task's node: its outcome to the tasks that need it.
+  const auto tell_outcome = [&](const Node& node, const TaggedNode& tagged, const std::vector<Entry>& outputs) -> Status {
+    const std::vector<int>& told = tell[node.id];
+    if (told.empty() || tagged.dead) return Status::Ok();
+    const std::string key = frame_key(tagged.frame, tagged.iter);
+    outcome_live.assign(outputs.size(), false);
+    host_values.assign(outputs.size(), Tensor());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      outcome_live[i] = outputs[i].live;
+      const Tensor& value = outputs[i].value;
+      if (!outputs[i].live || !value.is_valid() || value_to[first_slot_[node.id] + i].empty()) continue;
+      // Sent from host memory (a GPU's copy synchronizes).
+      host_values[i] = value;
+      if (!value.allocator()->host_accessible()) {
+        TFRUN_ASSIGN_OR_RETURN(host_values[i], value.CopyTo(CpuAllocator(), devices_[placement_.device_of[node.id]].name));
+      }
+    }
+    for (int task : told) {
+      outcome_values.assign(outputs.size(), Tensor());
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        const std::vector<int>& readers = value_to[first_slot_[node.id] + i];
+        if (std::find(readers.begin(), readers.end(), task) != readers.end()) outcome_values[i] = host_values[i];
+      }
+      TFRUN_RETURN_IF_ERROR(channel_->SendOutcome(task, node.id, key, outcome_live, outcome_values));
+    }
+    return Status::Ok();
+  };
   std::vector<Tensor> inputs, produced;
   std::vector<Entry> outputs;
   int64_t since_check = 0;
@@ -456,7 +546,11 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
       if (e.value.is_valid()) e.value = Tensor();
       e.live = false;
     }
-    if (!tagged.dead && fast && Forward(node, in, &outputs)) {
+    const bool remote = channel_ != nullptr && TaskOf(tagged.id) != here;
+    if (remote) {
+      TFRUN_RETURN_IF_ERROR(hear(node, tagged, &outputs));
+      for (size_t i = 0; i < node.inputs.size(); ++i) in[i] = Entry();
+    } else if (!tagged.dead && fast && Forward(node, in, &outputs)) {
       // Moved by the propagator (not timed: `fast` means no times are kept).
     } else if (!tagged.dead) {
       inputs.clear();
@@ -483,7 +577,8 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     } else {
       for (size_t i = 0; i < node.inputs.size(); ++i) in[i] = Entry();
     }
-    if (fetched_node[tagged.id]) {
+    if (channel_ != nullptr && !remote) TFRUN_RETURN_IF_ERROR(tell_outcome(node, tagged, outputs));
+    if (fetched_node[tagged.id] && here == master) {
       // TensorFlow's _Retval for the fetch sits in the tensor's frame and
       // runs on every live value: the first sets the fetch, a second (a
       // tensor inside a loop that runs twice) is an error.
@@ -550,7 +645,10 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     decrement_outstanding(frame, iter, &state);
   }
   TFRUN_RETURN_IF_ERROR(FinishQueues(&run));
-  if (keep) {
+  if (channel_ != nullptr) TFRUN_RETURN_IF_ERROR(channel_->Flush());
+  if (keep && here != master) {
+    result->fetched.resize(fetch.size());  // the master holds the fetched values
+  } else if (keep) {
     for (const NodeOutput& f : fetch) {
       if (!graph_.nodes[f.node].has_output()) {
         result->fetched.emplace_back();

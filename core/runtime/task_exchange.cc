@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <cstring>
+#include <iterator>
 #include <thread>
 
 namespace tfrun {
@@ -189,6 +190,11 @@ StatusOr<Tensor> TaskExchange::Receive(int from_task, int transfer, std::string_
       if (d < 0) return RuntimeError(fmt::format("{} sent a negative dimension for node '{}'", TaskName(from_task), name));
     }
   }
+  return AwaitTensor(from_task, tag, name, dtype, shape);
+}
+
+StatusOr<Tensor> TaskExchange::AwaitTensor(int from_task, int tag, std::string_view name, DType dtype,
+                                           const Shape& shape) {
   const std::string cpu = fmt::format("{}/device:CPU:0", TaskName(local_task()));
   Tensor received;
   TFRUN_RETURN_IF_ERROR(Await(from_task, tag, fmt::format("waiting for the output of node '{}'", name), WaitBudget(),
@@ -205,6 +211,85 @@ StatusOr<Tensor> TaskExchange::Receive(int from_task, int transfer, std::string_
                                 return received.raw();
                               }));
   return received;
+}
+
+// An outcome on the wire: `where`, a NUL, then per output a flags byte
+// (1: live, 2: its value follows) and, for a value, its dtype, rank and
+// dimensions; then each value, in output order, on the same tag.
+Status TaskExchange::SendOutcome(int to_task, int node, const std::string& where, const std::vector<bool>& live,
+                                 const std::vector<Tensor>& values) {
+  int tag = 0;
+  TFRUN_RETURN_IF_ERROR(TagFor(node, &tag));
+  std::string header = where;
+  header += '\0';
+  for (size_t i = 0; i < live.size(); ++i) {
+    const bool has_value = i < values.size() && values[i].is_valid();
+    header += static_cast<char>((live[i] ? 1 : 0) | (has_value ? 2 : 0));
+    if (!has_value) continue;
+    header += static_cast<char>(values[i].dtype());
+    header += static_cast<char>(values[i].rank());
+    const size_t at = header.size();
+    header.resize(at + values[i].shape().size() * sizeof(int64_t));
+    if (!values[i].shape().empty()) std::memcpy(header.data() + at, values[i].shape().data(), header.size() - at);
+  }
+  TFRUN_RETURN_IF_ERROR(Post(to_task, tag, std::move(header)));
+  for (size_t i = 0; i < live.size() && i < values.size(); ++i) {
+    if (values[i].is_valid()) TFRUN_RETURN_IF_ERROR(Post(to_task, tag, std::string(), values[i]));
+  }
+  return Status::Ok();
+}
+
+Status TaskExchange::ReceiveOutcome(int from_task, int node, std::string_view name, const std::string& where,
+                                    std::vector<bool>* live, std::vector<Tensor>* values) {
+  int tag = 0;
+  TFRUN_RETURN_IF_ERROR(TagFor(node, &tag));
+  std::string header;
+  TFRUN_RETURN_IF_ERROR(Await(from_task, tag, fmt::format("waiting for node '{}' in {}", name, where), WaitBudget(),
+                              [&](size_t bytes) -> StatusOr<void*> {
+                                header.resize(bytes);
+                                return static_cast<void*>(header.data());
+                              }));
+  const auto malformed = [&](std::string_view why) {
+    return RuntimeError(fmt::format("{} sent a malformed outcome of node '{}': {}", TaskName(from_task), name, why));
+  };
+  const size_t nul = header.find('\0');
+  if (nul == std::string::npos) return malformed("no frame key");
+  if (std::string_view(header).substr(0, nul) != where) {
+    return RuntimeError(fmt::format("{} sent node '{}' of {}, but this task is at {}: the tasks' frames disagree",
+                                    TaskName(from_task), name, header.substr(0, nul), where));
+  }
+  std::vector<std::pair<DType, Shape>> valued(live->size());
+  std::vector<bool> has_value(live->size(), false);
+  size_t at = nul + 1;
+  for (size_t i = 0; i < live->size(); ++i) {
+    if (at >= header.size()) return malformed("too few outputs");
+    const int flags = static_cast<unsigned char>(header[at++]);
+    (*live)[i] = (flags & 1) != 0;
+    has_value[i] = (flags & 2) != 0;
+    if (!has_value[i]) continue;
+    if (at + 2 > header.size()) return malformed("a value without its dtype and rank");
+    const int dtype = static_cast<unsigned char>(header[at]);
+    const int rank = static_cast<unsigned char>(header[at + 1]);
+    at += 2;
+    if (dtype >= static_cast<int>(std::size(kAllDTypes)) || rank > kMaxRank ||
+        at + rank * sizeof(int64_t) > header.size()) {
+      return malformed("a bad dtype or shape");
+    }
+    Shape shape(rank, 0);
+    if (rank > 0) std::memcpy(shape.data(), header.data() + at, rank * sizeof(int64_t));
+    at += rank * sizeof(int64_t);
+    for (int64_t d : shape) {
+      if (d < 0) return malformed("a negative dimension");
+    }
+    valued[i] = {static_cast<DType>(dtype), std::move(shape)};
+  }
+  if (at != header.size()) return malformed("too many outputs");
+  values->assign(live->size(), Tensor());
+  for (size_t i = 0; i < live->size(); ++i) {
+    if (!has_value[i]) continue;
+    TFRUN_ASSIGN_OR_RETURN((*values)[i], AwaitTensor(from_task, tag, name, valued[i].first, valued[i].second));
+  }
+  return Status::Ok();
 }
 
 Status TaskExchange::Flush() {

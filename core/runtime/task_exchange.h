@@ -37,6 +37,10 @@ class TaskExchange : public TensorChannel {
   StatusOr<Tensor> Receive(int from_task, int transfer, std::string_view name, DType dtype, const Shape& shape,
                            bool dynamic_shape) override;
   Status Flush() override;
+  Status SendOutcome(int to_task, int node, const std::string& where, const std::vector<bool>& live,
+                     const std::vector<Tensor>& values) override;
+  Status ReceiveOutcome(int from_task, int node, std::string_view name, const std::string& where,
+                        std::vector<bool>* live, std::vector<Tensor>* values) override;
 
   // Tells every other task that this one failed, so none waits for it.
   void TellFailure(const Status& failure);
@@ -73,6 +77,8 @@ class TaskExchange : public TensorChannel {
   Status Await(int from, int tag, const std::string& what, std::chrono::milliseconds budget, Allocate&& allocate,
                bool sender_failures_only = false);
   Status Post(int to, int tag, std::string bytes, Tensor tensor = Tensor());
+  // A tensor of `dtype` and `shape` from `from_task` under `tag`, into host memory.
+  StatusOr<Tensor> AwaitTensor(int from_task, int tag, std::string_view name, DType dtype, const Shape& shape);
   Status TagFor(int transfer, int* tag) const;
   std::chrono::milliseconds WaitBudget() const;
   std::string TaskName(int rank) const { return cluster_.TaskName(rank); }

@@ -272,5 +272,47 @@ TEST(TaskExchangeTest, DynamicShapesTravelWithTheTensor) {
   EXPECT_EQ(rank0->data<int32_t>()[0], 7);
 }
 
+// A node's outcome in a loop: which outputs are live (a Switch's untaken
+// side is dead), the values the receiver reads, each with its dtype and
+// shape, keyed by node and checked against the receiver's frame and
+// iteration.
+TEST(TaskExchangeTest, OutcomesCarryLivenessValuesAndTheirIteration) {
+  SenderAndReceiver pair;
+  StatusOr<Tensor> t = Tensor::AllocateHost(DType::kFloat32, {2, 2});
+  ASSERT_TRUE(t.ok());
+  for (int i = 0; i < 4; ++i) t->data<float>()[i] = static_cast<float>(i) + 0.5f;
+  StatusOr<Tensor> index = Tensor::AllocateHost(DType::kInt32, {});
+  ASSERT_TRUE(index.ok());
+  index->data<int32_t>()[0] = 1;
+  const std::string first = "frame '' iteration 0 / frame 'while/while_context' iteration 3";
+  const std::string second = "frame '' iteration 0 / frame 'while/while_context' iteration 4";
+  // A Switch whose true side (its value read) is live; then a Merge's two outputs.
+  ASSERT_TRUE(pair.from.SendOutcome(0, 5, first, {false, true}, {Tensor(), *t}).ok());
+  ASSERT_TRUE(pair.from.SendOutcome(0, 5, second, {true, false}, {Tensor(), Tensor()}).ok());
+  ASSERT_TRUE(pair.from.SendOutcome(0, 6, first, {true, true}, {*t, *index}).ok());
+
+  std::vector<bool> live(2);
+  std::vector<Tensor> values;
+  ASSERT_TRUE(pair.to.ReceiveOutcome(1, 6, "merge", first, &live, &values).ok());  // another node: another tag
+  EXPECT_EQ(live, (std::vector<bool>{true, true}));
+  ASSERT_TRUE(values[0].is_valid() && values[1].is_valid());
+  EXPECT_EQ(values[0].shape(), (Shape{2, 2}));
+  EXPECT_EQ(values[0].data<float>()[3], 3.5f);
+  EXPECT_EQ(values[1].dtype(), DType::kInt32);
+  EXPECT_EQ(values[1].data<int32_t>()[0], 1);
+
+  ASSERT_TRUE(pair.to.ReceiveOutcome(1, 5, "switch", first, &live, &values).ok());
+  EXPECT_EQ(live, (std::vector<bool>{false, true}));
+  EXPECT_FALSE(values[0].is_valid());
+  ASSERT_TRUE(values[1].is_valid());
+  EXPECT_EQ(values[1].data<float>()[0], 0.5f);
+
+  // The next message is iteration 4's: a receiver at another iteration says so.
+  const Status s = pair.to.ReceiveOutcome(1, 5, "switch", first, &live, &values);
+  EXPECT_EQ(s.message(),
+            "/job:local/replica:0/task:1 sent node 'switch' of " + second + ", but this task is at " + first +
+                ": the tasks' frames disagree");
+}
+
 }  // namespace
 }  // namespace tfrun

@@ -358,6 +358,70 @@ def ps_worker(tf, train=False):
         tf.compat.v1.global_variables_initializer()
 
 
+def ps_worker_loop(tf):
+    """Control flow across the cluster's tasks (v1 control flow, as a TF1
+    program writes it): replica_device_setter puts `w` on the parameter
+    server and the loop on worker 0; each iteration multiplies on worker 1
+    (reading `w` from the parameter server) and a tf.cond on worker 1
+    picks its branch from that product, so values, dead branches and the
+    loop's iterations cross all three tasks."""
+    tf.compat.v1.disable_control_flow_v2()
+    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
+    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                                                       cluster=cluster)):
+        w = tf.compat.v1.Variable([[0.5, -1.0], [1.5, 0.25]], name="w", use_resource=False)
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+
+        def body(i, acc):
+            with tf.compat.v1.device("/job:worker/task:1"):
+                h = tf.matmul(acc, w) * 0.5
+                acc = tf.cond(tf.reduce_sum(h) > 4.0, lambda: h - 1.0, lambda: h * 2.0 + 1.0)
+            return i + 1, acc
+
+        _, acc = tf.compat.v1.while_loop(lambda i, a: i < 6, body, [tf.constant(0), x])
+        tf.identity(acc, name="y")
+        tf.compat.v1.global_variables_initializer()
+
+
+def ps_worker_nested(tf):
+    """Harder control flow across the tasks: a loop nested in a loop, a
+    tf.cond whose predicate and Switch sit on worker 0 while its branches
+    run on worker 1 and the parameter server (so dead tensors cross tasks),
+    with parallel iterations; the outer loop's counter is fetched too."""
+    tf.compat.v1.disable_control_flow_v2()
+    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
+    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                                                       cluster=cluster)):
+        # Powers of two: each product is exact, so every summation order
+        # gives TensorFlow's numbers (docs/differences.md, MatMul).
+        w = tf.compat.v1.Variable([[0.5, -0.25], [0.25, 0.5]], name="w", use_resource=False)
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+
+        def inner(j, a):
+            with tf.compat.v1.device("/job:worker/task:1"):
+                a = tf.matmul(a, w) + 0.5
+            return j + 1, a
+
+        def outer(i, acc):
+            _, acc = tf.compat.v1.while_loop(lambda j, a: j < i + 1, inner, [tf.constant(0), acc])
+
+            def big():
+                with tf.compat.v1.device("/job:worker/task:1"):
+                    return acc * 0.5
+
+            def small():
+                with tf.compat.v1.device("/job:ps/task:0"):
+                    return acc + 1.0
+
+            acc = tf.cond(tf.reduce_max(acc) > 1.5, big, small)
+            return i + 1, acc
+
+        n, acc = tf.compat.v1.while_loop(lambda i, a: i < 4, outer, [tf.constant(0), x], parallel_iterations=3)
+        tf.identity(acc, name="y")
+        tf.identity(n, name="n")
+        tf.compat.v1.global_variables_initializer()
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -436,6 +500,13 @@ CASES = {
     "ps_worker_train": (functools.partial(ps_worker, train=True), "ps_worker_train.pbtxt", [
         ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
     ]),
+    # Their cluster runs below run them (as ps_worker's); alone, TensorFlow's error.
+    "ps_worker_loop": (ps_worker_loop, "ps_worker_loop.pbtxt", [
+        ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
+    ]),
+    "ps_worker_nested": (ps_worker_nested, "ps_worker_nested.pbtxt", [
+        ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
+    ]),
     # Written only: their goldens are the YAML files' (SAME_AS_YAML).
     "blog_addn": (blog_addn, "blog_addn.pbtxt", []),
     "blog_variables": (blog_variables, "blog_variables.pbtxt", []),
@@ -512,6 +583,10 @@ CLUSTER_RUNS = {
     # The session places the whole graph at its first run: `init` logs every
     # node, the training step's included.
     "tf_ps_worker_train.log": ("ps_worker_train.pbtxt", ["^init"], True),
+    "tf_ps_worker_loop.log": ("ps_worker_loop.pbtxt", ["^init", "y"], True),
+    "tf_ps_worker_loop.plain": ("ps_worker_loop.pbtxt", ["^init", "y"], False),
+    "tf_ps_worker_nested.log": ("ps_worker_nested.pbtxt", ["^init", "y", "n"], True),
+    "tf_ps_worker_nested.plain": ("ps_worker_nested.pbtxt", ["^init", "y", "n"], False),
 }
 
 
