@@ -422,6 +422,31 @@ def ps_worker_nested(tf):
         tf.compat.v1.global_variables_initializer()
 
 
+def ps_worker_grad(tf):
+    """tf.gradients through a loop on another task: `w` on the parameter
+    server, the loop and its gradient loop (with the stacks that keep each
+    iteration's input) on worker 1, the loss and the results on worker 0.
+    (A loop whose body ran on another task than the loop itself cannot have
+    gradients in TensorFlow 1: the stacks would be colocated with both, and
+    TensorFlow refuses with "Cannot colocate nodes".) Powers of two keep
+    every product exact (docs/differences.md, MatMul)."""
+    tf.compat.v1.disable_control_flow_v2()
+    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
+    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                                                       cluster=cluster)):
+        w = tf.compat.v1.Variable([[0.5, -0.25], [0.25, 0.5]], name="w", use_resource=False)
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+        with tf.compat.v1.device("/job:worker/task:1"):
+            _, acc = tf.compat.v1.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.matmul(a, w) + 0.5),
+                                             [tf.constant(0), x])
+        y = tf.identity(acc, name="y")
+        loss = tf.reduce_sum(y * y)
+        tf.compat.v1.global_variables_initializer()
+    # Outside the device function: each gradient node goes where its
+    # forward op's colocation group goes.
+    tf.identity(tf.gradients(loss, w)[0], name="dw")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -502,6 +527,9 @@ CASES = {
     ]),
     # Their cluster runs below run them (as ps_worker's); alone, TensorFlow's error.
     "ps_worker_loop": (ps_worker_loop, "ps_worker_loop.pbtxt", [
+        ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
+    ]),
+    "ps_worker_grad": (ps_worker_grad, "ps_worker_grad.pbtxt", [
         ("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet"),
     ]),
     "ps_worker_nested": (ps_worker_nested, "ps_worker_nested.pbtxt", [
@@ -585,6 +613,8 @@ CLUSTER_RUNS = {
     "tf_ps_worker_train.log": ("ps_worker_train.pbtxt", ["^init"], True),
     "tf_ps_worker_loop.log": ("ps_worker_loop.pbtxt", ["^init", "y"], True),
     "tf_ps_worker_loop.plain": ("ps_worker_loop.pbtxt", ["^init", "y"], False),
+    "tf_ps_worker_grad.log": ("ps_worker_grad.pbtxt", ["^init", "y", "dw"], True),
+    "tf_ps_worker_grad.plain": ("ps_worker_grad.pbtxt", ["^init", "y", "dw"], False),
     "tf_ps_worker_nested.log": ("ps_worker_nested.pbtxt", ["^init", "y", "n"], True),
     "tf_ps_worker_nested.plain": ("ps_worker_nested.pbtxt", ["^init", "y", "n"], False),
 }
