@@ -35,18 +35,6 @@
 namespace tfrun {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kFreeAtExit = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kFreeAtExit = true;
-#else
-constexpr bool kFreeAtExit = false;
-#endif
-#else
-constexpr bool kFreeAtExit = false;
-#endif
-
 // --quiet and TF_CPP_MIN_LOG_LEVEL over tfrun's info and warning lines.
 void ApplyLogLevel(bool quiet) {
   int level = 0;
@@ -67,13 +55,6 @@ void SetUpLogging() {
   ApplyLogLevel(false);
 }
 
-
-int ExitWith(const Status& status) {
-  if (status.ok()) return 0;
-  spdlog::error("{}", EscapeForTerminal(status.message()));
-  return ExitCodeFor(status.kind());
-}
-
 // `tfrun devices`: the physical and logical devices under the options; as
 // a run's --json, `--json FILE` writes JSON to FILE beside the listing on
 // standard output, and `--json` or `--json -` writes only the JSON there.
@@ -92,79 +73,11 @@ int ListDevices(const DeviceFlags& flags, const std::string& json_path) {
   return 0;
 }
 
-// --expect: a mismatch is exit 1 with a unified diff on standard error.
-Status CompareWithExpected(const RunOptions& options, const std::string& expected, const std::string& actual) {
-  const Tolerance tolerance{options.rtol, options.atol, options.tolerance_given};
-  if (OutputsMatch(expected, actual, tolerance)) return Status::Ok();
-  const std::string diff = UnifiedDiff(expected, actual, options.expect_path, "standard output");
-  std::fwrite(diff.data(), 1, diff.size(), stderr);
-  return Status(ErrorKind::kMismatch, fmt::format("standard output differs from {}{}", options.expect_path,
-                                                  tolerance.enabled ? " (beyond the tolerance)" : ""));
-}
-
 // `tfrun test PATH...`: exit 1 when a case failed, 2 for bad usage.
 int RunTests(const TestOptions& options) {
   StatusOr<int> failed = RunTestCommand(options);
   if (!failed.ok()) return ExitWith(failed.status());
   return *failed > 0 ? 1 : 0;
-}
-
-// `tfrun GRAPH`: standard output gets what TensorFlow prints, also when a
-// later step failed; --json gets the report, the error included.
-int RunGraph(const RunOptions& options, std::chrono::steady_clock::time_point process_start) {
-  SetHostMemoryBudget(static_cast<size_t>(options.limits.max_tensor_bytes));
-  // The run (graph, placement, results) lives until the process ends and
-  // is never destroyed: freeing a million nodes one by one takes 0.4 s
-  // that the kernel does at once (clang's -disable-free does the same).
-  // Sanitizer builds destroy it, so leak checks see everything.
-  // Every output is checked before anything runs (exit 2, nothing written).
-  if (Status checked = CheckRunOutputs(options); !checked.ok()) return ExitWith(checked);
-  // The expected output is read first, bounded: a file it cannot be is
-  // bad usage (exit 2), known before anything runs.
-  std::string expected;
-  if (!options.expect_path.empty()) {
-    if (Status read = ReadFileAtMost(options.expect_path, options.limits.max_file_bytes, &expected); !read.ok()) {
-      return ExitWith(BadInput(fmt::format("--expect {}{}", read.message(),
-                                           read.message().find("more than") != std::string::npos
-                                               ? " (--max-file-bytes)"
-                                               : "")));
-    }
-  }
-  std::unique_ptr<GraphRun> owned = std::make_unique<GraphRun>(options, process_start);
-  GraphRun& run = kFreeAtExit ? *owned : *owned.release();
-  std::string stdout_text;
-  // --json - and --dot - take standard output for themselves.
-  const bool stdout_taken = options.json_path == "-" || options.dot_path == "-";
-  // Training steps stream; --expect keeps what it may need of them (a
-  // longer output is a mismatch whatever the tolerance).
-  if (!stdout_taken) run.StreamTrainingSteps(options.expect_path.empty() ? 0 : 2 * expected.size() + (1 << 20));
-  Status status = run.Run(&stdout_text);
-  if (!stdout_taken && run.prints_output()) {
-    Status written = WriteStdout(stdout_text);
-    if (!written.ok() && status.ok()) status = written;
-  }
-  if (!options.expect_path.empty() && run.prints_output()) {
-    Status compared = run.streamed_whole()
-                          ? CompareWithExpected(options, expected, run.streamed() + stdout_text)
-                          : Status(ErrorKind::kMismatch,
-                                   fmt::format("standard output differs from {}: it has more than {} bytes, the file {}",
-                                               options.expect_path, run.streamed().size(), expected.size()));
-    if (!compared.ok() && status.ok()) status = compared;
-  }
-  // The report is written last, so its "error" and "exit_code" are the
-  // process's own: a mismatch or a failed write of standard output too.
-  if (!options.json_path.empty() && run.prints_output()) {
-    Report& report = run.report();
-    report.status = status;
-    report.version = VersionField();
-    StatusOr<OutputTarget> target = CheckOutputTarget(options.json_path, "--json", true);
-    Status written = target.ok() ? WriteOutput(*target, ReportToJson(report)) : target.status();
-    if (!written.ok() && status.ok()) status = written;
-  }
-  int code = 0;
-  if (!status.ok()) code = run.prints_errors() ? ExitWith(status) : ExitCodeFor(status.kind());
-  run.EndCluster(code);
-  return code;
 }
 
 constexpr const char* kHelpFooter = R"(
@@ -294,7 +207,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (test_command->parsed()) return RunTests(test_options);
-  return RunGraph(options, process_start);
+  return RunGraphCommand(options, process_start);
 }
 
 }  // namespace

@@ -15,40 +15,16 @@
 #include "core/placement/eager_program.h"
 #include "core/placement/placer.h"
 #include "core/runtime/executor.h"
+#include "core/session/session.h"
 
 namespace tfrun {
 
-struct ReportTimings {
-  double load_ms = 0;
-  double place_ms = 0;
-  double run_ms = 0;
-  double total_ms = 0;
-};
-
-// Peak resident memory of the process at the end of each phase, in bytes
-// (0: the phase did not finish).
-struct ReportPeakMemory {
-  int64_t load = 0;
-  int64_t place = 0;
-  int64_t run = 0;
-};
-
-struct Report {
-  std::string version;                   // tfrun's (cli/version.h), with its git commit
-  const Graph* graph = nullptr;          // null when loading failed
-  const DeviceSet* devices = nullptr;
-  const Placement* placement = nullptr;  // null when placement failed
-  // --explain's, also when placement failed (null without --explain).
-  const std::vector<NodeExplanation>* explanations = nullptr;
-  const RunResult* result = nullptr;     // null when the run failed
-  // --compat eager: the ops TF2 eager executes, in order (up to a failure).
-  const std::vector<EagerOp>* executed = nullptr;
-  std::vector<NodeOutput> fetch;
-  const std::vector<Feed>* feeds = nullptr;  // --feed, once read
-  std::vector<std::string> printed;      // what stdout shows per fetch
-  ReportTimings timings;
-  ReportPeakMemory peak_rss_bytes;
-  std::string benchmark_json;            // the "benchmark" object, when --benchmark
+// The session's record (what the run made, each part once its stage is
+// done) with the process's own: its version, --benchmark's object and the
+// outcome.
+struct Report : SessionRecord {
+  std::string version;         // tfrun's (cli/version.h), with its git commit
+  std::string benchmark_json;  // the "benchmark" object, when --benchmark
   Status status;
 };
 

@@ -1,4 +1,4 @@
-#include "cli/process_memory.h"
+#include "core/base/process_memory.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,0 +1,473 @@
+#include "core/session/session.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/base/did_you_mean.h"
+#include "core/base/process_memory.h"
+#include "core/graph_def/graph_file_loader.h"
+#include "core/passes/pass_registry.h"
+#include "core/placement/placement_explanation.h"
+#include "core/placement/placement_log.h"
+#include "core/printing/array_printer.h"
+
+namespace tfrun {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t NsOf(Clock::time_point t) { return t.time_since_epoch().count(); }
+
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// A graph session: TensorFlow's DirectSession placing the whole graph at
+// its first run.
+class GraphSession : public Session {
+ public:
+  GraphSession(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
+     std::chrono::steady_clock::time_point process_start)
+      : Session(options, host, observer, process_start) {}
+
+ protected:
+  Status Place(bool log, std::string* stdout_text) override {
+    const Status placed = PlaceGraph(graph_, *devices_, SoftPlacement(), *options_.profile, &placement_, explain_);
+    if (log) *stdout_text += PlacementLines(graph_, *devices_, placement_, *options_.profile);
+    AppendExplanations(stdout_text);
+    return placed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Session> MakeEagerSession(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
+                                          std::chrono::steady_clock::time_point process_start);
+
+std::unique_ptr<Session> Session::Create(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
+                                         std::chrono::steady_clock::time_point process_start) {
+  if (options.profile->execution == ExecutionModel::kEager) {
+    return MakeEagerSession(options, host, observer, process_start);
+  }
+  return std::unique_ptr<Session>(new GraphSession(options, host, observer, process_start));
+}
+
+Status Session::Run(std::string* stdout_text) {
+  const auto t0 = Clock::now();
+  const Status status = RunStages(stdout_text);
+  if (status.ok()) record_.timings.total_ms = MsSince(t0);
+  return status;
+}
+
+Status Session::RunStages(std::string* stdout_text) {
+  TFRUN_RETURN_IF_ERROR(CheckTrainingOptions());
+  TFRUN_RETURN_IF_ERROR(Load());
+  TFRUN_RETURN_IF_ERROR(host_.StartCluster(graph_, is_eager()));
+  if (options_.steps > 0 && graph_.config.cluster.size() > 1) {
+    return BadInput(fmt::format("--steps: {} spans a cluster; tfrun runs a cluster's graph for one step", graph_.path));
+  }
+  TFRUN_RETURN_IF_ERROR(observer_.Loaded(graph_));
+  // TensorFlow's passes before placement (core/passes): after the graph
+  // is written as given, before its fetches are found.
+  TFRUN_RETURN_IF_ERROR(RunPrePlacementPasses(&graph_, devices_));
+  TFRUN_RETURN_IF_ERROR(ResolveFetch());
+  TFRUN_RETURN_IF_ERROR(ResolveTargets());
+  TFRUN_RETURN_IF_ERROR(ResolveExplain());
+  TFRUN_RETURN_IF_ERROR(observer_.Resolved(graph_, fetch_));
+  const bool log = options_.log_placement || graph_.config.log_device_placement;
+  TFRUN_RETURN_IF_ERROR(BuildRunDevices(log));
+  // A TensorFlow graph file with nothing to fetch or run: the user asks
+  // where its nodes go, which the Session's first run would decide.
+  place_only_ = options_.place_only ||
+                (!graph_.imported.empty() && fetch_.empty() && target_runs_.empty() && init_runs_.empty());
+  if (place_only_ && !options_.place_only && !log) {
+    spdlog::info("{}: nothing to fetch: placed the whole graph (--log-placement prints where each node went)",
+                 graph_.path);
+  }
+  if (fetch_.empty() && target_runs_.empty() && init_runs_.empty() && !is_eager() && !place_only_) {
+    // A TF1 program with nothing to fetch makes its session (which prints
+    // the device mapping) and runs no step: nothing is placed or logged.
+    if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
+    ExplainUnplaced(stdout_text);
+    return Status::Ok();
+  }
+  TFRUN_RETURN_IF_ERROR(OpenSession(log, stdout_text));
+  if (place_only_) {
+    // The placement TensorFlow's first run makes, of the whole graph.
+    TFRUN_RETURN_IF_ERROR(PlaceAndLog(log, stdout_text));
+    PlacedOnly(log, stdout_text);
+    return Status::Ok();
+  }
+  if (!is_eager() && target_runs_.empty() && init_runs_.empty() && options_.steps == 0 && AnswerFromFeeds()) {
+    ExplainUnplaced(stdout_text);
+    PrintResults(log, stdout_text);
+    return Status::Ok();
+  }
+  TFRUN_RETURN_IF_ERROR(PlaceAndLog(log, stdout_text));
+  return Execute(stdout_text, log);
+}
+
+Status Session::CheckTrainingOptions() const {
+  if (options_.steps == 0) {
+    if (options_.print_every > 0) return BadInput("--print-every: only with --steps");
+    if (options_.batch > 0) return BadInput("--batch: only with --steps");
+    return Status::Ok();
+  }
+  if (is_eager()) {
+    return BadInput(fmt::format("--steps: --compat {} runs op by op; a training loop runs a graph's session "
+                                "(--compat tf2, tf1 or tf0)",
+                                options_.profile->name));
+  }
+  if (options_.benchmark) {
+    return BadInput("--steps and --benchmark: a training loop changes its variables every step; time it with "
+                    "bench/train.py or --trace");
+  }
+  if (options_.place_only) return BadInput("--steps and --place-only: --place-only runs nothing");
+  if (options_.batch > 0 && std::none_of(options_.feeds.begin(), options_.feeds.end(), [](const std::string& f) {
+        return f.find("=@") != std::string::npos;
+      })) {
+    return BadInput("--batch: no --feed NAME=@FILE.npy to take the batches from (a literal feeds every step whole)");
+  }
+  return Status::Ok();
+}
+
+Status Session::Load() {
+  const auto t0 = Clock::now();
+  // A for_each_device scope needs the run's devices, under the graph's config.
+  auto lister = [this](const GraphConfig& config, std::string_view type) -> StatusOr<std::vector<int>> {
+    if (config.cluster.size() > 1) {
+      return BadInput("for_each_device repeats nodes over one process's devices; a cluster graph names its "
+                      "tasks' devices instead");
+    }
+    TFRUN_ASSIGN_OR_RETURN(devices_, host_.BuildDevices(graph_, config, /*lists_devices=*/true));
+    std::vector<int> ids;
+    for (const Device& d : devices_->devices()) {
+      if (d.type == type) ids.push_back(d.id);
+    }
+    return ids;
+  };
+  LoadOptions load_options = options_.load;
+  load_options.construction_errors = options_.profile->construction_errors;
+  GraphDefImportOptions import = options_.import;
+  import.max_file_bytes = load_options.max_file_bytes;
+  import.max_nodes = load_options.max_nodes;
+  import.max_tensor_bytes = load_options.max_tensor_bytes;
+  StatusOr<Graph> graph = LoadAnyGraphFile(options_.graph_path, load_options, import, lister);
+  if (!graph.ok()) return graph.status();
+  if (!graph->imported.empty() && is_eager()) {
+    return BadInput(fmt::format("--compat {}: {} is a TensorFlow graph, which a Session places; eager execution "
+                                "does not apply to it",
+                                options_.profile->name, options_.graph_path));
+  }
+  graph_ = std::move(*graph);
+  record_.graph = &graph_;
+  record_.timings.load_ms = MsSince(t0);
+  record_.peak_rss_bytes.load = PeakResidentBytes();
+  cold_.load_ms = MsSince(process_start_);
+  phases_.push_back({"load", NsOf(process_start_), NsOf(Clock::now())});
+  return Status::Ok();
+}
+
+Status Session::NoSuchNode(std::string_view flag, const std::string& given, const std::string& name,
+                           const std::vector<std::string>& known, std::string_view kind) const {
+  return BadInput(fmt::format("{} {}: {} has no {} named '{}'{}", flag, ClipForMessage(given), graph_.path, kind,
+                              ClipForMessage(name), DidYouMean(name, known)));
+}
+
+// --fetch overrides the graph file's fetch list.
+Status Session::ResolveFetch() {
+  if (options_.fetch.empty()) {
+    fetch_ = graph_.fetch;
+  } else {
+    for (const std::string& name : options_.fetch) {
+      const std::optional<TensorName> tensor = ParseTensorName(name);
+      const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
+      if (node == nullptr) {
+        return NoSuchNode("--fetch", name, tensor ? tensor->node : name, graph_.NodeNames());
+      }
+      if (tensor->index >= std::max(node->num_outputs, 1)) {
+        return BadInput(fmt::format("--fetch {}: node '{}' has {} output{}", ClipForMessage(name), node->name,
+                                    node->num_outputs, node->num_outputs == 1 ? "" : "s"));
+      }
+      fetch_.push_back({node->id, tensor->index});  // twice is fine: sess.run([a, a])
+    }
+  }
+  // sess.run of a resource handle returns its in-memory bytes (pointers
+  // and all), which no golden file can hold: refused, not imitated.
+  for (const NodeOutput& f : fetch_) {
+    if (const std::string type = graph_.OutputTypeString(f); type == "resource" || type == "variant") {
+      return BadInput(fmt::format("--fetch {}: a {} tensor: TensorFlow's sess.run returns its raw in-memory bytes, "
+                                  "which tfrun does not print (fetch what reads it, such as a ReadVariableOp)",
+                                  ClipForMessage(graph_.OutputName(f, false)), type));
+    }
+  }
+  record_.fetch = fetch_;
+  return Status::Ok();
+}
+
+// A node, or a MetaGraphDef's collection (train_op) of nodes, named by
+// --targets or --init: the nodes one sess.run of it runs.
+StatusOr<std::vector<int>> Session::ResolveRun(std::string_view flag, const std::string& name) const {
+  std::vector<int> run;
+  if (const Node* node = graph_.Find(name)) {
+    run.push_back(node->id);
+  } else if (const std::vector<std::string>* members = graph_.Collection(name)) {
+    for (const std::string& member : *members) {
+      const std::optional<TensorName> tensor = ParseTensorName(member);
+      const Node* node = tensor ? graph_.Find(tensor->node) : nullptr;
+      if (node == nullptr) {
+        return BadInput(fmt::format("{} {}: collection member '{}' is no node of {}", flag, ClipForMessage(name),
+                                    ClipForMessage(member), graph_.path));
+      }
+      run.push_back(node->id);
+    }
+  } else {
+    std::vector<std::string> known = graph_.NodeNames();
+    for (const auto& [key, nodes] : graph_.collections) known.push_back(key);
+    return NoSuchNode(flag, name, name, known, graph_.collections.empty() ? "node" : "node or collection");
+  }
+  return run;
+}
+
+Status Session::ResolveTargets() {
+  for (const std::string& name : options_.init) {
+    TFRUN_ASSIGN_OR_RETURN(std::vector<int> run, ResolveRun("--init", name));
+    init_runs_.push_back(std::move(run));
+  }
+  if (options_.targets.empty()) {
+    if (!graph_.targets.empty()) target_runs_.push_back(graph_.targets);
+    return Status::Ok();
+  }
+  for (const std::string& name : options_.targets) {
+    TFRUN_ASSIGN_OR_RETURN(std::vector<int> run, ResolveRun("--targets", name));
+    target_runs_.push_back(std::move(run));
+  }
+  return Status::Ok();
+}
+
+Status Session::ResolveExplain() {
+  if (options_.explain.empty()) return Status::Ok();
+  if (is_eager()) {
+    return BadInput(fmt::format("--explain: --compat {} places op by op as eager executes; --explain explains a "
+                                "graph's placement (--compat tf2, tf1 or tf0)",
+                                options_.profile->name));
+  }
+  for (const std::string& name : options_.explain) {
+    const Node* node = graph_.Find(name);
+    if (node == nullptr) return NoSuchNode("--explain", name, name, graph_.NodeNames());
+    explain_.push_back(node->id);
+  }
+  record_.explanations = &placement_.explanations;
+  return Status::Ok();
+}
+
+Status Session::BuildRunDevices(bool log) {
+  const auto t0 = Clock::now();
+  const GraphConfig& config = graph_.config;
+  TFRUN_ASSIGN_OR_RETURN(devices_, host_.BuildDevices(graph_, config, log || options_.shows_devices));
+  TFRUN_RETURN_IF_ERROR(host_.JoinCluster(graph_, devices_));
+  record_.devices = devices_;
+  cold_.devices_ms = MsSince(t0);
+  phases_.push_back({"devices", NsOf(t0), NsOf(Clock::now())});
+  return Status::Ok();
+}
+
+// The session prints the mapping when it is created; session.py checks
+// feed_dict before Session::Run places anything, so a bad feed comes after
+// the mapping.
+Status Session::OpenSession(bool log, std::string* stdout_text) {
+  // A distributed master session prints no mapping (only DirectSession does).
+  if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
+  TFRUN_ASSIGN_OR_RETURN(feeds_, host_.ReadFeeds(graph_));
+  record_.feeds = &feeds_;
+  return Status::Ok();
+}
+
+// session.py returns a fetch that is also fed from feed_dict, and runs no
+// step when every fetch is: nothing is placed or logged. A graph with
+// Variables runs sess.run(init) first (README), and that first step
+// places the whole graph.
+bool Session::AnswerFromFeeds() {
+  if (std::any_of(graph_.nodes.begin(), graph_.nodes.end(), [](const Node& n) { return n.op == "VariableV2"; })) {
+    return false;
+  }
+  std::vector<Tensor> values;
+  for (const NodeOutput& f : fetch_) {
+    auto fed = std::find_if(feeds_.begin(), feeds_.end(), [&](const Feed& feed) { return feed.output == f; });
+    if (fed == feeds_.end()) return false;
+    values.push_back(fed->value);
+  }
+  result_.fetched = std::move(values);
+  record_.result = &result_;
+  return true;
+}
+
+bool Session::SoftPlacement() const {
+  return !options_.no_soft_placement &&
+         (options_.soft_placement || graph_.config.allow_soft_placement || options_.profile->soft_placement_default);
+}
+
+void Session::AppendExplanations(std::string* stdout_text) const {
+  if (!host_.prints_output()) return;
+  for (const NodeExplanation& e : placement_.explanations) {
+    *stdout_text += ExplanationText(e, graph_, *devices_, *options_.profile);
+  }
+}
+
+// A run that places nothing (every fetch fed, or nothing to run) still
+// answers --explain: where the first run that needs them would put them.
+void Session::ExplainUnplaced(std::string* stdout_text) {
+  if (explain_.empty()) return;
+  Placement placement;
+  (void)PlaceGraph(graph_, *devices_, SoftPlacement(), *options_.profile, &placement, explain_);
+  placement_.explanations = std::move(placement.explanations);
+  AppendExplanations(stdout_text);
+}
+
+Status Session::PlaceAndLog(bool log, std::string* stdout_text) {
+  const auto started = Clock::now();
+  place_started_ = started;
+  const Status placed = Place(log, stdout_text);
+  if (host_.prints_output()) {
+    for (const std::string& move : placement_.soft_moves) spdlog::info("{}", move);
+    if (log) {
+      for (const std::string& note : placement_.log_notes) spdlog::info("{}", note);
+    }
+  }
+  if (!placed.ok()) return placed;
+  record_.placement = &placement_;
+  record_.timings.place_ms = MsSince(started);
+  phases_.push_back({"placement", NsOf(started), NsOf(Clock::now())});
+  record_.peak_rss_bytes.place = PeakResidentBytes();
+  if (host_.prints_output()) TFRUN_RETURN_IF_ERROR(observer_.Placed(graph_, *devices_, placement_));
+  const auto& device_of = placement_.device_of;
+  if (host_.prints_output() && !place_only_ &&
+      std::any_of(device_of.begin(), device_of.end(), [&](int d) { return (*devices_)[d].simulated; })) {
+    spdlog::info("kernels placed on the simulated GPUs of {} run on the host", options_.topology_path);
+  }
+  return Status::Ok();
+}
+
+Status Session::Execute(std::string* stdout_text, bool log) {
+  const DeviceSet& devices = *devices_;
+  host_.BindKernels(&kernels_);
+  const int cpu_threads =
+      options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
+  TFRUN_RETURN_IF_ERROR(host_.StartCpuThreads(cpu_threads));
+  const auto t0 = Clock::now();
+  executor_ = std::make_unique<Executor>(graph_, devices, placement_, kernels_);
+  Executor& executor = *executor_;
+  if (TensorChannel* channel = host_.channel()) executor.set_channel(channel);
+  host_.BeforeRun();
+  executor.set_node_error_style({options_.profile->node_error_line, options_.profile->legacy_device_names});
+  executor.set_record_events(options_.record_events);
+  executor.set_timeout(options_.timeout_seconds);
+  const std::vector<NodeOutput> run_fetch = RunFetch();
+  std::vector<int> all_targets;
+  for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());
+  std::vector<int> checked = all_targets;
+  for (const std::vector<int>& run : init_runs_) checked.insert(checked.end(), run.begin(), run.end());
+  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, checked, feeds_));
+  for (const std::vector<int>& init : init_runs_) {  // sess.run(init): run, print nothing
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(init, feeds_));
+  }
+  if (options_.steps > 0) {
+    TFRUN_RETURN_IF_ERROR(TrainingLoop(executor, run_fetch, all_targets, stdout_text));
+    record_.timings.run_ms = MsSince(t0);
+    record_.peak_rss_bytes.run = PeakResidentBytes();
+    return Status::Ok();
+  }
+  for (const std::vector<int>& targets : target_runs_) {  // runs before the fetches, printing nothing
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(targets, feeds_));
+  }
+  StatusOr<RunResult> result = executor.Run(run_fetch, feeds_);
+  if (!result.ok()) return result.status();
+  result_ = std::move(*result);
+  record_.result = &result_;
+  record_.timings.run_ms = MsSince(t0);
+  record_.peak_rss_bytes.run = PeakResidentBytes();
+  cold_.first_run_ms = MsSince(place_started_);
+  TFRUN_RETURN_IF_ERROR(observer_.FirstRun(executor, run_fetch, feeds_));
+  AfterRun(log, stdout_text);
+  PrintResults(log, stdout_text);
+  return Status::Ok();
+}
+
+// The feeds of step `step` (from 0): with --batch, each .npy feed's rows
+// step * B ... step * B + B - 1, wrapping around its first dimension.
+StatusOr<std::vector<Feed>> Session::StepFeeds(int64_t step) const {
+  if (options_.batch == 0) return feeds_;
+  std::vector<Feed> feeds = feeds_;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    if (options_.feeds[i].find("=@") == std::string::npos) continue;  // a literal: every step the same
+    const Tensor& all = feeds_[i].value;
+    const std::string name = options_.feeds[i].substr(0, options_.feeds[i].find("=@"));
+    if (all.rank() == 0 || all.shape()[0] < options_.batch) {
+      return BadInput(fmt::format("--batch {}: --feed {} has {} rows, fewer than one batch", options_.batch, name,
+                                  all.rank() == 0 ? 0 : all.shape()[0]));
+    }
+    const int64_t rows = all.shape()[0];
+    const size_t row_bytes = all.num_bytes() / static_cast<size_t>(rows);
+    Shape shape = all.shape();
+    shape[0] = options_.batch;
+    TFRUN_ASSIGN_OR_RETURN(Tensor batch, Tensor::AllocateHost(all.dtype(), shape));
+    for (int64_t r = 0; r < options_.batch; ++r) {
+      const int64_t source = (step * options_.batch + r) % rows;
+      std::memcpy(static_cast<char*>(batch.raw()) + r * row_bytes,
+                  static_cast<const char*>(all.raw()) + source * row_bytes, row_bytes);
+    }
+    feeds[i].value = std::move(batch);
+  }
+  return feeds;
+}
+
+// --steps N: one session run of the fetches and targets per step, printed
+// as print(sess.run([fetches...])) prints the list of values; a progress
+// line on standard error every few seconds of a long loop (not --quiet).
+Status Session::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                             std::string* stdout_text) {
+  TFRUN_RETURN_IF_ERROR(observer_.StepsPrinted(stdout_text));
+  const auto start = Clock::now();
+  auto last_progress = start;
+  for (int64_t step = 0; step < options_.steps; ++step) {
+    TFRUN_ASSIGN_OR_RETURN(const std::vector<Feed> feeds, StepFeeds(step));
+    StatusOr<RunResult> result = executor.Run(fetch, feeds, targets);
+    if (!result.ok()) {
+      return Status(result.status().kind(), fmt::format("step {}: {}", step + 1, result.status().message()));
+    }
+    result_ = std::move(*result);
+    if ((step + 1) % std::max<int64_t>(options_.print_every, 1) == 0) {
+      std::vector<std::string> values;
+      for (const Tensor& t : result_.fetched) values.push_back(t.is_valid() ? PythonListItemRepr(t, Numpy2()) : "None");
+      *stdout_text += fmt::format("[{}]\n", fmt::join(values, ", "));
+      TFRUN_RETURN_IF_ERROR(observer_.StepsPrinted(stdout_text));
+    }
+    if (host_.prints_output() && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 5) {
+      last_progress = Clock::now();
+      const double seconds = std::chrono::duration<double>(last_progress - start).count();
+      spdlog::info("step {}/{}: {:.3g} steps/s", step + 1, options_.steps, (step + 1) / seconds);
+    }
+  }
+  record_.result = &result_;
+  return Status::Ok();
+}
+
+void Session::PrintResults(bool log, std::string* stdout_text) {
+  for (size_t i = 0; i < result_.fetched.size(); ++i) {
+    record_.printed.push_back(PrintFetched(i, log, stdout_text));
+    *stdout_text += record_.printed.back() + "\n";
+  }
+}
+
+std::string Session::PrintFetched(size_t i, bool /*log*/, std::string* /*stdout_text*/) const {
+  const Tensor& t = result_.fetched[i];
+  if (!t.is_valid()) return "None";  // sess.run(no_op) returns None
+  if (options_.profile->eager_tensor_repr) return EagerTensorStr(t, Numpy2());
+  NumpyPrintOptions print_options;
+  print_options.legacy_113 = options_.profile->numpy_legacy_113;
+  print_options.numpy2 = Numpy2();
+  return NumpyStr(t, print_options);
+}
+
+}  // namespace tfrun
