@@ -314,5 +314,32 @@ TEST(TaskExchangeTest, OutcomesCarryLivenessValuesAndTheirIteration) {
                 ": the tasks' frames disagree");
 }
 
+// An outcome that does not parse is one line naming the sender and node,
+// never a read past the message.
+TEST(TaskExchangeTest, RefusesMalformedOutcomes) {
+  using namespace std::string_literals;
+  const std::string where = "frame '' iteration 0";
+  const std::string key = where + std::string(1, '\0');
+  const std::string dims(8, '\xff');  // -1
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"no key", "no frame key"},
+      {key, "too few outputs"},
+      {key + "\x03"s, "a value without its dtype and rank"},
+      {key + "\x03\x63\x00"s, "a bad dtype or shape"},
+      {key + "\x03\x00\x09"s, "a bad dtype or shape"},
+      {key + "\x03\x00\x02"s + std::string(8, '\0'), "a bad dtype or shape"},
+      {key + "\x03\x00\x01"s + dims, "a negative dimension"},
+      {key + "\x01\x01"s, "too many outputs"},
+  };
+  for (const auto& [bytes, why] : cases) {
+    SenderAndReceiver pair;
+    pair.fabric.Put(1, 0, 16 + 7, bytes);  // node 7's tag
+    std::vector<bool> live(1);
+    std::vector<Tensor> values;
+    const Status s = pair.to.ReceiveOutcome(1, 7, "n", where, &live, &values);
+    EXPECT_EQ(s.message(), "/job:local/replica:0/task:1 sent a malformed outcome of node 'n': " + why) << why;
+  }
+}
+
 }  // namespace
 }  // namespace tfrun
