@@ -14,9 +14,7 @@ namespace {
 
 class EagerSession : public Session {
  public:
-  EagerSession(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
-     std::chrono::steady_clock::time_point process_start)
-      : Session(options, host, observer, process_start) {}
+  using Session::Session;
 
  protected:
   bool is_eager() const override { return true; }

@@ -27,9 +27,7 @@ double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 // its first run.
 class GraphSession : public Session {
  public:
-  GraphSession(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
-     std::chrono::steady_clock::time_point process_start)
-      : Session(options, host, observer, process_start) {}
+  using Session::Session;
 
  protected:
   Status Place(bool log, std::string* stdout_text) override {

@@ -158,6 +158,10 @@ class Session {
   // `options`, `host` and `observer` must outlive it.
   static std::unique_ptr<Session> Create(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
                                          std::chrono::steady_clock::time_point process_start);
+  // A kind's own (Create chooses the kind).
+  Session(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
+          std::chrono::steady_clock::time_point process_start)
+      : options_(options), host_(*host), observer_(*observer), process_start_(process_start) {}
   virtual ~Session() = default;
 
   // Appends what TensorFlow would have printed to `stdout_text`, also when
@@ -178,10 +182,6 @@ class Session {
   bool place_only() const { return place_only_; }
 
  protected:
-  Session(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
-          std::chrono::steady_clock::time_point process_start)
-      : options_(options), host_(*host), observer_(*observer), process_start_(process_start) {}
-
   // The kind's own steps. Place places every node and logs it: a graph
   // session its placement lines, eager the ops it executed (up to a
   // failure).

@@ -358,6 +358,16 @@ def ps_worker(tf, train=False):
         tf.compat.v1.global_variables_initializer()
 
 
+def v1_control_flow_on_ps_worker(tf):
+    """v1 control flow (tf.compat.v1.disable_control_flow_v2), under the
+    ps_worker programs' device function: variables on the parameter
+    server, the rest on worker 0."""
+    tf.compat.v1.disable_control_flow_v2()
+    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
+    return tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                                                        cluster=cluster))
+
+
 def ps_worker_loop(tf):
     """Control flow across the cluster's tasks (v1 control flow, as a TF1
     program writes it): replica_device_setter puts `w` on the parameter
@@ -365,10 +375,7 @@ def ps_worker_loop(tf):
     (reading `w` from the parameter server) and a tf.cond on worker 1
     picks its branch from that product, so values, dead branches and the
     loop's iterations cross all three tasks."""
-    tf.compat.v1.disable_control_flow_v2()
-    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
-    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
-                                                                       cluster=cluster)):
+    with v1_control_flow_on_ps_worker(tf):
         w = tf.compat.v1.Variable([[0.5, -1.0], [1.5, 0.25]], name="w", use_resource=False)
         x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
 
@@ -388,10 +395,7 @@ def ps_worker_nested(tf):
     tf.cond whose predicate and Switch sit on worker 0 while its branches
     run on worker 1 and the parameter server (so dead tensors cross tasks),
     with parallel iterations; the outer loop's counter is fetched too."""
-    tf.compat.v1.disable_control_flow_v2()
-    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
-    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
-                                                                       cluster=cluster)):
+    with v1_control_flow_on_ps_worker(tf):
         # Powers of two: each product is exact, so every summation order
         # gives TensorFlow's numbers (docs/differences.md, MatMul).
         w = tf.compat.v1.Variable([[0.5, -0.25], [0.25, 0.5]], name="w", use_resource=False)
@@ -430,10 +434,7 @@ def ps_worker_grad(tf):
     gradients in TensorFlow 1: the stacks would be colocated with both, and
     TensorFlow refuses with "Cannot colocate nodes".) Powers of two keep
     every product exact (docs/differences.md, MatMul)."""
-    tf.compat.v1.disable_control_flow_v2()
-    cluster = tf.train.ClusterSpec(PS_WORKER_CLUSTER)
-    with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
-                                                                       cluster=cluster)):
+    with v1_control_flow_on_ps_worker(tf):
         w = tf.compat.v1.Variable([[0.5, -0.25], [0.25, 0.5]], name="w", use_resource=False)
         x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
         with tf.compat.v1.device("/job:worker/task:1"):
