@@ -426,10 +426,11 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     }
   }
 
-  // The control-flow ops only move values: without a trace or node times
-  // to record, the propagator moves them itself instead of calling their
-  // kernels (control_flow_kernels.cc, which a trace runs), and a Merge's
-  // value_index is one shared scalar per index.
+  // The control-flow ops (and Identity and Const) only move values:
+  // without a trace or node times to record, the propagator moves them
+  // itself instead of calling their kernels (control_flow_kernels.cc,
+  // ConstKernel, which a trace runs), and a Merge's value_index is one
+  // shared scalar per index.
   const bool fast = !record_events_ && !record_node_times_;
   std::vector<Tensor> merge_index;
   const auto Forward = [&](const Node& node, Entry* in, std::vector<Entry>* out) -> bool {
@@ -467,6 +468,14 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
           return true;
         }
         return false;
+      case NodeClass::kConstant: {
+        // ConstKernel's answer where the value already lives in the
+        // node's memory (a loop's constants run every iteration).
+        const NodePlan* plan = PlanFor(node);
+        if (plan->kernel != &ConstKernel || node.value.allocator() != plan->memory) return false;
+        (*out)[0] = Entry{node.value, true};
+        return true;
+      }
       default: return false;
     }
   };
