@@ -255,13 +255,16 @@ class GraphRun final : public SessionHost, public SessionObserver {
   Clock::time_point process_start_;
   const CompatProfile* profile_ = nullptr;
   SessionOptions session_options_;
-  std::unique_ptr<Session> session_;
+  // The devices and the cluster outlive what the session and the
+  // benchmark's runs hold (tensors in the devices' memory, the channel):
+  // members are destroyed last to first.
   Devices devices_;
   bool devices_built_ = false;
+  std::unique_ptr<ClusterSession> cluster_;  // config.cluster with more than one task
+  std::unique_ptr<Session> session_;
   int cpu_threads_ = 0;
   std::vector<RunResult> benchmark_runs_;  // the benchmark's runs --trace shows
   std::string benchmark_json_;
-  std::unique_ptr<ClusterSession> cluster_;  // config.cluster with more than one task
   bool prints_errors_ = true;
   bool stream_steps_ = false;
   int64_t keep_streamed_bytes_ = 0;
