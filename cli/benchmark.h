@@ -14,14 +14,12 @@
 #include "core/graph/graph.h"
 #include "core/placement/placer.h"
 #include "core/runtime/executor.h"
+#include "core/session/session.h"
 
 namespace tfrun {
 
-struct ColdTimes {
-  double load_ms = 0;       // process start to graph loaded
-  double devices_ms = 0;    // device discovery and set-up
-  double first_run_ms = 0;  // the first run, including placement
-};
+// The session's cold path, from process start (core/session/session.h).
+using ColdTimes = SessionColdTimes;
 
 struct BenchmarkOptions {
   int iterations = 0;         // at least this many timed runs

@@ -401,15 +401,10 @@ Status GraphRun::FirstRun(Executor& executor, const std::vector<NodeOutput>& fet
                               : options_.trace_all        ? BenchmarkOptions::Keep::kAll
                                                           : BenchmarkOptions::Keep::kLast;
     if (bench_options.iterations == 0) bench_options.iterations = 1;
-    const SessionColdTimes& session_cold = session_->cold_times();
-    ColdTimes cold;
-    cold.load_ms = session_cold.load_ms;
-    cold.devices_ms = session_cold.devices_ms;
-    cold.first_run_ms = session_cold.first_run_ms;
     const DeviceSet& devices = *session_->devices();
     TFRUN_ASSIGN_OR_RETURN(BenchmarkResult bench,
                            RunBenchmark(executor, session_->graph(), devices, session_->placement(), fetch, feeds,
-                                        bench_options, cold, BenchmarkHostOf(devices, cpu_threads_)));
+                                        bench_options, session_->cold_times(), BenchmarkHostOf(devices, cpu_threads_)));
     const std::string table = BenchmarkTable(bench);
     if (prints_output()) {
       std::fwrite(table.data(), 1, table.size(), stderr);
@@ -461,7 +456,7 @@ Status GraphRun::WriteTrace() {
   in.graph = &graph;
   in.devices = session_->devices();
   in.placement = &session_->placement();
-  for (const SessionPhase& p : session_->phases()) in.phases.push_back({p.name, p.start_ns, p.end_ns});
+  in.phases = session_->phases();
   in.origin_ns = NsOf(process_start_);
   in.runs = mine;
   for (size_t i = 0; i < tasks_runs.size(); ++i) {

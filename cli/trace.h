@@ -18,13 +18,13 @@
 #include "core/graph/graph.h"
 #include "core/placement/placer.h"
 #include "core/runtime/executor.h"
+#include "core/session/session.h"
 
 namespace tfrun {
 
-struct TracePhase {
-  std::string name;
-  int64_t start_ns = 0, end_ns = 0;  // steady_clock, as NodeEvent's
-};
+// A stage before the runs (load, devices, placement), steady_clock
+// nanoseconds as NodeEvent's (core/session/session.h).
+using TracePhase = SessionPhase;
 
 struct TraceInput {
   const Graph* graph = nullptr;
