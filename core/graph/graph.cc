@@ -163,8 +163,8 @@ StatusOr<NodeOutput> Graph::FindOutput(std::string_view text, std::string_view w
 
 std::optional<DType> Graph::OutputDType(NodeOutput output) const {
   const Node& node = nodes[output.node];
-  if (node.imported < 0) return node.dtype;
-  const std::vector<std::string>& types = imported[node.imported].output_types;
+  if (node.properties < 0) return node.dtype;
+  const std::vector<std::string>& types = properties[node.properties].output_types;
   if (output.index < 0 || output.index >= static_cast<int>(types.size())) return std::nullopt;
   std::string_view type = types[output.index];
   if (IsRefType(type)) type.remove_suffix(4);
@@ -173,8 +173,8 @@ std::optional<DType> Graph::OutputDType(NodeOutput output) const {
 
 std::string Graph::OutputTypeString(NodeOutput output) const {
   const Node& node = nodes[output.node];
-  if (node.imported < 0) return std::string(Info(node.dtype).tf_name);
-  const std::vector<std::string>& types = imported[node.imported].output_types;
+  if (node.properties < 0) return std::string(Info(node.dtype).tf_name);
+  const std::vector<std::string>& types = properties[node.properties].output_types;
   if (output.index < 0 || output.index >= static_cast<int>(types.size())) return "?";
   return DataTypeString(types[output.index]);
 }

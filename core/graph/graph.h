@@ -108,9 +108,11 @@ struct Node {
   // from it); a Placeholder without a shape has no known rank at all.
   Shape shape;
   bool unknown_rank = false;
-  // Index into Graph::imported for a node read from a TensorFlow GraphDef;
-  // -1 for a graph file's node, whose NodeDef tfrun derives (node_attrs.h).
-  int32_t imported = -1;
+  // Index into Graph::properties: its NodeDef's attrs and argument types.
+  // Every node has them (the GraphDef importer reads them, the graph-file
+  // builder and the passes build them with node_builder.h); -1 only for a
+  // node of an op without an OpDef, which nothing can run or place.
+  int32_t properties = -1;
 
   NodeOutput input(size_t i) const {
     return {inputs[i], i < input_index.size() ? input_index[i] : 0};
@@ -146,11 +148,13 @@ struct Node {
   bool removed = false;
 };
 
-// What a NodeDef read from a TensorFlow graph file carries beyond a Node's
-// own fields: its attributes (defaults filled from the OpDef, as TensorFlow
-// fills them before placing) and the types its OpDef binds to each input
-// and output, in the tables' spelling ("FLOAT", "FLOAT_REF", "RESOURCE").
-struct ImportedNodeDef {
+// What a node's NodeDef carries beyond a Node's own fields (TensorFlow's
+// NodeProperties): its attributes (defaults filled from the OpDef, as
+// TensorFlow fills them before placing) and the types its OpDef binds to
+// each input and output, in the tables' spelling ("FLOAT", "FLOAT_REF",
+// "RESOURCE"). Read from a TensorFlow graph file's NodeDef, or built by
+// node_builder.h for a graph file's node and a pass's.
+struct NodeProperties {
   NodeAttrs attrs;
   std::vector<std::string> input_types;
   std::vector<std::string> output_types;
@@ -193,6 +197,11 @@ struct GraphConfig {
   int64_t operation_timeout_in_ms = 0;
 };
 
+enum class GraphSource : uint8_t {
+  kGraphFile,   // a graph file (graph-format.md)
+  kTensorFlow,  // a GraphDef, MetaGraphDef or SavedModel TensorFlow wrote
+};
+
 struct Graph {
   std::string path;  // as given on the command line
   std::vector<Node> nodes;
@@ -205,9 +214,12 @@ struct Graph {
   GraphConfig config;
   FlatStringMap<int> by_name;  // node name -> id
   int name_counter = 0;        // NewName's
-  // The NodeDefs' extras of the nodes read from a TensorFlow graph file
-  // (Node::imported indexes it); empty for a graph file's graph.
-  std::vector<ImportedNodeDef> imported;
+  // Who wrote the graph: a graph file's nodes stand for the Python program
+  // the format describes (its own import order, tf2 eager); a TensorFlow
+  // file's are that program's NodeDefs as written.
+  GraphSource source = GraphSource::kGraphFile;
+  // The nodes' NodeDef properties (Node::properties indexes it).
+  std::vector<NodeProperties> properties;
   // A MetaGraphDef's collections of nodes by key ("train_op": the nodes'
   // names, as written, "name" or "name:0"); `--targets` may name one.
   std::vector<std::pair<std::string, std::vector<std::string>>> collections;
@@ -218,13 +230,13 @@ struct Graph {
     }
     return nullptr;
   }
-  const ImportedNodeDef* ImportedOf(const Node& node) const {
-    return node.imported < 0 ? nullptr : &imported[node.imported];
+  // nullptr only for a node of an op without an OpDef.
+  const NodeProperties* PropertiesOf(const Node& node) const {
+    return node.properties < 0 ? nullptr : &properties[node.properties];
   }
-  // The NodeDef's attr `name` (a graph file's node has none): nullptr if
-  // absent.
+  // The NodeDef's attr `name`: nullptr if absent.
   const AttrValue* AttrOf(const Node& node, std::string_view name) const {
-    const ImportedNodeDef* def = ImportedOf(node);
+    const NodeProperties* def = PropertiesOf(node);
     if (def == nullptr) return nullptr;
     auto it = def->attrs.find(name);
     return it == def->attrs.end() ? nullptr : &it->second;

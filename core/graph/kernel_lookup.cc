@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "core/base/device_types.h"
-#include "core/graph/node_attrs.h"
+#include "core/graph/node_builder.h"
 
 namespace tfrun {
 namespace {
@@ -41,46 +41,35 @@ const std::vector<std::string_view>& ConstrainedAttrs(const TfOpDef& op) {
   return it->second;  // unordered_map values stay put as others are added
 }
 
-// Everything NodeDefAttrs reads that a kernel constraint can depend on:
-// the op, the dtypes of the node and its inputs, its input and output
-// counts and its flags (shapes are never constrained).
+// What decides a node's kernel: the op, the attrs its kernel constraints
+// name, and the `_kernel` label (not the other attrs: a Const's value would
+// make the key as large as the tensor).
 std::string KeyOf(const Graph& graph, const Node& node, std::string_view device_type) {
   std::string key(device_type);
   key += '\0';
   key += node.op;
   key += '\0';
-  // A GraphDef's node: the attrs its op's kernel constraints name, and
-  // the `_kernel` label, are the whole answer (not the others: a Const's
-  // value would make the key as large as the tensor).
-  if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
-    key += '\1';
-    auto add = [&](std::string_view name) {
-      key += name;
-      key += '=';
-      auto it = def->attrs.find(name);
-      if (it == def->attrs.end()) {
-        key += '\2';  // missing
-      } else {
-        key += it->second.type;
-        for (const std::string& item : it->second.items) {
-          key += '\3';
-          key += item;
-        }
+  const NodeProperties* def = graph.PropertiesOf(node);
+  if (def == nullptr) return key;  // no OpDef: no kernel
+  auto add = [&](std::string_view name) {
+    key += name;
+    key += '=';
+    auto it = def->attrs.find(name);
+    if (it == def->attrs.end()) {
+      key += '\2';  // missing
+    } else {
+      key += it->second.type;
+      for (const std::string& item : it->second.items) {
+        key += '\3';
+        key += item;
       }
-      key += '\0';
-    };
-    add("_kernel");
-    if (const TfOpDef* op = FindTfOp(node.op)) {
-      for (std::string_view name : ConstrainedAttrs(*op)) add(name);
     }
-    return key;
+    key += '\0';
+  };
+  add("_kernel");
+  if (const TfOpDef* op = FindTfOp(node.op)) {
+    for (std::string_view name : ConstrainedAttrs(*op)) add(name);
   }
-  key += static_cast<char>(node.dtype);
-  key += std::to_string(node.num_outputs);  // Split's num_split: any count
-  key += '\0';
-  key += static_cast<char>(node.transpose_a);
-  key += static_cast<char>(node.transpose_b);
-  for (int input : node.inputs) key += static_cast<char>(graph.nodes[input].dtype);
   return key;
 }
 
@@ -129,9 +118,8 @@ const TfKernelDef* TfKernelFor(const Graph& graph, const Node& node, std::string
     if (it != memo.kernels.end()) return it->second;
   }
   const TfOpDef* op = FindTfOp(node.op);
-  const ImportedNodeDef* def = graph.ImportedOf(node);
-  const TfKernelDef* kernel =
-      op == nullptr ? nullptr : Lookup(*op, def != nullptr ? def->attrs : NodeDefAttrs(*op, graph, node), device_type);
+  const NodeProperties* def = graph.PropertiesOf(node);
+  const TfKernelDef* kernel = op == nullptr || def == nullptr ? nullptr : Lookup(*op, def->attrs, device_type);
   std::lock_guard<std::mutex> lock(memo.mutex);
   memo.kernels.emplace(key, kernel);
   return kernel;

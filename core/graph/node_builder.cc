@@ -55,6 +55,64 @@ StatusOr<int64_t> BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& a
   return total;
 }
 
+namespace {
+
+// How many of the node's inputs each input argument takes: one each, and
+// what the others leave to the one list argument.
+std::vector<int> InputCounts(const TfOpDef& op, int num_inputs) {
+  std::vector<int> counts(op.inputs.size(), 1);
+  int list_arg = -1;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    if (!op.inputs[i].number_attr.empty() || !op.inputs[i].type_list_attr.empty()) list_arg = static_cast<int>(i);
+  }
+  if (list_arg >= 0) counts[list_arg] = num_inputs - static_cast<int>(op.inputs.size()) + 1;
+  return counts;
+}
+
+// "(2x-1)", or "?" for an unknown rank, as the tables write shapes.
+AttrValue ShapeAttrOf(const Node& node) { return node.unknown_rank ? AttrValue{"shape", {"?"}} : ShapeAttr(node.shape); }
+
+// The attrs op_def_library.py gives the Python call a graph file's node
+// stands for (AddInferredNode).
+NodeAttrs InferredAttrs(const TfOpDef& op, const Graph& graph, const Node& node) {
+  NodeAttrs attrs;
+  const std::vector<int> counts = InputCounts(op, static_cast<int>(node.inputs.size()));
+  size_t next = 0;
+  for (size_t a = 0; a < op.inputs.size() && next < node.inputs.size(); ++a) {
+    const TfArgDef& arg = op.inputs[a];
+    const DType dtype = graph.nodes[node.inputs[next]].dtype;
+    if (!arg.number_attr.empty()) attrs.emplace(std::string(arg.number_attr), IntAttr(counts[a]));
+    if (!arg.type_attr.empty()) attrs.emplace(std::string(arg.type_attr), TypeAttr(dtype));
+    if (!arg.type_list_attr.empty()) {
+      AttrValue list{"list(type)", {}};
+      for (int i = 0; i < counts[a]; ++i) {
+        list.items.emplace_back(TableTypeName(graph.nodes[node.inputs[next + i]].dtype));
+      }
+      attrs.emplace(std::string(arg.type_list_attr), std::move(list));
+    }
+    next += counts[a];
+  }
+  for (const TfArgDef& arg : op.outputs) {
+    if (!arg.type_attr.empty()) attrs.emplace(std::string(arg.type_attr), TypeAttr(node.dtype));
+    if (!arg.number_attr.empty()) attrs.emplace(std::string(arg.number_attr), IntAttr(node.num_outputs));
+  }
+  for (const TfAttrDef& a : op.attrs) {
+    if (a.name == "transpose_a") attrs[std::string(a.name)] = BoolAttr(node.transpose_a);
+    if (a.name == "transpose_b") attrs[std::string(a.name)] = BoolAttr(node.transpose_b);
+    if (a.name == "shape" && a.type == "shape") attrs[std::string(a.name)] = ShapeAttrOf(node);
+  }
+  AddDefaultAttrs(op, &attrs);
+  // colocate_with's groups, as ops.py writes them on the NodeDef.
+  if (!node.colocation.empty()) {
+    AttrValue groups{"list(string)", {}};
+    for (const std::string& group : node.colocation) groups.items.push_back("loc:@" + group);
+    attrs.emplace("_class", std::move(groups));
+  }
+  return attrs;
+}
+
+}  // namespace
+
 AttrValue TypeAttr(DType dtype) { return {"type", {std::string(TableTypeName(dtype))}}; }
 AttrValue IntAttr(int64_t value) { return {"int", {std::to_string(value)}}; }
 AttrValue BoolAttr(bool value) { return {"bool", {value ? "true" : "false"}}; }
@@ -79,7 +137,7 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
   if (op == nullptr || !op->has_op_def) {
     return RuntimeError(fmt::format("node '{}': Op type not registered '{}'", spec.name, spec.op));
   }
-  ImportedNodeDef def;
+  NodeProperties def;
   def.attrs = std::move(spec.attrs);
   // NodeBuilder's inference: an input's type attr from what it reads, in
   // the OpDef's order (one input an arg, or N where the pass set N).
@@ -93,7 +151,7 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
     }
     if (!arg.type_attr.empty() && def.attrs.count(arg.type_attr) == 0 && next < spec.inputs.size()) {
       const NodeOutput in = spec.inputs[next];
-      const ImportedNodeDef* producer = graph->ImportedOf(graph->nodes[in.node]);
+      const NodeProperties* producer = graph->PropertiesOf(graph->nodes[in.node]);
       std::string table = producer != nullptr && in.index < static_cast<int>(producer->output_types.size())
                               ? producer->output_types[in.index]
                               : std::string(TableTypeName(graph->nodes[in.node].dtype));
@@ -148,9 +206,37 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
     node.requested_device = *device;
     node.requested_device_text = spec.device;
   }
-  node.imported = static_cast<int32_t>(graph->imported.size());
-  graph->imported.push_back(std::move(def));
+  node.properties = static_cast<int32_t>(graph->properties.size());
+  graph->properties.push_back(std::move(def));
   return graph->Add(std::move(node));
+}
+
+StatusOr<int> AddInferredNode(Graph* graph, Node node) {
+  const TfOpDef* op = FindTfOp(node.op);
+  if (op != nullptr && op->has_op_def) {
+    NodeProperties props;
+    props.attrs = InferredAttrs(*op, *graph, node);
+    std::string missing;
+    constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+    StatusOr<int64_t> bound = BindArgs(op->inputs, props.attrs, kAny, &props.input_types, &missing);
+    if (bound.ok()) bound = BindArgs(op->outputs, props.attrs, kAny, &props.output_types, &missing);
+    if (!bound.ok()) {
+      return RuntimeError(fmt::format("node '{}': NodeDef missing attr '{}' from Op<name={}>", node.name, missing,
+                                      node.op));
+    }
+    node.properties = static_cast<int32_t>(graph->properties.size());
+    graph->properties.push_back(std::move(props));
+  }
+  return graph->Add(std::move(node));
+}
+
+NodeAttrs OpAttrs(const TfOpDef& op, DType dtype) {
+  NodeAttrs attrs;
+  for (const TfAttrDef& a : op.attrs) {
+    if (a.type == "type" && !a.default_value) attrs.emplace(std::string(a.name), TypeAttr(dtype));
+  }
+  AddDefaultAttrs(op, &attrs);
+  return attrs;
 }
 
 }  // namespace tfrun

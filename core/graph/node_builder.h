@@ -1,7 +1,7 @@
 // Nodes a pass adds, built as TensorFlow's NodeBuilder builds them: the
 // OpDef's type attrs inferred from the inputs where the pass gives none,
 // its defaults filled in, and the types it binds to each input and output
-// (what a NodeDef read from a file carries, ImportedNodeDef). The GraphDef
+// (what a NodeDef read from a file carries, NodeProperties). The GraphDef
 // importer binds its NodeDefs' types with the same BindArgs.
 #pragma once
 
@@ -41,6 +41,18 @@ NodeSpec ReplacementSpec(const Node& replaced, std::string op, std::string name)
 
 // Appends the node; its id, or an error naming what the OpDef needs.
 StatusOr<int> AddNode(Graph* graph, NodeSpec spec);
+
+// Appends a graph file's node, whose inputs, dtype, shape and fields are
+// set (its shape function ran): its attrs as op_def_library.py infers them
+// for the Python call (type attrs from the dtypes of the inputs and outputs
+// they bind, number attrs from their counts, transpose_a/b and shape from
+// the node's fields, every other attr at its default), and their types
+// bound. A node of an op without an OpDef is appended without properties.
+StatusOr<int> AddInferredNode(Graph* graph, Node node);
+
+// An op built outside a graph (eager's _EagerConst, ReadVariableOp, ...):
+// every type attr without a default is `dtype`.
+NodeAttrs OpAttrs(const TfOpDef& op, DType dtype);
 
 // An AttrValue of each kind, as the importer converts a NodeDef's.
 AttrValue TypeAttr(DType dtype);

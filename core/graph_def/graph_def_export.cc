@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
-#include "core/graph/node_attrs.h"
+#include "core/graph/node_builder.h"
 #include "core/graph_def/tf_graph_file.h"
 #include "core/tables/tf_tables.h"
 
@@ -66,7 +66,7 @@ StatusOr<tfproto::DataType> DataTypeOf(std::string_view table_type) {
   return type;
 }
 
-// "(2x-1)", "()" or "?", as the tables and node_attrs.h write shapes.
+// "(2x-1)", "()" or "?", as the tables and node_builder.h write shapes.
 StatusOr<tfproto::TensorShapeProto> ShapeOf(std::string_view text) {
   tfproto::TensorShapeProto shape;
   if (text == "?") {
@@ -188,10 +188,10 @@ StatusOr<tfproto::NodeDef> NodeDefOf(const Graph& graph, const Node& node, const
   }
   for (int c : node.control_inputs) def.add_input("^" + graph.nodes[c].name);
   def.set_device(device);
-  const TfOpDef* op = FindTfOp(node.op);
-  if (op == nullptr) return BadInput(fmt::format("node '{}': TensorFlow has no op {}", node.name, node.op));
   auto& attrs = *def.mutable_attr();
-  for (const auto& [name, value] : NodeDefAttrs(*op, graph, node)) {
+  const NodeProperties* props = graph.PropertiesOf(node);
+  if (props == nullptr) return BadInput(fmt::format("node '{}': TensorFlow has no op {}", node.name, node.op));
+  for (const auto& [name, value] : props->attrs) {
     Status converted = ConvertAttr(value, &attrs[name]);
     if (!converted.ok()) {
       return BadInput(fmt::format("node '{}': attr {}: {}", node.name, name, converted.message()));
@@ -199,10 +199,6 @@ StatusOr<tfproto::NodeDef> NodeDefOf(const Graph& graph, const Node& node, const
   }
   if (node.op == "Const") {
     TFRUN_ASSIGN_OR_RETURN(*attrs["value"].mutable_tensor(), TensorProtoOf(node.value, node.literal));
-  }
-  if (!node.colocation.empty()) {
-    auto* classes = attrs["_class"].mutable_list();
-    for (const std::string& group : node.colocation) classes->add_s("loc:@" + group);
   }
   return def;
 }
@@ -216,7 +212,7 @@ bool IsTextGraphDefPath(const std::string& path) {
 StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::string>& devices, bool text,
                                     const std::string& saved_model_tag, int64_t max_file_bytes) {
   tfproto::GraphDef out;
-  if (!graph.imported.empty()) {
+  if (graph.source == GraphSource::kTensorFlow) {
     // The file's own NodeDefs, in its order, with the devices given.
     TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ReadTfGraphFile(graph.path, saved_model_tag, max_file_bytes));
     out = std::move(file.graph_def);

@@ -5,7 +5,7 @@
 // A graph file's nodes become the NodeDefs TensorFlow's Python builds for
 // the same program: every attr of the op's OpDef (type and number attrs
 // bound from the node's inputs and outputs, the node's own fields, the
-// others at their defaults; node_attrs.h), a Const's value as
+// others at their defaults; node_builder.h), a Const's value as
 // make_tensor_proto writes it, `_class` for colocation, the device as
 // DeviceSpec.to_string writes it, nodes in program order. A TensorFlow
 // graph file's nodes are its own NodeDefs, read again from the file, with

@@ -182,6 +182,7 @@ class Importer {
   Importer(const TfGraphFile& file, const std::string& path, const GraphDefImportOptions& options)
       : file_(file), gd_(file.graph_def), path_(path), options_(options) {
     graph_.path = path;
+    graph_.source = GraphSource::kTensorFlow;
   }
 
   StatusOr<Graph> Run() {
@@ -339,8 +340,8 @@ class Importer {
     for (const BackEdge& e : back_edges_) {
       const Node& merge = graph_.nodes[e.consumer];
       const int source = new_id_[e.source];
-      const ImportedNodeDef& producer = graph_.imported[graph_.nodes[source].imported];
-      const ImportedNodeDef& consumer = graph_.imported[merge.imported];
+      const NodeProperties& producer = graph_.properties[graph_.nodes[source].properties];
+      const NodeProperties& consumer = graph_.properties[merge.properties];
       if (e.index >= static_cast<int>(producer.output_types.size())) {
         return Fail(e.def_index, fmt::format("Connecting to invalid output {} of source node {} which has {} outputs.",
                                              e.index, gd_.node(e.source).name(), producer.output_types.size()));
@@ -361,7 +362,7 @@ class Importer {
   Status AddNode(int index) {
     const tfproto::NodeDef& def = gd_.node(index);
     const TfOpDef& op = *FindTfOp(def.op());
-    ImportedNodeDef imported;
+    NodeProperties imported;
     // node_def_util.cc ValidateNodeDef's type check, in its words (the
     // Op<...> summary shortened to the op's name, as for a missing attr).
     // An attr the OpDef lacks TensorFlow 2.21 logs and ignores.
@@ -434,7 +435,7 @@ class Importer {
         node.control_inputs.push_back(source);
         continue;
       }
-      const ImportedNodeDef& producer = graph_.imported[graph_.nodes[source].imported];
+      const NodeProperties& producer = graph_.properties[graph_.nodes[source].properties];
       if (in.index >= static_cast<int>(producer.output_types.size())) {
         return Fail(index, fmt::format("Connecting to invalid output {} of source node {} which has {} outputs.",
                                        in.index, gd_.node(in.source).name(), producer.output_types.size()));
@@ -480,15 +481,15 @@ class Importer {
         if (group.rfind("loc:@", 0) == 0) node.colocation.push_back(group.substr(5));
       }
     }
-    node.imported = static_cast<int32_t>(graph_.imported.size());
-    graph_.imported.push_back(std::move(imported));
+    node.properties = static_cast<int32_t>(graph_.properties.size());
+    graph_.properties.push_back(std::move(imported));
     new_id_[index] = graph_.Add(std::move(node));
     return Status::Ok();
   }
 
   // dtype, shape and a Const's value, where tfrun's types hold them.
-  Status SetValueFields(int index, ImportedNodeDef* imported_def, Node* node) {
-    const ImportedNodeDef& imported = *imported_def;
+  Status SetValueFields(int index, NodeProperties* properties_def, Node* node) {
+    const NodeProperties& imported = *properties_def;
     if (!imported.output_types.empty()) {
       std::string type = imported.output_types[0];
       if (IsRefType(type)) type.resize(type.size() - 4);
@@ -516,11 +517,11 @@ class Importer {
                           proto_type < 100;  // DT_FLOAT_REF and the other reference types
       const std::string attr_type = imported.output_types.empty() ? "" : imported.output_types[0];
       if (!parses) {
-        imported_def->kernel_error = fmt::format("Cannot parse tensor from proto: {}", ClipForMessage(value.ShortDebugString(), 300));
+        properties_def->kernel_error = fmt::format("Cannot parse tensor from proto: {}", ClipForMessage(value.ShortDebugString(), 300));
         return Status::Ok();
       }
       if (TypeName(proto_type) != attr_type) {
-        imported_def->kernel_error = fmt::format("Type mismatch between value ({}) and dtype ({})",
+        properties_def->kernel_error = fmt::format("Type mismatch between value ({}) and dtype ({})",
                                              DataTypeString(TypeName(proto_type)), DataTypeString(attr_type));
         return Status::Ok();
       }
@@ -535,7 +536,7 @@ class Importer {
         StatusOr<Tensor> tensor = TensorFromProto(value, *dtype, node->shape);
         if (!tensor.ok() && tensor.status().kind() != ErrorKind::kBadInput) return Fail(index, tensor.status().message());
         if (!tensor.ok()) {  // MakeTensorFromProto's failure, at run as in TensorFlow
-          imported_def->kernel_error = fmt::format("Cannot parse tensor from proto: {}", tensor.status().message());
+          properties_def->kernel_error = fmt::format("Cannot parse tensor from proto: {}", tensor.status().message());
           return Status::Ok();
         }
         node->value = std::move(*tensor);
@@ -555,7 +556,7 @@ class Importer {
   // The importer also turns `_output_shapes` into the tensors' shapes and
   // drops the attr.
   void ApplyPythonImport() {
-    for (ImportedNodeDef& def : graph_.imported) def.attrs.erase("_output_shapes");
+    for (NodeProperties& def : graph_.properties) def.attrs.erase("_output_shapes");
     std::vector<DeviceSpec> original(graph_.nodes.size());
     std::vector<std::string> original_text(graph_.nodes.size());
     for (const Node& n : graph_.nodes) {

@@ -103,7 +103,7 @@ TEST(GraphDefImport, AttrsTypesValuesDevicesAndColocation) {
   EXPECT_EQ(a.value.GetAsDouble(1), 1.5);  // float_val's last value repeats
   const Node& c = *g->Find("c");
   EXPECT_EQ(c.colocation, (std::vector<std::string>{"a"}));
-  const ImportedNodeDef& v = *g->ImportedOf(*g->Find("v"));
+  const NodeProperties& v = *g->PropertiesOf(*g->Find("v"));
   EXPECT_EQ(v.output_types, (std::vector<std::string>{"FLOAT_REF"}));
   // Defaults come from TensorFlow's OpDef.
   ASSERT_EQ(v.attrs.count("container"), 1u);
@@ -359,7 +359,7 @@ TEST(GraphDefImport, ConstsTensorFlowCannotMakeFailWhenTheyRun) {
                                " } } attr { key: \"value\" value { tensor { dtype: " + proto_type +
                                " tensor_shape { } float_val: 3 } } } }");
     EXPECT_TRUE(g.ok()) << g.status().message();
-    return g.ok() ? g->imported[0].kernel_error : "";
+    return g.ok() ? g->properties[0].kernel_error : "";
   };
   EXPECT_EQ(kernel_error("DT_INT32", "DT_FLOAT"), "Type mismatch between value (float) and dtype (int32)");
   EXPECT_EQ(kernel_error("DT_FLOAT", "-5"), "Cannot parse tensor from proto: dtype: -5 tensor_shape { } float_val: 3");

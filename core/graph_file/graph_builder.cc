@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/base/did_you_mean.h"
+#include "core/graph/node_builder.h"
 
 namespace tfrun {
 namespace {
@@ -116,7 +117,7 @@ StatusOr<int> GraphBuilder::Add(Node node, const OpDef& def, const YamlNode& whe
   ShapeContext context(node, inputs, *graph_, errors_);
   Status s = InferNode(def, context);
   if (!s.ok()) return fields_.NodeError(where, node.name, s.message());
-  return graph_->Add(std::move(node));
+  return AddInferredNode(graph_, std::move(node));
 }
 
 }  // namespace tfrun

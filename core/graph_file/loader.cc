@@ -145,7 +145,7 @@ class GraphFileLoader {
     if (!nodes) return BadInput(fmt::format("{}: the graph file has no 'nodes'", graph_.path));
     Reserve(std::min<size_t>(nodes.size(), limits_.max_nodes));
     TFRUN_RETURN_IF_ERROR(ReadNodeList(nodes, Scope{}, 1));
-    variables_.AddInitializer();
+    TFRUN_RETURN_IF_ERROR(variables_.AddInitializer());
     if (graph_.nodes.empty()) return fields_.ErrorAt(nodes, "the graph has no nodes");
     TFRUN_RETURN_IF_ERROR(ReadFetch(fields_, root["fetch"], root["targets"], &graph_));
     return std::move(graph_);

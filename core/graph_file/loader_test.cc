@@ -415,6 +415,44 @@ TEST(LoaderVariableTest, ExpandsAsTf1VariableWithInit) {
   EXPECT_EQ(NodesOf(g.fetch), std::vector<int>{4});  // NoOps are not fetched by default
 }
 
+// Each node's NodeDef properties are what TensorFlow 2.21 builds for the
+// program the file stands for (its NodeDefs' attrs and op._input_types /
+// _output_types, printed by TensorFlow for this program; Consts aside).
+TEST(LoaderPropertiesTest, EveryNodeCarriesTheNodeDefTensorFlowBuilds) {
+  Graph g = MustLoad(R"(nodes:
+  - {name: a, op: Const, value: [[1.0, 2.0]]}
+  - {name: v, op: Variable, value: [[3.0], [4.0]]}
+  - {name: m, op: MatMul, inputs: [a, v]}
+  - {name: s, op: AddN, inputs: [m, m]}
+  - {name: p, op: Placeholder, dtype: int32, shape: [null, 2]}
+  - {name: sp, op: Split, inputs: [p], num_split: 2, axis: 1}
+  - {name: c, op: Cast, inputs: [p], DstT: float32})");
+  EXPECT_EQ(g.source, GraphSource::kGraphFile);
+  auto attrs = [&](const std::string& name) {
+    std::vector<std::string> out;
+    for (const auto& [key, value] : g.PropertiesOf(*g.Find(name))->attrs) {
+      out.push_back(key + "=" + fmt::format("{}", fmt::join(value.items, ",")));
+    }
+    return out;
+  };
+  using Strings = std::vector<std::string>;
+  EXPECT_EQ(attrs("v"), (Strings{"container=", "dtype=FLOAT", "shape=(2x1)", "shared_name="}));
+  EXPECT_EQ(attrs("v/Assign"), (Strings{"T=FLOAT", "_class=loc:@v", "use_locking=true", "validate_shape=true"}));
+  EXPECT_EQ(attrs("v/read"), (Strings{"T=FLOAT", "_class=loc:@v"}));
+  EXPECT_EQ(attrs("m"), (Strings{"T=FLOAT", "grad_a=false", "grad_b=false", "transpose_a=false", "transpose_b=false"}));
+  EXPECT_EQ(attrs("s"), (Strings{"N=2", "T=FLOAT"}));
+  EXPECT_EQ(attrs("p"), (Strings{"dtype=INT32", "shape=(-1x2)"}));
+  EXPECT_EQ(attrs("sp"), (Strings{"T=INT32", "num_split=2"}));
+  EXPECT_EQ(attrs("c"), (Strings{"DstT=FLOAT", "SrcT=INT32", "Truncate=false"}));
+  const NodeProperties& assign = *g.PropertiesOf(*g.Find("v/Assign"));
+  EXPECT_EQ(assign.input_types, (Strings{"FLOAT_REF", "FLOAT"}));
+  EXPECT_EQ(assign.output_types, (Strings{"FLOAT_REF"}));
+  EXPECT_EQ(g.PropertiesOf(*g.Find("v"))->output_types, (Strings{"FLOAT_REF"}));
+  EXPECT_EQ(g.PropertiesOf(*g.Find("sp"))->input_types, (Strings{"INT32", "INT32"}));
+  EXPECT_EQ(g.PropertiesOf(*g.Find("sp"))->output_types, (Strings{"INT32", "INT32"}));
+  EXPECT_EQ(g.PropertiesOf(*g.Find("init"))->output_types, Strings{});
+}
+
 TEST(LoaderFileTest, TopLevelErrors) {
   EXPECT_NE(LoadError("").find("empty graph file"), std::string::npos);
   EXPECT_NE(LoadError("version: 2\nnodes: []").find("unsupported version '2'"), std::string::npos);

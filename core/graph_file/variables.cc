@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "core/graph/node_builder.h"
+
 namespace tfrun {
 
 StatusOr<int> VariableExpander::Expand(const YamlNode& entry, const Scope& scope, const std::string& base) {
@@ -55,8 +57,8 @@ StatusOr<int> VariableExpander::Expand(const YamlNode& entry, const Scope& scope
 // per requested device (`init/NoOp`, `init/NoOp_1`, ... in the devices'
 // sorted string order, each under its device) and `init` depending on
 // them; when all request one device, `init` alone, under that device.
-void VariableExpander::AddInitializer() {
-  if (assign_ids_.empty()) return;
+Status VariableExpander::AddInitializer() {
+  if (assign_ids_.empty()) return Status::Ok();
   std::vector<Node>& nodes = builder_->graph().nodes;
   std::map<std::string, std::vector<int>> by_device;  // Python's sorted(): by code point
   for (int id : assign_ids_) by_device[nodes[id].requested_device.ToString()].push_back(id);
@@ -71,19 +73,17 @@ void VariableExpander::AddInitializer() {
       n.requested_device = device_of->requested_device;
       n.requested_device_text = device_of->requested_device_text;
     }
-    return builder_->graph().Add(std::move(n));
+    return AddInferredNode(&builder_->graph(), std::move(n));
   };
   const std::string scope = namer_->Unique("init");
-  if (by_device.size() == 1) {
-    no_op(scope, assign_ids_, &nodes[assign_ids_[0]]);
-    return;
-  }
+  if (by_device.size() == 1) return no_op(scope, assign_ids_, &nodes[assign_ids_[0]]).status();
   std::vector<int> groups;
   for (const auto& [device, ids] : by_device) {
     const Node* first = &builder_->graph().nodes[ids[0]];
-    groups.push_back(no_op(namer_->Unique(scope + "/NoOp"), ids, first));
+    TFRUN_ASSIGN_OR_RETURN(const int group, no_op(namer_->Unique(scope + "/NoOp"), ids, first));
+    groups.push_back(group);
   }
-  no_op(scope, groups, nullptr);
+  return no_op(scope, groups, nullptr).status();
 }
 
 }  // namespace tfrun

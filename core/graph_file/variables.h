@@ -24,7 +24,7 @@ class VariableExpander {
   StatusOr<int> Expand(const YamlNode& entry, const Scope& scope, const std::string& base);
 
   // The `init` NoOp, when the graph has variables.
-  void AddInitializer();
+  Status AddInitializer();
 
  private:
   GraphBuilder* builder_;

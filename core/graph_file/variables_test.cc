@@ -33,7 +33,7 @@ class VariablesTest : public ::testing::Test {
 
 TEST_F(VariablesTest, FourNodesColocatedAndOneInitializer) {
   ASSERT_TRUE(Expand("{shape: [2], value: [1, 2]}", "/gpu:0", "v").ok());
-  variables_.AddInitializer();
+  ASSERT_TRUE(variables_.AddInitializer().ok());
   EXPECT_EQ(Lines(), (std::vector<std::string>{"v/initial_value Const /device:GPU:0", "v VariableV2 /device:GPU:0",
                                                "v/Assign Assign /device:GPU:0", "v/read Identity /device:GPU:0",
                                                "init NoOp /device:GPU:0"}));
@@ -51,7 +51,7 @@ TEST_F(VariablesTest, InitializerGroupsTheAssignsByDevice) {
   ASSERT_TRUE(Expand("{value: 1}", "/gpu:0", "v").ok());
   ASSERT_TRUE(Expand("{value: 1}", "/cpu:0", "v").ok());
   ASSERT_TRUE(Expand("{value: 1}", "", "w").ok());
-  variables_.AddInitializer();
+  ASSERT_TRUE(variables_.AddInitializer().ok());
   const std::vector<std::string> lines = Lines();
   EXPECT_EQ(std::vector<std::string>(lines.end() - 4, lines.end()),
             (std::vector<std::string>{"init/NoOp NoOp ", "init/NoOp_1 NoOp /device:CPU:0",
@@ -67,7 +67,7 @@ TEST_F(VariablesTest, InitializerGroupsTheAssignsByDevice) {
 }
 
 TEST_F(VariablesTest, NoVariablesNoInitializerAndDataErrorsNameTheVariable) {
-  variables_.AddInitializer();
+  ASSERT_TRUE(variables_.AddInitializer().ok());
   EXPECT_TRUE(graph_.nodes.empty());
   EXPECT_EQ(Expand("{shape: [2], value: [1, 2, 3]}", "", "w").message(),
             "g.yaml:1:28: node 'w': value has more than the 2 elements its shape holds");

@@ -51,7 +51,7 @@ TEST(PassesTest, AccumulateNV2BecomesAnAccumulator) {
   EXPECT_EQ(destroy.requested_device_text, "/device:CPU:1");
   EXPECT_EQ(destroy.control_inputs.size(), 2u);  // after both AssignAdds
   EXPECT_EQ(g.Find("acc/Internal/_5")->inputs, (std::vector<int>{g.Find("acc/Internal/_4")->id, 0}));
-  EXPECT_EQ(g.ImportedOf(*g.Find("acc/Internal/_0"))->output_types, std::vector<std::string>{"FLOAT_REF"});
+  EXPECT_EQ(g.PropertiesOf(*g.Find("acc/Internal/_0"))->output_types, std::vector<std::string>{"FLOAT_REF"});
   EXPECT_EQ(g.name_counter, 7);
   // Its consumer reads the node that took its name, added after it.
   EXPECT_EQ(g.Find("y")->inputs[0], destroy.id);

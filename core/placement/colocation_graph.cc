@@ -1,6 +1,6 @@
 #include "core/placement/colocation_graph.h"
 
-#include "core/graph/node_attrs.h"
+#include "core/graph/node_builder.h"
 
 #include <fmt/format.h>
 
@@ -35,25 +35,18 @@ bool MergeField(std::optional<T>* target, const std::optional<T>& other) {
 // output; its request is also the group's resource device.
 bool IsRefGenerator(const Graph& graph, const Node& node) {
   if (!node.inputs.empty() || node.num_outputs != 1) return false;
-  if (const ImportedNodeDef* def = graph.ImportedOf(node)) return IsRefOrResourceType(def->output_types[0]);
-  const TfOpDef* op = FindTfOp(node.op);
-  return op != nullptr && op->outputs.size() == 1 && (op->outputs[0].is_ref || op->outputs[0].type == "RESOURCE");
+  const NodeProperties* def = graph.PropertiesOf(node);
+  return def != nullptr && IsRefOrResourceType(def->output_types[0]);
 }
 
 // Whether input `i` of `node` is a reference input (Assign's `ref`) or a
 // resource input (ReadVariableOp's `resource`, an Identity of a resource):
 // kRefEdge or kResourceEdge; nullopt for a plain input.
 std::optional<ColocationJoin::Why> RefInputKind(const Graph& graph, const Node& node, size_t i) {
-  if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
-    if (i >= def->input_types.size()) return std::nullopt;
-    if (def->input_types[i] == "RESOURCE") return ColocationJoin::Why::kResourceEdge;
-    if (IsRefType(def->input_types[i])) return ColocationJoin::Why::kRefEdge;
-    return std::nullopt;
-  }
-  const TfOpDef* op = FindTfOp(node.op);
-  if (op != nullptr && i < op->inputs.size() && op->inputs.size() == node.inputs.size() && op->inputs[i].is_ref) {
-    return ColocationJoin::Why::kRefEdge;
-  }
+  const NodeProperties* def = graph.PropertiesOf(node);
+  if (def == nullptr || i >= def->input_types.size()) return std::nullopt;
+  if (def->input_types[i] == "RESOURCE") return ColocationJoin::Why::kResourceEdge;
+  if (IsRefType(def->input_types[i])) return ColocationJoin::Why::kRefEdge;
   return std::nullopt;
 }
 
@@ -180,9 +173,7 @@ Status ColocationGraph::Colocate(int x, int y) {
 Status ColocationGraph::NoKernelAnywhere(const Node& node) const {
   std::set<std::string> registered(types_.begin(), types_.end());
   const TfOpDef* op = FindTfOp(node.op);
-  const NodeAttrs attrs = graph_.ImportedOf(node) != nullptr ? graph_.ImportedOf(node)->attrs
-                          : op != nullptr                    ? NodeDefAttrs(*op, graph_, node)
-                                                             : NodeAttrs();
+  const NodeAttrs attrs = graph_.PropertiesOf(node) != nullptr ? graph_.PropertiesOf(node)->attrs : NodeAttrs();
   std::string kernels = op != nullptr ? KernelsRegisteredForOp(*op, devices_.HasXlaDevices()) : "";
   while (!kernels.empty() && kernels.back() == '\n') kernels.pop_back();
   return Located(node.id, fmt::format("No OpKernel was registered to support Op '{}' used by {{{{node {}}}}} with "

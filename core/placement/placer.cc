@@ -18,7 +18,7 @@ std::vector<int> ImportOrder(const Graph& graph, enum ImportOrder order) {
   const int n = static_cast<int>(graph.nodes.size());
   // A GraphDef's ids are GraphConstructor's order already, and the nodes
   // passes append come after them, as TensorFlow's op_nodes() walks them.
-  if (order == ImportOrder::kFile && !graph.imported.empty()) {
+  if (order == ImportOrder::kFile && graph.source == GraphSource::kTensorFlow) {
     std::vector<int> ids(n);
     for (int i = 0; i < n; ++i) ids[i] = i;
     return ids;
@@ -79,14 +79,11 @@ std::string SoftMoveNote(const std::string& node, std::string_view op, DType dty
 namespace {
 
 // placer.cc IsGeneratorNode: no data inputs (control inputs do not count)
-// and one output that is not a reference. Of a graph file's ops only Const
-// and Placeholder are (VariableV2's output is a reference).
+// and one output that is not a reference (VariableV2's is).
 bool IsGenerator(const Graph& graph, const Node& node) {
   if (!node.inputs.empty() || node.num_outputs != 1) return false;
-  if (const ImportedNodeDef* def = graph.ImportedOf(node)) {
-    return !IsRefType(def->output_types[0]);
-  }
-  return node.op == "Const" || node.op == "Placeholder";
+  const NodeProperties* def = graph.PropertiesOf(node);
+  return def != nullptr && !IsRefType(def->output_types[0]);
 }
 
 // Node::IsMetadata (graph.cc's node classes): ops that read only their
@@ -225,7 +222,7 @@ class Placer {
     if (!c->devices.empty()) return Status::Ok();
     // A GraphDef gets the texts TensorFlow 2.21's Session prints for it;
     // a graph file's are its profile's era's (docs/differences.md).
-    if (profile_.error_style == PlacementErrorStyle::kTf2 && !graph_.imported.empty()) return SessionError(id);
+    if (profile_.error_style == PlacementErrorStyle::kTf2 && graph_.source == GraphSource::kTensorFlow) return SessionError(id);
     return ExplicitError(colocation_.MembersOf(id));
   }
 
@@ -340,8 +337,8 @@ class Placer {
   }
 
   // The requested device as the NodeDef holds it (node->requested_device()).
-  static std::string NodeDefDevice(const Node& node) {
-    return node.imported >= 0 ? node.requested_device_text : node.requested_device.ToString();
+  std::string NodeDefDevice(const Node& node) const {
+    return graph_.source == GraphSource::kTensorFlow ? node.requested_device_text : node.requested_device.ToString();
   }
 
   // ColocationGraph::DebugInfo: the group's root, each op type's supported
@@ -384,7 +381,7 @@ class Placer {
     std::string message;
     if (request.empty()) {
       std::vector<std::string> inputs;
-      if (const ImportedNodeDef* def = graph_.ImportedOf(node)) {
+      if (const NodeProperties* def = graph_.PropertiesOf(node)) {
         for (const std::string& t : def->input_types) inputs.push_back(DataTypeString(t));
       }
       message = fmt::format("Node had no OpKernel registered to support this operation: Operation was {} and inputs "
@@ -401,7 +398,7 @@ class Placer {
                               node.name, requested, fmt::join(sorted, ", "));
       } else if (request.type) {
         const TfOpDef* op = FindTfOp(node.op);
-        const ImportedNodeDef* def = graph_.ImportedOf(node);
+        const NodeProperties* def = graph_.PropertiesOf(node);
         message = fmt::format(
             "Could not satisfy explicit device specification '{}' because no supported kernel for {} devices is "
             "available.{}\nOp: {}\nNode attrs: {}\nRegistered kernels:\n{}",

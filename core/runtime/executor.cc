@@ -85,8 +85,8 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
     plan.input_memory.push_back(InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : plan.memory);
   }
   plan.output_dtypes.clear();
-  if (node.imported >= 0) {
-    for (std::string_view type : graph_.imported[node.imported].output_types) {
+  if (node.properties >= 0) {
+    for (std::string_view type : graph_.properties[node.properties].output_types) {
       if (IsRefType(type)) type.remove_suffix(4);
       plan.output_dtypes.push_back(DTypeOfTableType(type));
       // An output of a dtype tfrun does not hold (uint8, complex64): no
@@ -134,10 +134,10 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
     return graph_.ErrorAt(ErrorKind::kRuntime, node,
                           fmt::format("node '{}': no {} kernel is built for {}", node.name, plan.kernel_type, node.op));
   }
-  if (node.imported >= 0 && !graph_.imported[node.imported].kernel_error.empty()) {
+  if (node.properties >= 0 && !graph_.properties[node.properties].kernel_error.empty()) {
     return graph_.ErrorAt(ErrorKind::kRuntime, node,
                           fmt::format("node '{}' on {}: InvalidArgumentError: {}\n{}", node.name, device.name,
-                                      graph_.imported[node.imported].kernel_error, NodeLine(node)));
+                                      graph_.properties[node.properties].kernel_error, NodeLine(node)));
   }
   RunResult* result = run->result;
   // Host clock reads cost as much as a scalar kernel: only when a
@@ -171,7 +171,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
       context.inputs.swap(*inputs);
     }
   } give_back{context, inputs};
-  context.attrs = node.imported >= 0 ? &graph_.imported[node.imported].attrs : nullptr;
+  context.attrs = node.properties >= 0 ? &graph_.properties[node.properties].attrs : nullptr;
   context.random_generators = &random_generators_;
   if (stacks_ == nullptr) stacks_ = std::make_unique<StackStore>();
   context.stacks = stacks_.get();

@@ -207,8 +207,7 @@ fetch: [y]
   ASSERT_TRUE(PlaceGraph(*graph, devices.set, false, *FindProfile("tf2"), &placement).ok());
   // y as a NodeDef that declares a double output, as a hostile GraphDef's
   // node could while its kernel makes float.
-  graph->imported.push_back(ImportedNodeDef{{}, {"DOUBLE", "DOUBLE"}, {"DOUBLE"}});
-  graph->nodes[1].imported = 0;
+  graph->properties[graph->nodes[1].properties] = NodeProperties{{}, {"DOUBLE", "DOUBLE"}, {"DOUBLE"}};
   const KernelRegistry kernels = KernelsWithAdd(FakeAdd);
   Executor executor(*graph, devices.set, placement, kernels);
   StatusOr<RunResult> result = executor.Run(graph->fetch);

@@ -78,7 +78,7 @@ Status Session::RunStages(std::string* stdout_text) {
   // A TensorFlow graph file with nothing to fetch or run: the user asks
   // where its nodes go, which the Session's first run would decide.
   place_only_ = options_.place_only ||
-                (!graph_.imported.empty() && fetch_.empty() && target_runs_.empty() && init_runs_.empty());
+                (graph_.source == GraphSource::kTensorFlow && fetch_.empty() && target_runs_.empty() && init_runs_.empty());
   if (place_only_ && !options_.place_only && !log) {
     spdlog::info("{}: nothing to fetch: placed the whole graph (--log-placement prints where each node went)",
                  graph_.path);
@@ -153,7 +153,7 @@ Status Session::Load() {
   import.max_tensor_bytes = load_options.max_tensor_bytes;
   StatusOr<Graph> graph = LoadAnyGraphFile(options_.graph_path, load_options, import, lister);
   if (!graph.ok()) return graph.status();
-  if (!graph->imported.empty() && is_eager()) {
+  if (graph->source == GraphSource::kTensorFlow && is_eager()) {
     return BadInput(fmt::format("--compat {}: {} is a TensorFlow graph, which a Session places; eager execution "
                                 "does not apply to it",
                                 options_.profile->name, options_.graph_path));
