@@ -399,6 +399,9 @@ Status VarIsInitializedKernel(KernelContext& c) {
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
   registry->Bind("Const", device_type, dtypes, ConstKernel);
   registry->Bind("Identity", device_type, dtypes, IdentityKernel);
+  // Identities to a forward run; only tf.gradients reads them.
+  registry->Bind("StopGradient", device_type, dtypes, IdentityKernel);
+  registry->Bind("PreventGradient", device_type, dtypes, IdentityKernel);
   // Its default when not fed (a fed node does not run).
   registry->Bind("PlaceholderWithDefault", device_type, dtypes, IdentityKernel);
   registry->Bind("NoOp", device_type, dtypes, NoOpKernel);
@@ -426,7 +429,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
 
 bool QueuesDeviceWork(const Node& node) {
   if (IsControlFlow(node.cls)) return false;
-  return node.op != "Identity" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
+  return node.op != "Identity" && node.op != "StopGradient" && node.op != "PreventGradient" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
          node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "ExpandDims" &&
          node.op != "Squeeze" && node.op != "Shape" && node.op != "TemporaryVariable" &&
          node.op != "DestroyTemporaryVariable" &&

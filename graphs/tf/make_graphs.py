@@ -448,6 +448,37 @@ def ps_worker_grad(tf):
     tf.identity(tf.gradients(loss, w)[0], name="dw")
 
 
+def math_ops_run(tf):
+    """Issue 42's first ops, run (on CPU:0 and, for half of them, CPU:1):
+    Floor, Ceil, Round (half to even, also of int32), Elu, LeakyRelu,
+    DivNoNan (0 where the divisor is 0), StopGradient and PreventGradient,
+    and tf.gradients through relu6 and elu (Relu6Grad, EluGrad) where
+    stop_gradient cuts one path."""
+    x = tf.constant([-2.5, -1.5, -0.5, -0.2, 0.0, 0.5, 1.5, 2.5, 6.0, 7.25], name="x")
+    tf.floor(x, name="floor")
+    tf.math.ceil(x, name="ceil")
+    tf.round(x, name="round")
+    tf.raw_ops.Round(x=tf.constant([-3, 0, 4], name="ints"), name="round_int")
+    with tf.device("/cpu:1"):
+        e = tf.nn.elu(x, name="elu")
+        tf.nn.leaky_relu(x, alpha=0.1, name="leaky")
+        r6 = tf.nn.relu6(x * 1.5, name="relu6")
+    tf.math.divide_no_nan(x, tf.constant([1.0, 0.0, 2.0, 0.0, 0.0, 4.0, -2.0, 0.5, 3.0, 0.0]), name="div_no_nan")
+    s = tf.stop_gradient(e, name="stopped")
+    p = tf.raw_ops.PreventGradient(input=r6, name="prevented")
+    loss = tf.reduce_sum(e * r6 + s * x)
+    tf.identity(tf.gradients(loss, x)[0], name="dx")
+    tf.identity(p + 0.0, name="p")
+    # The other floating types: half and bfloat16 compute in float.
+    h = tf.cast(x, tf.float16)
+    tf.math.ceil(h, name="ceil_half")
+    tf.round(tf.cast(x, tf.bfloat16) * 1.25, name="round_bf16")
+    tf.nn.elu(tf.cast(x, tf.float64), name="elu_f64")
+    tf.nn.elu(h, name="elu_half")
+    tf.nn.leaky_relu(h, alpha=0.3, name="leaky_half")
+    tf.math.divide_no_nan(tf.cast(x, tf.float64), 3.0, name="div_no_nan_f64")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -504,6 +535,11 @@ CASES = {
     ]),
     "reshape_fill": (reshape_fill, "reshape_fill.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["z", "r", "s", "f"]),
+    ]),
+    "math_ops_run": (math_ops_run, "math_ops_run.pbtxt", [
+        ("run", {"device_count": {"CPU": 2}}, False, "session", "--device-count CPU=2",
+         ["floor", "ceil", "round", "round_int", "elu", "leaky", "relu6", "div_no_nan", "stopped", "p", "dx",
+          "ceil_half", "round_bf16", "elu_f64", "elu_half", "leaky_half", "div_no_nan_f64"]),
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "core/runtime/kernel_shapes.h"
 #include "kernels/cpu/cpu_eigen.h"
 #include "kernels/cpu/tf_float_math.h"
+#include "kernels/elementwise_family.h"
 
 namespace tfrun {
 namespace cpu {
@@ -51,8 +53,8 @@ void ForEachBroadcast(const BroadcastPlan& plan, F&& f) {
 // ---- Elementwise binary ops ----
 
 enum class Binary {
-  kRealDiv, kFloorDiv, kFloorMod, kMaximum, kMinimum, kSquaredDifference, kPow,
-  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad
+  kRealDiv, kFloorDiv, kFloorMod, kMaximum, kMinimum, kSquaredDifference, kPow, kDivNoNan,
+  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad, kRelu6Grad, kEluGrad
 };
 
 template <typename T>
@@ -108,6 +110,11 @@ T ApplyBinary(T x, T y) {
     if constexpr (Op == Binary::kRsqrtGrad) return T(-0.5) * y * x * x * x;
     if constexpr (Op == Binary::kSqrtGrad) return T(0.5) * y / x;
     if constexpr (Op == Binary::kReciprocalGrad) return -y * x * x;
+    // cwise_ops.h div_no_nan: 0 where y is 0, whatever x is.
+    if constexpr (Op == Binary::kDivNoNan) return y == T(0) ? T(0) : x / y;
+    // relu_op_functor.h: g * ((f > 0) * (f < 6)); elu_op.h: a < 0 ? (a + 1) * g : g.
+    if constexpr (Op == Binary::kRelu6Grad) return x * T(y > T(0) && y < T(6) ? 1 : 0);
+    if constexpr (Op == Binary::kEluGrad) return y < T(0) ? (y + T(1)) * x : x;
   }
 }
 
@@ -117,7 +124,8 @@ struct BinaryFunctor {
 };
 
 template <Binary Op>
-constexpr bool kFloatOnly = Op == Binary::kRealDiv || Op == Binary::kPow || Op >= Binary::kReluGrad;
+constexpr bool kFloatOnly = Op == Binary::kRealDiv || Op == Binary::kPow || Op == Binary::kDivNoNan ||
+                            Op >= Binary::kReluGrad;
 
 // The gradient ops take two tensors of one shape (no broadcasting).
 template <Binary Op>
@@ -279,77 +287,113 @@ Status SelectKernel(KernelContext& c) {
 
 // ---- Elementwise unary ops ----
 
-enum class Unary {
-  kNeg, kSquare, kSqrt, kRsqrt, kExp, kLog, kSigmoid, kTanh, kAbs, kSign, kReciprocal, kLog1p, kSoftplus, kRelu6,
-  kOnesLike, kZerosLike
-};
-
-template <Unary Op>
-constexpr bool kUnaryFloatOnly = Op == Unary::kSqrt || Op == Unary::kRsqrt || Op == Unary::kExp ||
-                                 Op == Unary::kLog || Op == Unary::kSigmoid || Op == Unary::kTanh ||
-                                 Op == Unary::kReciprocal || Op == Unary::kLog1p || Op == Unary::kSoftplus;
-
-template <Unary Op>
+template <UnaryOp Op>
 Status UnaryKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(x.shape()));
-  if constexpr (Op == Unary::kOnesLike || Op == Unary::kZerosLike) {
-    return ForDType<IsAnyType>(c.node.dtype, [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, uint8_t>) {
-        return RuntimeError("no CPU kernel for strings");
-      } else {
-        std::fill_n(c.output.data<T>(), c.output.num_elements(), Op == Unary::kOnesLike ? T(1) : T(0));
+  return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (UnaryFloatOnly(Op) && !kIsFloat<T>) {
+      return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
+    } else {
+      const int64_t n = x.num_elements();
+      if constexpr (std::is_same_v<T, float> && (Op == UnaryOp::kTanh || Op == UnaryOp::kSigmoid ||
+                                                  Op == UnaryOp::kExp || Op == UnaryOp::kLog)) {
+        // TensorFlow's Eigen approximations, not Debian's (tf_float_math.h).
+        constexpr TfFloatFunction f = Op == UnaryOp::kTanh      ? TfFloatFunction::kTanh
+                                      : Op == UnaryOp::kSigmoid ? TfFloatFunction::kSigmoid
+                                      : Op == UnaryOp::kExp     ? TfFloatFunction::kExp
+                                                                : TfFloatFunction::kLog;
+        ApplyTfFloatFunction(f, x.data<float>(), c.output.data<float>(), n);
         return Status::Ok();
       }
-    });
-  } else {
-    return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      if constexpr (kUnaryFloatOnly<Op> && !kIsFloat<T>) {
-        return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
-      } else {
-        const int64_t n = x.num_elements();
-        if constexpr (std::is_same_v<T, float> && (Op == Unary::kTanh || Op == Unary::kSigmoid ||
-                                                    Op == Unary::kExp || Op == Unary::kLog)) {
-          // TensorFlow's Eigen approximations, not Debian's (tf_float_math.h).
-          constexpr TfFloatFunction f = Op == Unary::kTanh      ? TfFloatFunction::kTanh
-                                        : Op == Unary::kSigmoid ? TfFloatFunction::kSigmoid
-                                        : Op == Unary::kExp     ? TfFloatFunction::kExp
-                                                                : TfFloatFunction::kLog;
-          ApplyTfFloatFunction(f, x.data<float>(), c.output.data<float>(), n);
-          return Status::Ok();
-        }
-        auto in = ConstFlatOf<T>(x);
-        auto out = FlatOf<T>(c.output);
-        if constexpr (Op == Unary::kNeg) Assign(out, -in, n);
-        if constexpr (Op == Unary::kSquare) Assign(out, in.square(), n);
-        if constexpr (Op == Unary::kSqrt) Assign(out, in.sqrt(), n);
-        if constexpr (Op == Unary::kRsqrt) Assign(out, in.unaryExpr(ExactRsqrt()), n);
-        if constexpr (Op == Unary::kExp) Assign(out, in.exp(), n);
-        if constexpr (Op == Unary::kLog) Assign(out, in.log(), n);
-        if constexpr (Op == Unary::kSigmoid) Assign(out, in.sigmoid(), n);
-        if constexpr (Op == Unary::kTanh) Assign(out, in.tanh(), n);
-        if constexpr (Op == Unary::kAbs) Assign(out, in.abs(), n);
-        if constexpr (Op == Unary::kSign) Assign(out, in.sign(), n);
-        if constexpr (Op == Unary::kReciprocal) Assign(out, in.inverse(), n);
-        if constexpr (Op == Unary::kLog1p) Assign(out, in.log1p(), n);
-        if constexpr (Op == Unary::kRelu6) Assign(out, in.cwiseMax(T(0)).cwiseMin(T(6)), n);
-        if constexpr (Op == Unary::kSoftplus) {
-          // softplus_op.h: x above -log(eps)+2 is x, below log(eps)+2 exp(x).
-          const T threshold = T(std::log(std::numeric_limits<float>::epsilon()) + 2);
-          const T* p = x.data<T>();
-          T* o = c.output.data<T>();
-          for (int64_t i = 0; i < n; ++i) {
-            const T v = p[i];
-            o[i] = v > -threshold ? v : v < threshold ? T(std::exp(static_cast<float>(v)))
-                                                      : T(std::log1p(std::exp(static_cast<float>(v))));
+      auto in = ConstFlatOf<T>(x);
+      auto out = FlatOf<T>(c.output);
+      if constexpr (Op == UnaryOp::kNeg) Assign(out, -in, n);
+      if constexpr (Op == UnaryOp::kSquare) Assign(out, in.square(), n);
+      if constexpr (Op == UnaryOp::kSqrt) Assign(out, in.sqrt(), n);
+      if constexpr (Op == UnaryOp::kRsqrt) Assign(out, in.unaryExpr(ExactRsqrt()), n);
+      if constexpr (Op == UnaryOp::kExp) Assign(out, in.exp(), n);
+      if constexpr (Op == UnaryOp::kLog) Assign(out, in.log(), n);
+      if constexpr (Op == UnaryOp::kSigmoid) Assign(out, in.sigmoid(), n);
+      if constexpr (Op == UnaryOp::kTanh) Assign(out, in.tanh(), n);
+      if constexpr (Op == UnaryOp::kAbs) Assign(out, in.abs(), n);
+      if constexpr (Op == UnaryOp::kSign) Assign(out, in.sign(), n);
+      if constexpr (Op == UnaryOp::kReciprocal) Assign(out, in.inverse(), n);
+      if constexpr (Op == UnaryOp::kLog1p) Assign(out, in.log1p(), n);
+      if constexpr (Op == UnaryOp::kRelu6) Assign(out, in.cwiseMax(T(0)).cwiseMin(T(6)), n);
+      if constexpr (Op == UnaryOp::kFloor || Op == UnaryOp::kCeil || Op == UnaryOp::kRound) {
+        // Element by element in float or double: the C library's floor,
+        // ceil and rint (half to even) round as SSE4.1's roundps, which
+        // TensorFlow's build uses, and keep -0 (ceil(-0.5) is -0), which
+        // Eigen's SSE2 fallback loses. TensorFlow 2.21's CPU Round of an
+        // integer gives 0 for every value (measured, int32 and int64:
+        // testdata/golden/DERIVATIONS.md); tfrun gives the same.
+        const T* p = x.data<T>();
+        T* o = c.output.data<T>();
+        using Wide = std::conditional_t<std::is_same_v<T, double>, double, float>;
+        for (int64_t i = 0; i < n; ++i) {
+          if constexpr (!kIsFloat<T>) {
+            o[i] = T(0);
+          } else {
+            const Wide v = static_cast<Wide>(p[i]);
+            o[i] = T(Op == UnaryOp::kFloor ? std::floor(v) : Op == UnaryOp::kCeil ? std::ceil(v) : std::rint(v));
           }
         }
-        return Status::Ok();
       }
-    });
-  }
+      if constexpr (Op == UnaryOp::kElu || Op == UnaryOp::kLeakyRelu) {
+        // elu_op.h: exp(x) - 1 below 0 (not expm1); relu_op.h LeakyRelu:
+        // x above 0, else x * alpha.
+        const T* p = x.data<T>();
+        T* o = c.output.data<T>();
+        if constexpr (Op == UnaryOp::kElu) {
+          if constexpr (std::is_same_v<T, float>) {
+            ApplyTfFloatFunction(TfFloatFunction::kExp, p, o, n);
+          } else {
+            Assign(out, in.exp(), n);
+          }
+          for (int64_t i = 0; i < n; ++i) o[i] = p[i] < T(0) ? T(o[i] - T(1)) : p[i];
+        } else {
+          const T alpha = T(c.FloatAttr("alpha", 0.2f));
+          for (int64_t i = 0; i < n; ++i) o[i] = p[i] > T(0) ? p[i] : T(p[i] * alpha);
+        }
+      }
+      if constexpr (Op == UnaryOp::kSoftplus) {
+        // softplus_op.h: x above -log(eps)+2 is x, below log(eps)+2 exp(x).
+        const T threshold = T(std::log(std::numeric_limits<float>::epsilon()) + 2);
+        const T* p = x.data<T>();
+        T* o = c.output.data<T>();
+        for (int64_t i = 0; i < n; ++i) {
+          const T v = p[i];
+          o[i] = v > -threshold ? v : v < threshold ? T(std::exp(static_cast<float>(v)))
+                                                    : T(std::log1p(std::exp(static_cast<float>(v))));
+        }
+      }
+      return Status::Ok();
+    }
+  });
+}
+
+// UnaryKernel for each op, indexed by UnaryOp.
+template <size_t... I>
+KernelFn UnaryKernelFor(UnaryOp op, std::index_sequence<I...>) {
+  static constexpr KernelFn kKernels[] = {&UnaryKernel<static_cast<UnaryOp>(I)>...};
+  return kKernels[static_cast<size_t>(op)];
+}
+
+// ZerosLike, OnesLike: every type but string.
+template <int Value>
+Status FillLikeKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  return ForDType<IsAnyType>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      return RuntimeError("no CPU kernel for strings");
+    } else {
+      std::fill_n(c.output.data<T>(), c.output.num_elements(), T(Value));
+      return Status::Ok();
+    }
+  });
 }
 
 // ---- Reductions (Sum, Mean, Prod, Max, Min, All, Any) ----
@@ -617,6 +661,9 @@ void RegisterMathKernels(KernelRegistry* registry) {
       {"RsqrtGrad", floats, BinaryKernel<Binary::kRsqrtGrad>},
       {"SqrtGrad", floats, BinaryKernel<Binary::kSqrtGrad>},
       {"ReciprocalGrad", floats, BinaryKernel<Binary::kReciprocalGrad>},
+      {"Relu6Grad", floats, BinaryKernel<Binary::kRelu6Grad>},
+      {"EluGrad", floats, BinaryKernel<Binary::kEluGrad>},
+      {"DivNoNan", floats, BinaryKernel<Binary::kDivNoNan>},
       {"Less", boolean, CompareKernel<Compare::kLess>},
       {"LessEqual", boolean, CompareKernel<Compare::kLessEqual>},
       {"Greater", boolean, CompareKernel<Compare::kGreater>},
@@ -625,23 +672,8 @@ void RegisterMathKernels(KernelRegistry* registry) {
       {"NotEqual", boolean, CompareKernel<Compare::kNotEqual>},
       {"SelectV2", any, SelectV2Kernel},
       {"Select", any, SelectKernel},
-      {"Neg", numbers, UnaryKernel<Unary::kNeg>},
-      {"Square", numbers, UnaryKernel<Unary::kSquare>},
-      {"Sqrt", floats, UnaryKernel<Unary::kSqrt>},
-      {"Rsqrt", floats, UnaryKernel<Unary::kRsqrt>},
-      {"Exp", floats, UnaryKernel<Unary::kExp>},
-      {"Log", floats, UnaryKernel<Unary::kLog>},
-      {"Log1p", floats, UnaryKernel<Unary::kLog1p>},
-      {"Sigmoid", floats, UnaryKernel<Unary::kSigmoid>},
-      {"Tanh", floats, UnaryKernel<Unary::kTanh>},
-      {"Abs", numbers, UnaryKernel<Unary::kAbs>},
-      {"Sign", numbers, UnaryKernel<Unary::kSign>},
-      {"Reciprocal", floats, UnaryKernel<Unary::kReciprocal>},
-      {"Inv", floats, UnaryKernel<Unary::kReciprocal>},
-      {"Softplus", floats, UnaryKernel<Unary::kSoftplus>},
-      {"Relu6", numbers, UnaryKernel<Unary::kRelu6>},
-      {"OnesLike", any, UnaryKernel<Unary::kOnesLike>},
-      {"ZerosLike", any, UnaryKernel<Unary::kZerosLike>},
+      {"OnesLike", any, FillLikeKernel<1>},
+      {"ZerosLike", any, FillLikeKernel<0>},
       {"Sum", numbers, ReduceKernel<Reduce::kSum>},
       {"Mean", numbers, ReduceKernel<Reduce::kMean>},
       {"Prod", numbers, ReduceKernel<Reduce::kProd>},
@@ -656,6 +688,10 @@ void RegisterMathKernels(KernelRegistry* registry) {
       {"BiasAddGrad", numbers, BiasAddGradKernel},
   };
   for (const Binding& b : bindings) registry->Bind(b.op, kCpu, b.dtypes, b.fn);
+  constexpr auto kUnaryOps = std::make_index_sequence<static_cast<size_t>(UnaryOp::kCount)>();
+  for (const UnaryFamilyRow& row : kUnaryFamily) {
+    registry->Bind(row.op, kCpu, row.types == UnaryTypes::kFloats ? floats : numbers, UnaryKernelFor(row.fn, kUnaryOps));
+  }
 }
 
 }  // namespace cpu

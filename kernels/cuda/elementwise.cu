@@ -77,6 +77,10 @@ __device__ W ApplyBinary(W x, W y) {
     if constexpr (Op == BinaryOp::kRsqrtGrad) return W(-0.5) * y * x * x * x;
     if constexpr (Op == BinaryOp::kSqrtGrad) return W(0.5) * y / x;
     if constexpr (Op == BinaryOp::kReciprocalGrad) return -y * x * x;
+    if constexpr (Op == BinaryOp::kDivNoNan) return y == W(0) ? W(0) : x / y;
+    // relu_op_functor.h: g * ((f > 0) * (f < 6)); elu_op.h: a < 0 ? (a + 1) * g : g.
+    if constexpr (Op == BinaryOp::kRelu6Grad) return x * W(y > W(0) && y < W(6) ? 1 : 0);
+    if constexpr (Op == BinaryOp::kEluGrad) return y < W(0) ? (y + W(1)) * x : x;
   }
   return x;
 }
@@ -188,6 +192,9 @@ int BinaryTyped(BinaryOp op, const void* x, bool xs, const void* y, bool ys, con
     TFRUN_BINARY_CASE(kRsqrtGrad)
     TFRUN_BINARY_CASE(kSqrtGrad)
     TFRUN_BINARY_CASE(kReciprocalGrad)
+    TFRUN_BINARY_CASE(kDivNoNan)
+    TFRUN_BINARY_CASE(kRelu6Grad)
+    TFRUN_BINARY_CASE(kEluGrad)
 #undef TFRUN_BINARY_CASE
   }
   return static_cast<int>(cudaGetLastError());

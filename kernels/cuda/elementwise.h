@@ -14,11 +14,11 @@ enum class ElementType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64
 enum class BinaryOp {
   kAdd, kSub, kMul,
   // Float types only (cudaErrorInvalidValue for integers):
-  kRealDiv, kPow, kFloorDiv, kFloorMod,
+  kRealDiv, kPow, kFloorDiv, kFloorMod, kDivNoNan,
   // Numbers:
   kMaximum, kMinimum, kSquaredDifference,
   // The gradient ops, (gradients, features) or (y, dy) as TensorFlow's, float only:
-  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad
+  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad, kRelu6Grad, kEluGrad
 };
 
 // out[i] = in[0][i] + in[1][i] + ... left to right, each sum rounded to the

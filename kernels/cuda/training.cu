@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 namespace tfrun {
 namespace cuda {
@@ -42,7 +43,7 @@ int DispatchBytes(int element_bytes, Fn&& fn) {
 // ---- Unary ----
 
 template <UnaryOp Op, typename W>
-__device__ __forceinline__ W ApplyUnary(W x) {
+__device__ __forceinline__ W ApplyUnary(W x, float alpha) {
   if constexpr (Op == UnaryOp::kNeg) return -x;
   if constexpr (Op == UnaryOp::kSquare) return x * x;
   if constexpr (Op == UnaryOp::kAbs) return x < W(0) ? -x : x;
@@ -62,48 +63,39 @@ __device__ __forceinline__ W ApplyUnary(W x) {
       const W threshold = W(log(static_cast<double>(FLT_EPSILON)) + 2);
       return x > -threshold ? x : x < threshold ? exp(x) : log1p(exp(x));
     }
+    if constexpr (Op == UnaryOp::kFloor) return floor(x);
+    if constexpr (Op == UnaryOp::kCeil) return ceil(x);
+    if constexpr (Op == UnaryOp::kRound) return rint(x);  // half to even
+    if constexpr (Op == UnaryOp::kElu) return x < W(0) ? exp(x) - W(1) : x;  // elu_op.h: exp - 1, not expm1
+    if constexpr (Op == UnaryOp::kLeakyRelu) return x > W(0) ? x : x * W(alpha);
   }
+  if constexpr (Op == UnaryOp::kRound) return W(0);  // an integer's: TensorFlow's CPU kernel gives 0 (measured)
   return x;
 }
 
-template <UnaryOp Op>
-constexpr bool kUnaryFloatOnly = Op != UnaryOp::kNeg && Op != UnaryOp::kSquare && Op != UnaryOp::kAbs &&
-                                 Op != UnaryOp::kSign && Op != UnaryOp::kRelu6;
-
 template <typename T, UnaryOp Op>
-__global__ void UnaryKernel(const T* in, int64_t n, T* out) {
-  TFRUN_FOR_EACH(i, n) { out[i] = Down<T>(ApplyUnary<Op>(Up(in[i]))); }
+__global__ void UnaryKernel(const T* in, int64_t n, T* out, float alpha) {
+  TFRUN_FOR_EACH(i, n) { out[i] = Down<T>(ApplyUnary<Op>(Up(in[i]), alpha)); }
 }
 
 template <typename T, UnaryOp Op>
-int LaunchUnary(const void* in, int64_t n, void* out, cudaStream_t stream) {
-  if constexpr (kUnaryFloatOnly<Op> && !kIsFloat<T>) {
+int LaunchUnary(const void* in, int64_t n, void* out, cudaStream_t stream, float alpha) {
+  if constexpr (UnaryFloatOnly(Op) && !kIsFloat<T>) {
     return static_cast<int>(cudaErrorInvalidValue);
   } else {
-    UnaryKernel<T, Op><<<GridFor(n), kThreads, 0, stream>>>(static_cast<const T*>(in), n, static_cast<T*>(out));
+    UnaryKernel<T, Op><<<GridFor(n), kThreads, 0, stream>>>(static_cast<const T*>(in), n, static_cast<T*>(out), alpha);
     return LastError();
   }
 }
 
-template <typename T>
-int UnaryTyped(UnaryOp op, const void* in, int64_t n, void* out, cudaStream_t s) {
-  switch (op) {
-    case UnaryOp::kNeg: return LaunchUnary<T, UnaryOp::kNeg>(in, n, out, s);
-    case UnaryOp::kSquare: return LaunchUnary<T, UnaryOp::kSquare>(in, n, out, s);
-    case UnaryOp::kSqrt: return LaunchUnary<T, UnaryOp::kSqrt>(in, n, out, s);
-    case UnaryOp::kRsqrt: return LaunchUnary<T, UnaryOp::kRsqrt>(in, n, out, s);
-    case UnaryOp::kExp: return LaunchUnary<T, UnaryOp::kExp>(in, n, out, s);
-    case UnaryOp::kLog: return LaunchUnary<T, UnaryOp::kLog>(in, n, out, s);
-    case UnaryOp::kLog1p: return LaunchUnary<T, UnaryOp::kLog1p>(in, n, out, s);
-    case UnaryOp::kSigmoid: return LaunchUnary<T, UnaryOp::kSigmoid>(in, n, out, s);
-    case UnaryOp::kTanh: return LaunchUnary<T, UnaryOp::kTanh>(in, n, out, s);
-    case UnaryOp::kAbs: return LaunchUnary<T, UnaryOp::kAbs>(in, n, out, s);
-    case UnaryOp::kSign: return LaunchUnary<T, UnaryOp::kSign>(in, n, out, s);
-    case UnaryOp::kReciprocal: return LaunchUnary<T, UnaryOp::kReciprocal>(in, n, out, s);
-    case UnaryOp::kRelu6: return LaunchUnary<T, UnaryOp::kRelu6>(in, n, out, s);
-    case UnaryOp::kSoftplus: return LaunchUnary<T, UnaryOp::kSoftplus>(in, n, out, s);
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
+// Each op's launcher for T, indexed by UnaryOp.
+template <typename T, size_t... I>
+int UnaryTyped(UnaryOp op, const void* in, int64_t n, void* out, cudaStream_t s, float alpha,
+               std::index_sequence<I...>) {
+  using Launch = int (*)(const void*, int64_t, void*, cudaStream_t, float);
+  static constexpr Launch kLaunch[] = {&LaunchUnary<T, static_cast<UnaryOp>(I)>...};
+  const size_t index = static_cast<size_t>(op);
+  return index < sizeof...(I) ? kLaunch[index](in, n, out, s, alpha) : static_cast<int>(cudaErrorInvalidValue);
 }
 
 // ---- Fill ----
@@ -438,11 +430,12 @@ __global__ void UpdateKernel(T* var, T* slot1, T* slot2, const ScalarPointers<T>
 
 }  // namespace
 
-int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, void* stream) {
+int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, void* stream, float alpha) {
   if (n == 0) return 0;
   return DispatchNumber(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    return UnaryTyped<T>(op, in, n, out, static_cast<cudaStream_t>(stream));
+    return UnaryTyped<T>(op, in, n, out, static_cast<cudaStream_t>(stream), alpha,
+                         std::make_index_sequence<static_cast<size_t>(UnaryOp::kCount)>());
   });
 }
 

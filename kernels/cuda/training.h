@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/elementwise.h"
+#include "kernels/elementwise_family.h"
 
 namespace tfrun {
 namespace cuda {
@@ -17,12 +18,10 @@ namespace cuda {
 // The most dimensions an index map, broadcast or reduction layout takes.
 constexpr int kMaxRank = 8;
 
-enum class UnaryOp {
-  kNeg, kSquare, kSqrt, kRsqrt, kExp, kLog, kLog1p, kSigmoid, kTanh, kAbs, kSign, kReciprocal, kRelu6, kSoftplus
-};
-// out[i] = op(in[i]); the float-only ops (sqrt ... softplus) refuse
-// integer types (cudaErrorInvalidValue).
-int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, void* stream);
+// out[i] = op(in[i]) for an op of the unary family (elementwise_family.h);
+// its float-only ops refuse integer types (cudaErrorInvalidValue).
+// `alpha`: LeakyRelu's.
+int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, void* stream, float alpha);
 
 // out[i] = value, for every element type including bool (ZerosLike,
 // OnesLike, a reduction's identity over nothing).

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/runtime/kernel_shapes.h"
@@ -90,12 +91,19 @@ Status CompareKernel(KernelContext& c) {
                       "comparison kernel launch");
 }
 
-template <cuda::UnaryOp Op>
+template <UnaryOp Op>
 Status UnaryKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const Elementwise e, PrepareElementwise(c, c.inputs[0].shape()));
   return LaunchResult(cuda::Unary(e.type, Op, c.inputs[0].raw(), c.output.num_elements(), c.output.raw(),
-                                  e.ctx->stream),
+                                  e.ctx->stream, c.FloatAttr("alpha", 0.2f)),
                       "elementwise kernel launch");
+}
+
+// UnaryKernel for each op, indexed by UnaryOp.
+template <size_t... I>
+KernelFn UnaryKernelFor(UnaryOp op, std::index_sequence<I...>) {
+  static constexpr KernelFn kKernels[] = {&UnaryKernel<static_cast<UnaryOp>(I)>...};
+  return kKernels[static_cast<size_t>(op)];
 }
 
 template <int Value>
@@ -550,7 +558,6 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
   const DTypeSet boolean{DType::kBool};
   const DTypeSet any = kAllTypes;
   using B = cuda::BinaryOp;
-  using U = cuda::UnaryOp;
   using R = cuda::ReduceOp;
   using C = cuda::CompareOp;
   const Binding bindings[] = {
@@ -572,6 +579,9 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"RsqrtGrad", floats, BinaryKernel<B::kRsqrtGrad>},
       {"SqrtGrad", floats, BinaryKernel<B::kSqrtGrad>},
       {"ReciprocalGrad", floats, BinaryKernel<B::kReciprocalGrad>},
+      {"Relu6Grad", floats, BinaryKernel<B::kRelu6Grad>},
+      {"EluGrad", floats, BinaryKernel<B::kEluGrad>},
+      {"DivNoNan", floats, BinaryKernel<B::kDivNoNan>},
       {"Less", boolean, CompareKernel<C::kLess>},
       {"LessEqual", boolean, CompareKernel<C::kLessEqual>},
       {"Greater", boolean, CompareKernel<C::kGreater>},
@@ -580,21 +590,6 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"NotEqual", boolean, CompareKernel<C::kNotEqual>},
       {"SelectV2", any, SelectV2Kernel},
       {"Select", any, SelectKernel},
-      {"Neg", numbers, UnaryKernel<U::kNeg>},
-      {"Square", numbers, UnaryKernel<U::kSquare>},
-      {"Abs", numbers, UnaryKernel<U::kAbs>},
-      {"Sign", numbers, UnaryKernel<U::kSign>},
-      {"Relu6", numbers, UnaryKernel<U::kRelu6>},
-      {"Sqrt", floats, UnaryKernel<U::kSqrt>},
-      {"Rsqrt", floats, UnaryKernel<U::kRsqrt>},
-      {"Exp", floats, UnaryKernel<U::kExp>},
-      {"Log", floats, UnaryKernel<U::kLog>},
-      {"Log1p", floats, UnaryKernel<U::kLog1p>},
-      {"Sigmoid", floats, UnaryKernel<U::kSigmoid>},
-      {"Tanh", floats, UnaryKernel<U::kTanh>},
-      {"Reciprocal", floats, UnaryKernel<U::kReciprocal>},
-      {"Inv", floats, UnaryKernel<U::kReciprocal>},
-      {"Softplus", floats, UnaryKernel<U::kSoftplus>},
       {"ZerosLike", any, FillLikeKernel<0>},
       {"OnesLike", any, FillLikeKernel<1>},
       {"Sum", numbers, ReduceKernel<R::kSum>},
@@ -634,6 +629,11 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"AssignSubVariableOp", numbers, AssignUpdateKernel<false, true>},
   };
   for (const Binding& b : bindings) registry->Bind(b.op, kGpu, b.dtypes, b.fn);
+  constexpr auto kUnaryOps = std::make_index_sequence<static_cast<size_t>(UnaryOp::kCount)>();
+  for (const UnaryFamilyRow& row : kUnaryFamily) {
+    registry->Bind(row.op, kGpu, row.types == UnaryTypes::kFloats ? floats : numbers,
+                   UnaryKernelFor(row.fn, kUnaryOps));
+  }
 }
 
 }  // namespace tfrun
