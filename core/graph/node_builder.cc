@@ -111,6 +111,18 @@ NodeAttrs InferredAttrs(const TfOpDef& op, const Graph& graph, const Node& node)
   return attrs;
 }
 
+// The input and output types `props->attrs` bind, or NodeBuilder's error
+// for the attr they lack.
+Status BindTypes(const TfOpDef& op, const std::string& node_name, NodeProperties* props) {
+  std::string missing;
+  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+  StatusOr<int64_t> bound = BindArgs(op.inputs, props->attrs, kAny, &props->input_types, &missing);
+  if (bound.ok()) bound = BindArgs(op.outputs, props->attrs, kAny, &props->output_types, &missing);
+  if (bound.ok()) return Status::Ok();
+  return RuntimeError(fmt::format("node '{}': NodeDef missing attr '{}' from Op<name={}>", node_name, missing,
+                                  op.name));
+}
+
 }  // namespace
 
 AttrValue TypeAttr(DType dtype) { return {"type", {std::string(TableTypeName(dtype))}}; }
@@ -161,14 +173,7 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
     next += static_cast<size_t>(std::max<int64_t>(count, 0));
   }
   AddDefaultAttrs(*op, &def.attrs);
-  std::string missing;
-  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
-  StatusOr<int64_t> bound = BindArgs(op->inputs, def.attrs, kAny, &def.input_types, &missing);
-  if (bound.ok()) bound = BindArgs(op->outputs, def.attrs, kAny, &def.output_types, &missing);
-  if (!bound.ok()) {
-    return RuntimeError(fmt::format("node '{}': NodeDef missing attr '{}' from Op<name={}>", spec.name, missing,
-                                    spec.op));
-  }
+  TFRUN_RETURN_IF_ERROR(BindTypes(*op, spec.name, &def));
   if (def.input_types.size() != spec.inputs.size()) {
     return RuntimeError(fmt::format("node '{}': {} takes {} inputs; the pass gave {}", spec.name, spec.op,
                                     def.input_types.size(), spec.inputs.size()));
@@ -216,14 +221,7 @@ StatusOr<int> AddInferredNode(Graph* graph, Node node) {
   if (op != nullptr && op->has_op_def) {
     NodeProperties props;
     props.attrs = InferredAttrs(*op, *graph, node);
-    std::string missing;
-    constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
-    StatusOr<int64_t> bound = BindArgs(op->inputs, props.attrs, kAny, &props.input_types, &missing);
-    if (bound.ok()) bound = BindArgs(op->outputs, props.attrs, kAny, &props.output_types, &missing);
-    if (!bound.ok()) {
-      return RuntimeError(fmt::format("node '{}': NodeDef missing attr '{}' from Op<name={}>", node.name, missing,
-                                      node.op));
-    }
+    TFRUN_RETURN_IF_ERROR(BindTypes(*op, node.name, &props));
     node.properties = static_cast<int32_t>(graph->properties.size());
     graph->properties.push_back(std::move(props));
   }
