@@ -373,8 +373,9 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int slot = SlotOf(node.input(i));
       const Tensor& input = outputs[slot];
-      // Assign writes through its reference input; everything else reads.
-      if (!input.is_valid() && !(node.op == "Assign" && i == 0)) return Uninitialized(node, node.inputs[i]);
+      // Assign writes through its reference input, IsVariableInitialized
+      // asks about it; everything else reads.
+      if (!input.is_valid() && !TakesUninitializedRef(node, i)) return Uninitialized(node, node.inputs[i]);
       TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, input, &copies[slot], &run));
       inputs.push_back(std::move(prepared));
     }

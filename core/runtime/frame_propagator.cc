@@ -569,7 +569,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
           return graph_.ErrorAt(ErrorKind::kRuntime, node,
                                 fmt::format("node '{}': InternalError: input {} is missing", node.name, i));
         }
-        if (entry.live && !entry.value.is_valid() && !(node.op == "Assign" && i == 0)) {
+        if (entry.live && !entry.value.is_valid() && !TakesUninitializedRef(node, i)) {
           return Uninitialized(node, node.inputs[i]);
         }
         TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, entry.value, nullptr, &run));

@@ -396,6 +396,13 @@ Status VarIsInitializedKernel(KernelContext& c) {
   return OutputFromHost(c, std::move(out));
 }
 
+// IsVariableInitialized(ref): whether the reference variable has a value.
+Status IsVariableInitializedKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(DType::kBool, {}));
+  out.data<bool>()[0] = c.inputs[0].is_valid();
+  return OutputFromHost(c, std::move(out));
+}
+
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
   registry->Bind("Const", device_type, dtypes, ConstKernel);
   registry->Bind("Identity", device_type, dtypes, IdentityKernel);
@@ -421,10 +428,15 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("ReadVariableOp", device_type, dtypes, ReadVariableKernel);
   registry->Bind("AssignVariableOp", device_type, dtypes, AssignVariableKernel);
   registry->Bind("VarIsInitializedOp", device_type, DTypeSet{DType::kBool}, VarIsInitializedKernel);
+  registry->Bind("IsVariableInitialized", device_type, DTypeSet{DType::kBool}, IsVariableInitializedKernel);
   const DTypeSet floats = dtypes & DTypeSet{DType::kFloat32, DType::kFloat64};
   for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
     registry->Bind(op, device_type, floats, RandomKernel);
   }
+}
+
+bool TakesUninitializedRef(const Node& node, size_t input) {
+  return input == 0 && (node.op == "Assign" || node.op == "IsVariableInitialized");
 }
 
 bool QueuesDeviceWork(const Node& node) {

@@ -26,6 +26,12 @@ namespace tfrun {
 // work on a device, so there is nothing to time or wait for.
 bool QueuesDeviceWork(const Node& node);
 
+// Whether input `input` of `node` may be a reference variable not yet
+// assigned: Assign's `ref`, which gives it its value, and
+// IsVariableInitialized's, which asks. Every other reader of one fails
+// (FailedPreconditionError: Attempting to use uninitialized value).
+bool TakesUninitializedRef(const Node& node, size_t input);
+
 // Variables live across runs. Reference variables (VariableV2 reads,
 // Assign writes) are kept by their VariableV2's node name; resource
 // variables by their handle ("localhost/" and the shared name). Two maps,

@@ -479,6 +479,31 @@ def math_ops_run(tf):
     tf.math.divide_no_nan(tf.cast(x, tf.float64), 3.0, name="div_no_nan_f64")
 
 
+def classifier_ops_run(tf):
+    """Issue 42: what a classifier's training step and accuracy use:
+    SparseSoftmaxCrossEntropyWithLogits (loss, and through tf.gradients its
+    backprop behind PreventGradient) on 10 classes and on 37 (float32 sums
+    in TensorFlow's order), ArgMax (ties), ArgMin (int32), InTopKV2,
+    LeakyRelu's gradient, IsVariableInitialized before and after init."""
+    import math
+    rows = [[round(3 * math.sin(1.7 * r + 0.9 * j), 3) for j in range(10)] for r in range(4)]
+    rows[1][4] = rows[1][7] = 9.0  # a tie for the largest
+    w = tf.compat.v1.Variable(rows, name="w", use_resource=False)
+    labels = tf.constant([3, 0, 9, 5], name="labels")
+    h = tf.nn.leaky_relu(w * 2.0 - 1.0, alpha=0.1, name="h")
+    xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=h, name="xent")
+    loss = tf.reduce_mean(xent, name="loss")
+    tf.identity(tf.gradients(loss, w)[0], name="dw")
+    tf.argmax(h, axis=1, name="argmax")
+    tf.argmin(h, axis=0, output_type=tf.int32, name="argmin")
+    tf.nn.in_top_k(predictions=h, targets=labels, k=3, name="in_top3")
+    tf.identity(tf.compat.v1.is_variable_initialized(w), name="initialized")
+    wide = tf.constant([[math.cos(0.37 * r * j) * (1 + j % 5) for j in range(37)] for r in range(3)], name="wide")
+    tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 36, 17], tf.int64), logits=wide,
+                                                   name="wide_xent")
+    tf.compat.v1.global_variables_initializer()
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -540,6 +565,12 @@ CASES = {
         ("run", {"device_count": {"CPU": 2}}, False, "session", "--device-count CPU=2",
          ["floor", "ceil", "round", "round_int", "elu", "leaky", "relu6", "div_no_nan", "stopped", "p", "dx",
           "ceil_half", "round_bf16", "elu_f64", "elu_half", "leaky_half", "div_no_nan_f64"]),
+    ]),
+    "classifier_ops_run": (classifier_ops_run, "classifier_ops_run.pbtxt", [
+        ("uninit", {}, False, "session", "", ["initialized"]),
+        ("run", {}, False, "session", "",
+         ["^init", "initialized", "xent/xent", "loss", "dw", "argmax", "argmin", "in_top3/in_top3",
+          "wide_xent/wide_xent"]),
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),
