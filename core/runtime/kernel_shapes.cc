@@ -308,6 +308,110 @@ StatusOr<SlicePlan> PlanSlice(KernelContext& c) {
   return plan;
 }
 
+StatusOr<StridedSlicePlan> PlanStridedSlice(KernelContext& c, const Shape& input, const Tensor& begin_t,
+                                            const Tensor& end_t, const Tensor& strides_t) {
+  if (begin_t.rank() != 1 || end_t.rank() != 1 || strides_t.rank() != 1 ||
+      begin_t.num_elements() != end_t.num_elements() || strides_t.num_elements() != begin_t.num_elements()) {
+    return c.Fail(fmt::format("Expected begin, end, and strides to be 1D equal size tensors, but got shapes {}, {}, "
+                              "and {} instead.",
+                              ShapeDebugString(begin_t.shape()), ShapeDebugString(end_t.shape()),
+                              ShapeDebugString(strides_t.shape())));
+  }
+  const int64_t begin_mask = c.IntAttr("begin_mask"), end_mask = c.IntAttr("end_mask");
+  int64_t ellipsis_mask = c.IntAttr("ellipsis_mask");
+  const int64_t new_axis_mask = c.IntAttr("new_axis_mask"), shrink_axis_mask = c.IntAttr("shrink_axis_mask");
+  if (ellipsis_mask != 0 && (ellipsis_mask & (ellipsis_mask - 1)) != 0) {
+    return c.Fail("Multiple ellipses in slice spec not allowed");
+  }
+  const auto bit = [](int64_t mask, int64_t i) { return i < 63 && ((mask >> i) & 1) != 0; };
+  // The sparse spec: what the Python slice wrote; an ellipsis at its end
+  // when it has none.
+  int64_t sparse_dims = begin_t.num_elements();
+  int64_t new_axes_after_ellipsis = 0;
+  bool ellipsis_seen = false;
+  for (int64_t i = 0; i < sparse_dims; ++i) {
+    if (ellipsis_seen && bit(new_axis_mask, i)) ++new_axes_after_ellipsis;
+    if (bit(ellipsis_mask, i)) ellipsis_seen = true;
+  }
+  if (!ellipsis_seen) {
+    if (sparse_dims < 63) ellipsis_mask |= int64_t{1} << sparse_dims;
+    ++sparse_dims;
+  }
+  // BuildDenseSpec: one entry per input dimension.
+  const int64_t dims = static_cast<int64_t>(input.size());
+  std::vector<int64_t> begin(dims, 0), end(dims, 0), strides(dims, 1);
+  std::vector<bool> dense_begin_mask(dims, false), dense_end_mask(dims, false), dense_shrink(dims, false);
+  constexpr int64_t kNewAxis = -1, kShrinkAxis = -2;
+  std::vector<int64_t> gather;  // final shape: a processing dimension, or kNewAxis / kShrinkAxis
+  int64_t full = 0;
+  for (int64_t i = 0; i < sparse_dims; ++i) {
+    if (bit(ellipsis_mask, i)) {
+      const int64_t next = std::min(dims - (sparse_dims - i) + 1 + new_axes_after_ellipsis, dims);
+      for (; full < next; ++full) {
+        dense_begin_mask[full] = dense_end_mask[full] = true;
+        gather.push_back(full);
+      }
+    } else if (bit(new_axis_mask, i)) {
+      gather.push_back(kNewAxis);
+    } else {
+      if (full == dims) {
+        return c.Fail(fmt::format("Index out of range using input dim {}; input has only {} dims", full, dims));
+      }
+      begin[full] = IntAt(begin_t, i);
+      end[full] = IntAt(end_t, i);
+      strides[full] = IntAt(strides_t, i);
+      dense_begin_mask[full] = bit(begin_mask, i);
+      dense_end_mask[full] = bit(end_mask, i);
+      if (bit(shrink_axis_mask, i)) {
+        dense_shrink[full] = true;
+        gather.push_back(kShrinkAxis);
+      } else {
+        gather.push_back(full);
+      }
+      ++full;
+    }
+  }
+  StridedSlicePlan plan;
+  for (int64_t i = 0; i < dims; ++i) {
+    int64_t& b = begin[i];
+    int64_t& e = end[i];
+    const int64_t stride = strides[i];
+    const int64_t dim = input[i];
+    if (stride == 0) return c.Fail(fmt::format("strides[{}] must be non-zero", i));
+    const bool shrink = dense_shrink[i];
+    const int64_t lo = stride > 0 ? 0 : -1, hi = stride > 0 ? dim : dim - 1;
+    const auto canonical = [&](int64_t x, bool masked, bool is_end) {
+      if (masked) return stride > 0 ? (is_end ? hi : lo) : (is_end ? lo : hi);
+      const int64_t fwd = x < 0 ? dim + x : x;
+      return fwd < lo ? lo : fwd > hi ? hi : fwd;
+    };
+    if (shrink && stride <= 0) return c.Fail("only stride 1 allowed on non-range indexing.");
+    if (shrink) {
+      // foo[-1]: begin -1, end 0; the end is begin + 1 once begin is forward.
+      const int64_t fwd = b < 0 ? dim + b : b;
+      b = fwd;
+      e = b + 1;
+      if (fwd < 0 || fwd >= dim) {
+        return c.Fail(fmt::format("slice index {} of dimension {} out of bounds.", b, i));
+      }
+    } else {
+      b = canonical(b, dense_begin_mask[i], false);
+      e = canonical(e, dense_end_mask[i], true);
+    }
+    const int64_t interval = e - b;
+    int64_t size = 0;
+    if (interval != 0 && (interval < 0) == (stride < 0)) size = interval / stride + (interval % stride != 0 ? 1 : 0);
+    plan.begin.push_back(b);
+    plan.strides.push_back(stride);
+    plan.processing.push_back(size);
+  }
+  for (int64_t g : gather) {
+    if (g >= 0) plan.output.push_back(plan.processing[g]);
+    if (g == kNewAxis) plan.output.push_back(1);
+  }
+  return plan;
+}
+
 // tile_ops.cc
 StatusOr<Shape> TileShape(KernelContext& c) {
   const Tensor& input = c.inputs[0];

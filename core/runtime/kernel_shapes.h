@@ -101,6 +101,18 @@ struct SlicePlan {
   Shape output;
 };
 StatusOr<SlicePlan> PlanSlice(KernelContext& c);
+// StridedSlice(input, begin, end, strides) and StridedSliceGrad's
+// indexing (util/strided_slice_op.cc ValidateStridedSliceOp, every mask):
+// per input dimension its first index, step and count (`processing`, one
+// entry a dimension), and the final shape (shrunk dimensions dropped, new
+// axes of 1 added).
+struct StridedSlicePlan {
+  std::vector<int64_t> begin, strides;
+  Shape processing;
+  Shape output;
+};
+StatusOr<StridedSlicePlan> PlanStridedSlice(KernelContext& c, const Shape& input, const Tensor& begin,
+                                            const Tensor& end, const Tensor& strides);
 // Tile(input, multiples).
 StatusOr<Shape> TileShape(KernelContext& c);
 // Pack(values...): joined along a new axis, `outer` rows before it.

@@ -504,6 +504,22 @@ def classifier_ops_run(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def strided_slice_run(tf):
+    """Issue 42: StridedSlice with every mask (shrink, ellipsis, new axis,
+    begin and end masks, negative indices and strides, an empty range),
+    of float32 and of an int32 shape, and StridedSliceGrad through
+    tf.gradients."""
+    x = tf.reshape(tf.range(120.0), [2, 3, 4, 5], name="x")
+    tf.identity(x[1, :, ::2, -1], name="a")
+    tf.identity(x[..., 1:4:2], name="b")
+    c = tf.identity(x[:, tf.newaxis, -2:, ::-2, 3], name="c")
+    d = tf.identity(x[::-1, 2:0:-1, ..., tf.newaxis], name="d")
+    tf.identity(x[0, 5:10], name="e")
+    tf.identity(tf.shape(x)[1:-1] * 2, name="dims")
+    loss = tf.reduce_sum(x[1, :, ::2, -1] * 2.0) + tf.reduce_sum(c * c) + tf.reduce_sum(d)
+    tf.identity(tf.gradients(loss, x)[0], name="dx")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -571,6 +587,9 @@ CASES = {
         ("run", {}, False, "session", "",
          ["^init", "initialized", "xent/xent", "loss", "dw", "argmax", "argmin", "in_top3/in_top3",
           "wide_xent/wide_xent"]),
+    ]),
+    "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
+        ("run", {}, False, "session", "", ["a", "b", "c", "d", "e", "dims", "dx"]),
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),

@@ -105,6 +105,72 @@ Status SliceKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// Visits every index of `plan.processing` in row-major order with the
+// offset of the input element it takes (begin + k * stride per dimension).
+template <typename Fn>
+void ForEachStridedIndex(const StridedSlicePlan& plan, const Shape& input, Fn&& fn) {
+  const int rank = static_cast<int>(input.size());
+  std::vector<int64_t> in_strides(rank, 1);
+  for (int d = rank - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * input[d];
+  int64_t n = 1;
+  for (int64_t s : plan.processing) n *= s;
+  if (n == 0) return;
+  std::vector<int64_t> coord(rank, 0);
+  int64_t offset = 0;
+  for (int d = 0; d < rank; ++d) offset += plan.begin[d] * in_strides[d];
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, offset);
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += plan.strides[d] * in_strides[d];
+      if (++coord[d] < plan.processing[d]) break;
+      offset -= plan.strides[d] * in_strides[d] * coord[d];
+      coord[d] = 0;
+    }
+  }
+}
+
+Status StridedSliceKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const StridedSlicePlan plan,
+                         PlanStridedSlice(c, input.shape(), c.inputs[1], c.inputs[2], c.inputs[3]));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  const size_t element = ElementSize(input);
+  const char* in = static_cast<const char*>(input.raw());
+  char* out = static_cast<char*>(c.output.raw());
+  ForEachStridedIndex(plan, input.shape(), [&](int64_t i, int64_t from) {
+    std::memcpy(out + i * element, in + from * element, element);
+  });
+  return Status::Ok();
+}
+
+// StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with
+// dy where StridedSlice took its values.
+Status StridedSliceGradKernel(KernelContext& c) {
+  const Tensor& shape_t = c.inputs[0];
+  const Tensor& dy = c.inputs[4];
+  if (shape_t.rank() != 1) {
+    return c.Fail(fmt::format("shape must be 1-D, got shape.shape = {}", ShapeDebugString(shape_t.shape())));
+  }
+  Shape shape;
+  for (int64_t i = 0; i < shape_t.num_elements(); ++i) {
+    const int64_t d = IntAt(shape_t, i);
+    if (d < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", d));
+    shape.push_back(d);
+  }
+  TFRUN_ASSIGN_OR_RETURN(const StridedSlicePlan plan, PlanStridedSlice(c, shape, c.inputs[1], c.inputs[2], c.inputs[3]));
+  if (plan.output != dy.shape()) {
+    return c.Fail(fmt::format("shape of dy was {} instead of {}", ShapeDebugString(dy.shape()),
+                              ShapeDebugString(plan.output)));
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  const size_t element = ElementSize(dy);
+  char* out = static_cast<char*>(c.output.raw());
+  std::memset(out, 0, c.output.num_elements() * element);
+  const char* in = static_cast<const char*>(dy.raw());
+  ForEachStridedIndex(plan, shape, [&](int64_t i, int64_t to) { std::memcpy(out + to * element, in + i * element, element); });
+  return Status::Ok();
+}
+
 Status TileKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   const int rank = input.rank();
@@ -341,6 +407,8 @@ void RegisterArrayKernels(KernelRegistry* registry) {
   registry->Bind("Unpack", kCpu, kAllTypes, UnpackKernel);
   registry->Bind("Slice", kCpu, kAllTypes, SliceKernel);
   registry->Bind("Tile", kCpu, kAllTypes, TileKernel);
+  registry->Bind("StridedSlice", kCpu, kAllTypes, StridedSliceKernel);
+  registry->Bind("StridedSliceGrad", kCpu, kAllTypes, StridedSliceGradKernel);
   registry->Bind("GatherV2", kCpu, kAllTypes, GatherKernel);
   registry->Bind("ShapeN", kCpu, ints, ShapeNKernel);
   registry->Bind("Size", kCpu, ints, SizeKernel);
