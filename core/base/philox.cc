@@ -162,6 +162,23 @@ void FillUniform(PhiloxRandom gen, double* out, int64_t n) {
   });
 }
 
+void FillUniformInt(PhiloxRandom gen, int32_t* out, int64_t n, int32_t lo, int32_t hi) {
+  const uint32_t range = static_cast<uint32_t>(hi) - static_cast<uint32_t>(lo);
+  FillFixed<int32_t, 4>(gen, out, n, [&](const PhiloxRandom::Block& s, std::array<int32_t, 4>* g) {
+    for (int i = 0; i < 4; ++i) (*g)[i] = static_cast<int32_t>(static_cast<uint32_t>(lo) + s[i] % range);
+  });
+}
+
+void FillUniformInt(PhiloxRandom gen, int64_t* out, int64_t n, int64_t lo, int64_t hi) {
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  FillFixed<int64_t, 2>(gen, out, n, [&](const PhiloxRandom::Block& s, std::array<int64_t, 2>* g) {
+    for (int i = 0; i < 2; ++i) {
+      const uint64_t bits = s[2 * i] | static_cast<uint64_t>(s[2 * i + 1]) << 32;
+      (*g)[i] = static_cast<int64_t>(static_cast<uint64_t>(lo) + bits % range);
+    }
+  });
+}
+
 void FillStandardNormal(PhiloxRandom gen, float* out, int64_t n) {
   FillFixed<float, 4>(gen, out, n, [](const PhiloxRandom::Block& s, std::array<float, 4>* g) {
     BoxMuller(s[0], s[1], &(*g)[0], &(*g)[1]);

@@ -54,6 +54,10 @@ double Uint64ToDouble(uint32_t x0, uint32_t x1);
 // FillPhiloxRandom with each distribution, from `gen` as reserved.
 void FillUniform(PhiloxRandom gen, float* out, int64_t n);
 void FillUniform(PhiloxRandom gen, double* out, int64_t n);
+// RandomUniformInt's: lo + bits % (hi - lo), with 32 bits a value for
+// int32 and two samples' 64 (the first the low half) for int64. lo < hi.
+void FillUniformInt(PhiloxRandom gen, int32_t* out, int64_t n, int32_t lo, int32_t hi);
+void FillUniformInt(PhiloxRandom gen, int64_t* out, int64_t n, int64_t lo, int64_t hi);
 void FillStandardNormal(PhiloxRandom gen, float* out, int64_t n);
 void FillStandardNormal(PhiloxRandom gen, double* out, int64_t n);
 // Within two standard deviations: rejection, each group of outputs from a

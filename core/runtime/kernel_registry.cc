@@ -307,6 +307,34 @@ Status RandomKernel(KernelContext& c) {
   return OutputFromHost(c, std::move(drawn));
 }
 
+// RandomUniformInt(shape, minval, maxval) (random_op.cc).
+Status RandomUniformIntKernel(KernelContext& c) {
+  const Tensor& dims = c.inputs[0];
+  const Tensor& minval = c.inputs[1];
+  const Tensor& maxval = c.inputs[2];
+  if (!IsVector(dims)) {
+    return c.Fail("shape must be a vector of {int32,int64}, got shape " + ShapeDebugString(dims.shape()));
+  }
+  if (minval.rank() != 0) return c.Fail("minval must be 0-D, got shape " + ShapeDebugString(minval.shape()));
+  if (maxval.rank() != 0) return c.Fail("maxval must be 0-D, got shape " + ShapeDebugString(maxval.shape()));
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, dims));
+  TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
+  const int64_t n = drawn.num_elements();
+  if (n > 0) {
+    // Checked after the early exit for an empty output, as TensorFlow does.
+    const int64_t lo = IntAt(minval, 0), hi = IntAt(maxval, 0);
+    if (lo >= hi) return c.Fail(fmt::format("Need minval < maxval, got {} >= {}", lo, hi));
+    auto [it, made] = c.random_generators->try_emplace(c.node.id, c.IntAttr("seed"), c.IntAttr("seed2"));
+    const PhiloxRandom gen = it->second.ReserveOutputs(n);
+    if (c.node.dtype == DType::kInt32) {
+      FillUniformInt(gen, drawn.data<int32_t>(), n, static_cast<int32_t>(lo), static_cast<int32_t>(hi));
+    } else {
+      FillUniformInt(gen, drawn.data<int64_t>(), n, lo, hi);
+    }
+  }
+  return OutputFromHost(c, std::move(drawn));
+}
+
 namespace {
 
 constexpr std::string_view kResourceContainer = "localhost/";
@@ -433,6 +461,8 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
     registry->Bind(op, device_type, floats, RandomKernel);
   }
+  registry->Bind("RandomUniformInt", device_type, dtypes & DTypeSet{DType::kInt32, DType::kInt64},
+                 RandomUniformIntKernel);
 }
 
 bool TakesUninitializedRef(const Node& node, size_t input) {

@@ -520,6 +520,16 @@ def strided_slice_run(tf):
     tf.identity(tf.gradients(loss, x)[0], name="dx")
 
 
+def random_int_run(tf):
+    """Issue 42: RandomUniformInt (tf.random.uniform with an integer
+    dtype), int32 and int64, with an op seed and with the graph's seed
+    alone."""
+    tf.compat.v1.set_random_seed(11)
+    tf.random.uniform([7], minval=-5, maxval=9, dtype=tf.int32, seed=3, name="ri")
+    tf.random.uniform([5], minval=-3, maxval=2 ** 40, dtype=tf.int64, name="rl")
+    tf.random.uniform([2, 3], maxval=10, dtype=tf.int32, name="ri2")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -590,6 +600,9 @@ CASES = {
     ]),
     "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
         ("run", {}, False, "session", "", ["a", "b", "c", "d", "e", "dims", "dx"]),
+    ]),
+    "random_int_run": (random_int_run, "random_int_run.pbtxt", [
+        ("run", {}, False, "session", "", ["ri", "rl", "ri2"]),
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),
