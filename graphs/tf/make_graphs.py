@@ -530,6 +530,17 @@ def random_int_run(tf):
     tf.random.uniform([2, 3], maxval=10, dtype=tf.int32, name="ri2")
 
 
+def equal_run(tf):
+    """Issue 42: Equal and NotEqual on every dtype: strings (also
+    broadcast), bools, int64, float16 with a NaN."""
+    tf.equal(tf.constant(["a", "b", "c"]), tf.constant(["a", "x", "c"]), name="eq_str")
+    tf.not_equal(tf.constant([True, False]), tf.constant([True, True]), name="ne_bool")
+    tf.equal(tf.constant([1, 2], tf.int64), tf.constant([1, 3], tf.int64), name="eq_i64")
+    tf.equal(tf.constant([1.5, float("nan")], tf.float16), tf.constant([1.5, float("nan")], tf.float16),
+             name="eq_half")
+    tf.not_equal(tf.constant(["a", "b"]), tf.constant("b"), name="ne_bcast")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -603,6 +614,9 @@ CASES = {
     ]),
     "random_int_run": (random_int_run, "random_int_run.pbtxt", [
         ("run", {}, False, "session", "", ["ri", "rl", "ri2"]),
+    ]),
+    "equal_run": (equal_run, "equal_run.pbtxt", [
+        ("run", {}, False, "session", "", ["eq_str", "ne_bool", "eq_i64", "eq_half", "ne_bcast"]),
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),

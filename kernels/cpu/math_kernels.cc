@@ -234,7 +234,21 @@ Status CompareKernel(KernelContext& c) {
   return ForDType<IsAnyType>(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, uint8_t>) {
-      return RuntimeError("no CPU kernel for string comparisons");
+      // Strings: TensorFlow registers Equal and NotEqual only.
+      if constexpr (Op != Compare::kEqual && Op != Compare::kNotEqual) {
+        return RuntimeError("no CPU kernel for string comparisons");
+      } else {
+        bool* out = c.output.data<bool>();
+        const auto compare = [&](int64_t i, int64_t a, int64_t b) {
+          out[i] = ApplyCompare<Op, std::string_view>(x.StringAt(a), y.StringAt(b));
+        };
+        if (same_shape) {
+          for (int64_t i = 0; i < c.output.num_elements(); ++i) compare(i, i, i);
+        } else {
+          ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) { compare(i, o[0], o[1]); });
+        }
+        return Status::Ok();
+      }
     } else {
       const T* px = x.data<T>();
       const T* py = y.data<T>();
