@@ -541,6 +541,22 @@ def equal_run(tf):
     tf.not_equal(tf.constant(["a", "b"]), tf.constant("b"), name="ne_bcast")
 
 
+def summary_run(tf):
+    """Issue 42: the summaries a TF1 trainer fetches: ScalarSummary of a
+    float32 loss, of an int32 step and of a vector of tags, and
+    MergeSummary of them (tf.compat.v1.summary.merge_all), as the bytes
+    print(sess.run(t)) shows."""
+    loss = tf.constant(2.5, name="loss")
+    tf.compat.v1.summary.scalar("loss", loss)
+    tf.compat.v1.summary.scalar("step", tf.constant(7), family="train")
+    tf.raw_ops.ScalarSummary(tags=tf.constant(["a", "b/c"]), values=tf.constant([0.1, -3.0]), name="pair")
+    tf.compat.v1.summary.merge_all(name="merged")
+    # Bytes that are no Summary (a field 1 whose length runs past the end).
+    tf.raw_ops.MergeSummary(inputs=[tf.constant(b"\x0a\x7f\x0a")], name="bad_merge")
+    tf.raw_ops.MergeSummary(inputs=[tf.constant(b"\x0a\x03\x0a\x01x"), tf.constant(b"\x0a\x03\x0a\x01x")],
+                            name="duplicate_merge")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -617,6 +633,9 @@ CASES = {
     ]),
     "equal_run": (equal_run, "equal_run.pbtxt", [
         ("run", {}, False, "session", "", ["eq_str", "ne_bool", "eq_i64", "eq_half", "ne_bcast"]),
+    ]),
+    "summary_run": (summary_run, "summary_run.pbtxt", [
+        ("run", {}, False, "session", "", ["loss_1", "pair", "merged/merged"]),
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),

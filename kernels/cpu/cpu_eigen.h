@@ -116,6 +116,7 @@ std::vector<int64_t> IntsOf(const Tensor& t);
 // The kernel files' bindings, called by RegisterCpuKernels.
 void RegisterMathKernels(KernelRegistry* registry);
 void RegisterArrayKernels(KernelRegistry* registry);
+void RegisterSummaryKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterOptimizerKernels(KernelRegistry* registry);
 

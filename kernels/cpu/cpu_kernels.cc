@@ -438,6 +438,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   BindHandleKernels(registry, kCpu, kAllTypesAndString);
   cpu::RegisterMathKernels(registry);
   cpu::RegisterArrayKernels(registry);
+  cpu::RegisterSummaryKernels(registry);
   cpu::RegisterNnKernels(registry);
   cpu::RegisterOptimizerKernels(registry);
 }
