@@ -108,9 +108,18 @@ int64_t IntAt(const Tensor& t, int64_t i) { return t.GetAsInt64(i); }
 
 bool IsVector(const Tensor& t) { return t.rank() == 1; }
 
-// The dims of a shape vector (Fill's dims, a random op's shape), each at
-// least 0, with at most 2^63 - 1 elements, as TensorShapeUtils::MakeShape
-// requires.
+// A result made in host memory becomes the output in the device's memory.
+Status OutputFromHost(KernelContext& c, Tensor host) {
+  if (c.allocator == CpuAllocator()) {
+    c.output = std::move(host);
+    return Status::Ok();
+  }
+  TFRUN_ASSIGN_OR_RETURN(c.output, host.CopyTo(c.allocator, c.device_name));
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<Shape> ShapeFromVector(KernelContext& c, const Tensor& dims) {
   Shape shape;
   for (int64_t d = 0; d < dims.num_elements(); ++d) {
@@ -124,17 +133,6 @@ StatusOr<Shape> ShapeFromVector(KernelContext& c, const Tensor& dims) {
   return shape;
 }
 
-// A result made in host memory becomes the output in the device's memory.
-Status OutputFromHost(KernelContext& c, Tensor host) {
-  if (c.allocator == CpuAllocator()) {
-    c.output = std::move(host);
-    return Status::Ok();
-  }
-  TFRUN_ASSIGN_OR_RETURN(c.output, host.CopyTo(c.allocator, c.device_name));
-  return Status::Ok();
-}
-
-}  // namespace
 
 // ExpandDims and Squeeze only reinterpret their input's shape (as Reshape).
 Status ShareWithShape(KernelContext& c, Shape shape) {
@@ -286,12 +284,17 @@ Status FillKernel(KernelContext& c) {
 // PhiloxRandomOp (random_op.cc): the output's shape from a vector of
 // int32 or int64, 256 samples per output reserved from the node's
 // generator.
-Status RandomKernel(KernelContext& c) {
+// A random op's `shape` input (random_op.cc AllocateOutputWithShape).
+StatusOr<Shape> RandomOutputShape(KernelContext& c) {
   const Tensor& dims = c.inputs[0];
   if (!IsVector(dims)) {
     return c.Fail("shape must be a vector of {int32,int64}, got shape " + ShapeDebugString(dims.shape()));
   }
-  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, dims));
+  return ShapeFromVector(c, dims);
+}
+
+Status RandomKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, RandomOutputShape(c));
   auto [it, made] = c.random_generators->try_emplace(c.node.id, c.IntAttr("seed"), c.IntAttr("seed2"));
   TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
   const PhiloxRandom gen = it->second.ReserveOutputs(drawn.num_elements());
@@ -309,15 +312,11 @@ Status RandomKernel(KernelContext& c) {
 
 // RandomUniformInt(shape, minval, maxval) (random_op.cc).
 Status RandomUniformIntKernel(KernelContext& c) {
-  const Tensor& dims = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, RandomOutputShape(c));
   const Tensor& minval = c.inputs[1];
   const Tensor& maxval = c.inputs[2];
-  if (!IsVector(dims)) {
-    return c.Fail("shape must be a vector of {int32,int64}, got shape " + ShapeDebugString(dims.shape()));
-  }
   if (minval.rank() != 0) return c.Fail("minval must be 0-D, got shape " + ShapeDebugString(minval.shape()));
   if (maxval.rank() != 0) return c.Fail("maxval must be 0-D, got shape " + ShapeDebugString(maxval.shape()));
-  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, dims));
   TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
   const int64_t n = drawn.num_elements();
   if (n > 0) {

@@ -97,6 +97,11 @@ struct KernelContext {
 
 using KernelFn = Status (*)(KernelContext& context);
 
+// The dims of a shape vector (Fill's dims, a random op's shape,
+// StridedSliceGrad's shape), each at least 0, with at most 2^63 - 1
+// elements, as TensorShapeUtils::MakeShape requires.
+StatusOr<Shape> ShapeFromVector(KernelContext& c, const Tensor& dims);
+
 // Placeholder: reached only when nothing fed it (TensorFlow's
 // PlaceholderOp::Compute fails the same way).
 Status PlaceholderKernel(KernelContext& context);

@@ -151,12 +151,7 @@ Status StridedSliceGradKernel(KernelContext& c) {
   if (shape_t.rank() != 1) {
     return c.Fail(fmt::format("shape must be 1-D, got shape.shape = {}", ShapeDebugString(shape_t.shape())));
   }
-  Shape shape;
-  for (int64_t i = 0; i < shape_t.num_elements(); ++i) {
-    const int64_t d = IntAt(shape_t, i);
-    if (d < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", d));
-    shape.push_back(d);
-  }
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, shape_t));
   TFRUN_ASSIGN_OR_RETURN(const StridedSlicePlan plan, PlanStridedSlice(c, shape, c.inputs[1], c.inputs[2], c.inputs[3]));
   if (plan.output != dy.shape()) {
     return c.Fail(fmt::format("shape of dy was {} instead of {}", ShapeDebugString(dy.shape()),

@@ -143,16 +143,20 @@ StatusOr<std::optional<BroadcastPlan>> PlanUnlessSameShape(KernelContext& c) {
   return plan;
 }
 
+// A gradient op's two inputs, which never broadcast.
+Status RequireSameShape(KernelContext& c) {
+  const Shape& x = c.inputs[0].shape();
+  const Shape& y = c.inputs[1].shape();
+  if (x == y) return Status::Ok();
+  return c.Fail(fmt::format("{}: inputs must be of the same shape: {} vs. {}", c.node.op, ShapeDebugString(x),
+                            ShapeDebugString(y)));
+}
+
 template <Binary Op>
 Status BinaryKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
   const Tensor& y = c.inputs[1];
-  if constexpr (kSameShape<Op>) {
-    if (x.shape() != y.shape()) {
-      return c.Fail(fmt::format("{}: inputs must be of the same shape: {} vs. {}", c.node.op,
-                                ShapeDebugString(x.shape()), ShapeDebugString(y.shape())));
-    }
-  }
+  if constexpr (kSameShape<Op>) TFRUN_RETURN_IF_ERROR(RequireSameShape(c));
   TFRUN_ASSIGN_OR_RETURN(const std::optional<BroadcastPlan> plan, PlanUnlessSameShape(c));
   const bool same_shape = !plan.has_value();
   if constexpr (Op == Binary::kFloorMod || Op == Binary::kFloorDiv) {
@@ -194,10 +198,7 @@ Status BinaryKernel(KernelContext& c) {
 Status LeakyReluGradKernel(KernelContext& c) {
   const Tensor& g = c.inputs[0];
   const Tensor& f = c.inputs[1];
-  if (g.shape() != f.shape()) {
-    return c.Fail(fmt::format("{}: inputs must be of the same shape: {} vs. {}", c.node.op, ShapeDebugString(g.shape()),
-                              ShapeDebugString(f.shape())));
-  }
+  TFRUN_RETURN_IF_ERROR(RequireSameShape(c));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.shape()));
   const float alpha = c.FloatAttr("alpha", 0.2f);
   return ForDType<IsFloat>(c.node.dtype, [&](auto tag) -> Status {
@@ -710,7 +711,7 @@ Status SparseSoftmaxXentKernel(KernelContext& c) {
     const T* logits = logits_in.data<T>();
     T* back = backprop.data<T>();
     T* out_loss = loss.data<T>();
-    std::vector<T> sums(rows), exps(classes);
+    std::vector<T> sums(rows), exps(std::is_same_v<T, float> ? classes : 0);
     for (int64_t r = 0; r < rows; ++r) {
       const T* row = logits + r * classes;
       T* centered = back + r * classes;
