@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes testdata/math/tf_float_math.txt: TensorFlow 2.21's float32 Tanh,
-Sigmoid, Exp and Log of a fixed set of inputs, as bits, for
-kernels/cpu/tf_float_math_test.cc.
+Sigmoid, Exp, Log, Reciprocal and Rsqrt of a fixed set of inputs, as bits,
+for kernels/cpu/tf_float_math_test.cc. Reciprocal and Rsqrt start from the
+processor's estimate (rcpps, rsqrtps), whose bits differ between processor
+makers: the file holds this machine's (AMD EPYC, as CI's).
 
 Each case is one tensor run through a TF1 Session on the CPU (the executor
 flushes denormals, as tfrun's does): its length decides which elements take
@@ -34,7 +36,7 @@ inputs = [wide[:n] for n in range(1, 18)] + [np.concatenate([edges, wide]), np.c
 g = tf.Graph()
 with g.as_default():
     x = tf.compat.v1.placeholder(tf.float32, name='x')
-    ops = [tf.tanh(x), tf.sigmoid(x), tf.exp(x), tf.math.log(x)]
+    ops = [tf.tanh(x), tf.sigmoid(x), tf.exp(x), tf.math.log(x), tf.math.reciprocal(x), tf.math.rsqrt(x)]
 with tf.compat.v1.Session(graph=g) as s:
     for v in inputs:
         outs = s.run(ops, {x: v})
@@ -54,7 +56,8 @@ def main():
     p = subprocess.run([a.python, "-c", SCRIPT], capture_output=True, text=True, env=env, check=True)
     with open(a.out, "w") as f:
         f.write("# TensorFlow 2.21 (CPU wheel, TF1 Session), written by tools/gen_tf_float_math.py:\n"
-                "# per case its length, then per element the bits of x, tanh, sigmoid, exp, log.\n")
+                "# per case its length, then per element the bits of x, tanh, sigmoid, exp, log,\n"
+                "# reciprocal, rsqrt (the last two as an AMD EPYC computes them).\n")
         f.write(p.stdout)
 
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -142,9 +143,12 @@ StatusOr<ConvGradientPlan> PlanConvGradient(KernelContext& c, const Shape& input
 }
 
 StatusOr<PoolGeometry> PlanPool(KernelContext& c, const Shape& input, std::string_view device_type) {
+  const bool average = c.node.op.rfind("AvgPool", 0) == 0;
   if (c.StringAttr("data_format", "NHWC") != "NHWC") {
-    if (device_type == kCpu) return c.Fail("Default MaxPoolingOp only supports NHWC on device type CPU");
-    return c.Fail("tfrun runs MaxPool in the NHWC format only (data_format NCHW)");
+    if (device_type == kCpu) {
+      return c.Fail(fmt::format("Default {}PoolingOp only supports NHWC on device type CPU", average ? "Avg" : "Max"));
+    }
+    return c.Fail(fmt::format("tfrun runs {} in the NHWC format only (data_format NCHW)", c.node.op));
   }
   const std::vector<int64_t> ksize = c.IntListAttr("ksize");
   const std::vector<int64_t> strides = c.IntListAttr("strides");
@@ -153,11 +157,16 @@ StatusOr<PoolGeometry> PlanPool(KernelContext& c, const Shape& input, std::strin
   if (ksize[0] != 1 || strides[0] != 1) {
     return c.Fail("Pooling is not yet supported on the batch dimension.");
   }
-  if (ksize[3] != 1 || strides[3] != 1) return c.Fail("tfrun's MaxPool pools over rows and columns only");
+  if (ksize[3] != 1 || strides[3] != 1) {
+    if (average) return c.Fail("Non-spatial pooling is not yet supported. Volunteers? :)");
+    return c.Fail("tfrun's MaxPool pools over rows and columns only");
+  }
   for (int d = 1; d < 3; ++d) {
     if (ksize[d] <= 0) return c.Fail(fmt::format("Sliding window ksize for dimension {} was zero.", d));
   }
-  if (input.size() != 4) return c.Fail("tensor_in must be 4-dimensional");
+  if (input.size() != 4) {
+    return c.Fail(c.node.op == "AvgPoolGrad" ? "out_backprop must be 4-dimensional" : "tensor_in must be 4-dimensional");
+  }
   TFRUN_RETURN_IF_ERROR(CheckWindowValues(c, {&input, &ksize, &strides}));
   PoolGeometry g;
   g.batch = input[0];
@@ -188,6 +197,171 @@ StatusOr<PoolGeometry> PlanMaxPoolGrad(KernelContext& c, std::string_view device
                               ShapeDebugString(grad.shape())));
   }
   return g;
+}
+
+StatusOr<AvgPoolGradPlan> PlanAvgPoolGrad(KernelContext& c, std::string_view device_type) {
+  const Tensor& sizes = c.inputs[0];
+  const Tensor& grad = c.inputs[1];
+  if (sizes.rank() != 1 || sizes.num_elements() != 4) {
+    return c.Fail("out_backprop must be 1-dimensional and 4 elements");
+  }
+  if (grad.rank() != 4) return c.Fail("out_backprop must be 4-dimensional");
+  AvgPoolGradPlan plan;
+  TFRUN_ASSIGN_OR_RETURN(plan.output_shape, ShapeFromVector(c, sizes));
+  TFRUN_ASSIGN_OR_RETURN(plan.geometry, PlanPool(c, plan.output_shape, device_type));
+  PoolGeometry& g = plan.geometry;
+  if (device_type != kCpu) {
+    if (grad.shape() != g.output_shape()) {
+      return c.Fail(fmt::format("Expected grad shape to be {}, but got {}", ShapeDebugString(g.output_shape()),
+                                ShapeDebugString(grad.shape())));
+    }
+    return plan;
+  }
+  // TensorFlow's CPU kernel walks the gradient's own shape, not the
+  // forward's output shape (a gradient of another shape is not refused);
+  // it refuses a window starting past the input, and tfrun any write past
+  // the output (with the text of TensorFlow's later bounds check).
+  g.batch = grad.shape()[0];
+  g.out_rows = grad.shape()[1];
+  g.out_cols = grad.shape()[2];
+  g.depth = grad.shape()[3];
+  int64_t row_end = 0, col_end = 0;
+  for (int64_t r = 0; r < g.out_rows; ++r) {
+    if (r * g.stride_rows > g.in_rows) return c.Fail("index * stride must be less than or equal to input size");
+    int64_t rows = 0;
+    row_end = std::max(row_end, g.BroadcastRows(r, &rows) + rows);
+  }
+  for (int64_t q = 0; q < g.out_cols; ++q) {
+    if (q * g.stride_cols > g.in_cols) return c.Fail("index * stride must be less than or equal to input size");
+    int64_t cols = 0;
+    col_end = std::max(col_end, g.BroadcastCols(q, &cols) + cols);
+  }
+  if (g.batch > 0 && row_end > 0 && col_end > 0 && g.depth > 0) {
+    const int64_t last_pixel = ((g.batch - 1) * g.in_rows + row_end - 1) * g.in_cols + col_end - 1;
+    int64_t elements = 1;
+    for (int64_t d : plan.output_shape) elements *= d;
+    if ((last_pixel + 1) > elements / g.depth || elements % g.depth != 0) {
+      return c.Fail(fmt::format(
+          "Output only has {} elements but computation requested would use element with index={}", elements,
+          (last_pixel + 1) * g.depth - 1));
+    }
+  }
+  return plan;
+}
+
+int64_t PoolGeometry::BroadcastRows(int64_t out_row, int64_t* size) const {
+  return BroadcastSize(out_row, in_rows, window_rows, stride_rows, pad_top, size);
+}
+int64_t PoolGeometry::BroadcastCols(int64_t out_col, int64_t* size) const {
+  return BroadcastSize(out_col, in_cols, window_cols, stride_cols, pad_left, size);
+}
+
+int64_t PoolGeometry::BroadcastSize(int64_t index, int64_t in_size, int64_t window, int64_t stride, int64_t pad,
+                                    int64_t* size) {
+  int64_t start = index * stride;
+  *size = window;
+  if (start < pad) {
+    *size = window + start - pad;
+    start = 0;
+  } else {
+    start -= pad;
+  }
+  // Replaces the size cut by the padding before, as TensorFlow does: a
+  // window wider than the input with padding on both sides covers it all.
+  if (start + window > in_size) *size = std::min(in_size - start, window);
+  return start;
+}
+
+StatusOr<LrnPlan> PlanLrn(KernelContext& c, std::initializer_list<const Tensor*> tensors,
+                          std::string_view device_type) {
+  LrnPlan p;
+  p.radius = c.IntAttr("depth_radius", 5);
+  if (p.radius < 0 || p.radius > std::numeric_limits<int>::max()) {
+    return c.Fail(fmt::format("depth_radius = {} larger than int max", p.radius));
+  }
+  p.bias = c.FloatAttr("bias", 1);
+  p.alpha = c.FloatAttr("alpha", 1);
+  p.beta = c.FloatAttr("beta", 0.5f);
+  const Shape& shape = (*tensors.begin())->shape();
+  for (const Tensor* t : tensors) {
+    if (t->rank() != 4) {
+      return c.Fail(tensors.size() == 1 ? "in must be 4-dimensional" : "inputs must be 4-dimensional");
+    }
+    if (t->shape() != shape) return c.Fail("input_grads, input_image, and out_image should have the same shape");
+  }
+  const int64_t n = (*tensors.begin())->num_elements();
+  if (n > std::numeric_limits<int>::max()) return c.Fail("argument to LRN too large");
+  if (device_type != kCpu) {
+    if (!(p.beta >= 0.01f)) return c.Fail(fmt::format("cuDNN requires beta >= 0.01, got: {}", p.beta));
+    if (p.radius < 1 || p.radius > 7) {
+      return c.Fail(fmt::format("cuDNN requires depth_radius in [1, 7], got: {}", p.radius));
+    }
+    if (!(p.bias >= 1e-5f)) return c.Fail(fmt::format("cuDNN requires bias >= 1e-5, got: {}", p.bias));
+  }
+  p.depth = shape[3];
+  p.rows = p.depth == 0 ? 0 : n / p.depth;
+  return p;
+}
+
+namespace {
+
+StatusOr<BatchNormPlan> BatchNormAttrs(KernelContext& c, const Tensor& x, std::string_view device_type) {
+  BatchNormPlan p;
+  const std::string format = c.StringAttr("data_format", "NHWC");
+  if (format != "NHWC" && format != "NCHW") {
+    return c.Fail(fmt::format("tfrun runs {} in the NHWC and NCHW formats only (data_format {})", c.node.op, format));
+  }
+  p.nchw = format == "NCHW";
+  p.training = c.BoolAttr("is_training", true);
+  p.epsilon = c.FloatAttr("epsilon", 0.0001f);
+  p.exponential_avg_factor = c.FloatAttr("exponential_avg_factor", 1.0f);
+  if (x.rank() != 4) {
+    return c.Fail(fmt::format("input must be 4-dimensional{}", ShapeDebugString(x.shape())));
+  }
+  p.channels = x.shape()[p.nchw ? 1 : 3];
+  (void)device_type;
+  return p;
+}
+
+Status CheckChannelVector(KernelContext& c, const BatchNormPlan& p, const Tensor& t, std::string_view name) {
+  if (t.rank() != 1) return c.Fail(fmt::format("{} must be 1-dimensional{}", name, ShapeDebugString(t.shape())));
+  if (t.num_elements() != p.channels) {
+    return c.Fail(fmt::format("{} must have the same number of elements as the channels of x, got {} and {}", name,
+                              t.num_elements(), p.channels));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<BatchNormPlan> PlanBatchNorm(KernelContext& c, std::string_view device_type) {
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan p, BatchNormAttrs(c, c.inputs[0], device_type));
+  TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[1], "scale"));
+  TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[2], "offset"));
+  // A training step with the default factor never reads the running
+  // statistics (tf.compat.v1.nn.fused_batch_norm passes empty ones), and
+  // TensorFlow checks them only when it does; the kernels read them only
+  // then too.
+  if (!p.training || p.exponential_avg_factor != 1.0f) {
+    TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[3], "mean"));
+    TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[4], "variance"));
+  }
+  return p;
+}
+
+StatusOr<BatchNormPlan> PlanBatchNormGrad(KernelContext& c, std::string_view device_type) {
+  const Tensor& dy = c.inputs[0];
+  const Tensor& x = c.inputs[1];
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan p, BatchNormAttrs(c, x, device_type));
+  if (dy.rank() != 4) return c.Fail(fmt::format("input must be 4-dimensional{}", ShapeDebugString(dy.shape())));
+  if (dy.shape() != x.shape()) {
+    return c.Fail(fmt::format("x and y_backprop must have same shape, but x has shape {} and y_backprop has shape {}",
+                              ShapeDebugString(x.shape()), ShapeDebugString(dy.shape())));
+  }
+  TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[2], "scale"));
+  TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[3], "reserve_space_1"));
+  TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[4], "reserve_space_2"));
+  return p;
 }
 
 }  // namespace tfrun

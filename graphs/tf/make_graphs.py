@@ -557,6 +557,91 @@ def summary_run(tf):
                             name="duplicate_merge")
 
 
+def pool_lrn_run(tf):
+    """Issue 42: AvgPool (SAME and VALID, strided, float64, a window wider
+    than the input) and AvgPoolGrad through tf.gradients, whose window
+    TensorFlow counts differently from the forward's when it passes both
+    ends of the input; LRN with CIFAR-10's parameters (beta 0.75: Eigen's
+    log and exp, 8 at a time and the tail), beta 1 and 0.5, a depth above
+    384 (TensorFlow's running sum), and LRNGrad; Rsqrt and Reciprocal of
+    float32, whose packets of 8 take Eigen's fast estimates (the last 5 of
+    21 values its exact scalar path)."""
+    import math
+
+    def values(shape, a, b):
+        n = 1
+        for d in shape:
+            n *= d
+        flat = [round(2 * math.sin(a * i + b) + math.cos(0.37 * i), 4) for i in range(n)]
+        return tf.reshape(tf.constant(flat), shape)
+
+    x = values([2, 5, 7, 3], 0.61, 0.2)
+    a = tf.nn.avg_pool2d(x, 3, 2, "SAME", name="avg_same")
+    b = tf.nn.avg_pool2d(x, [2, 3], [1, 2], "VALID", name="avg_valid")
+    small = values([1, 4, 4, 2], 1.3, 0.5)
+    wide = tf.nn.avg_pool2d(small, 5, 1, "SAME", name="avg_wide")
+    tf.nn.avg_pool2d(tf.cast(x, tf.float64), [1, 2], [1, 1], "SAME", name="avg_f64")
+    loss = tf.reduce_sum(a * a) + tf.reduce_sum(b * 3.0)
+    tf.identity(tf.gradients(loss, x)[0], name="davg")
+    tf.identity(tf.gradients(tf.reduce_sum(wide * wide), small)[0], name="davg_wide")
+    y = values([2, 3, 3, 13], 0.83, 1.1)
+    lrn = tf.nn.lrn(y, 4, bias=1.0, alpha=0.001 / 9.0, beta=0.75, name="lrn")
+    tf.nn.lrn(y, 2, bias=2.0, alpha=0.5, beta=1.0, name="lrn_beta1")
+    tf.nn.lrn(y, 1, bias=1.5, alpha=0.25, beta=0.5, name="lrn_half")
+    tf.nn.lrn(values([1, 1, 1, 400], 0.29, 0.4), 3, bias=1.0, alpha=0.1, beta=0.5, name="lrn_deep")
+    tf.identity(tf.gradients(tf.reduce_sum(lrn * y), y)[0], name="dlrn")
+    z = tf.constant([0.37 * 1.9 ** i for i in range(-6, 15)], name="z")
+    tf.math.rsqrt(z, name="rsqrt")
+    tf.math.reciprocal(z, name="reciprocal")
+
+
+def batch_norm_run(tf):
+    """Issue 42: FusedBatchNormV3 as tf.compat.v1.nn.fused_batch_norm and
+    Keras' fused batch normalization emit it: training (the batch's
+    statistics; the running ones with exponential_avg_factor 1 and 0.5,
+    Bessel's correction), inference, NHWC and NCHW, and
+    FusedBatchNormGradV3 through tf.gradients in both modes. TensorFlow's
+    numbers here are its Eigen kernels' (make_graphs runs it with
+    TF_ENABLE_ONEDNN_OPTS=0), tfrun's oneDNN's: within the golden's rtol."""
+    import math
+
+    def values(shape, a, b, scale=1.0):
+        n = 1
+        for d in shape:
+            n *= d
+        flat = [round(scale * (2 * math.sin(a * i + b) + math.cos(0.37 * i)) + 0.3, 4) for i in range(n)]
+        return tf.reshape(tf.constant(flat), shape)
+
+    x = values([2, 4, 5, 8], 0.61, 0.2, 3.0)
+    scale = tf.constant([0.5 + 0.1 * i for i in range(8)], name="scale")
+    offset = tf.constant([0.2 * i - 0.7 for i in range(8)], name="offset")
+    y, mean, var = tf.compat.v1.nn.fused_batch_norm(x, scale, offset, is_training=True, name="train")
+    tf.identity(mean, name="batch_mean")
+    tf.identity(var, name="batch_var")
+    tf.identity(y, name="y")
+    _, m2, v2 = tf.compat.v1.nn.fused_batch_norm(x, scale, offset, mean=tf.fill([8], 0.5),
+                                                 variance=tf.fill([8], 2.0), is_training=True,
+                                                 exponential_avg_factor=0.5, name="train_avg")
+    tf.identity(m2, name="avg_mean")
+    tf.identity(v2, name="avg_var")
+    yi, _, _ = tf.compat.v1.nn.fused_batch_norm(x, scale, offset, mean=tf.fill([8], 0.25),
+                                                variance=tf.constant([1.0 + 0.5 * i for i in range(8)]),
+                                                is_training=False, name="infer")
+    tf.identity(yi, name="y_infer")
+    w = values([2, 4, 5, 8], 1.7, 0.9)
+    dx, dscale, doffset = tf.gradients(tf.reduce_sum(y * w), [x, scale, offset])
+    tf.identity(dx, name="dx")
+    tf.identity(dscale, name="dscale")
+    tf.identity(doffset, name="doffset")
+    tf.identity(tf.gradients(tf.reduce_sum(yi * w), x)[0], name="dx_infer")
+    xc = values([2, 3, 4, 5], 0.43, 1.3, 2.0)
+    yc, mc, _ = tf.compat.v1.nn.fused_batch_norm(xc, tf.constant([1.5, 0.5, 1.0]), tf.constant([0.1, 0.2, 0.3]),
+                                                 is_training=True, data_format="NCHW", name="train_nchw")
+    tf.identity(yc, name="y_nchw")
+    tf.identity(mc, name="mean_nchw")
+    tf.identity(tf.gradients(tf.reduce_sum(yc * yc), xc)[0], name="dx_nchw")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -627,6 +712,16 @@ CASES = {
     ]),
     "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
         ("run", {}, False, "session", "", ["a", "b", "c", "d", "e", "dims", "dx"]),
+    ]),
+    "pool_lrn_run": (pool_lrn_run, "pool_lrn_run.pbtxt", [
+        ("run", {}, False, "session", "",
+         ["avg_same", "avg_valid", "avg_wide", "avg_f64", "davg", "davg_wide", "lrn", "lrn_beta1", "lrn_half",
+          "lrn_deep", "dlrn", "rsqrt", "reciprocal"]),
+    ]),
+    "batch_norm_run": (batch_norm_run, "batch_norm_run.pbtxt", [
+        ("run", {}, False, "session", "--rtol 1e-5 --atol 1e-6",
+         ["batch_mean", "batch_var", "y", "avg_mean", "avg_var", "y_infer", "dx", "dscale", "doffset", "dx_infer",
+          "y_nchw", "mean_nchw", "dx_nchw"]),
     ]),
     "random_int_run": (random_int_run, "random_int_run.pbtxt", [
         ("run", {}, False, "session", "", ["ri", "rl", "ri2"]),

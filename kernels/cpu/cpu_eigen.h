@@ -94,9 +94,10 @@ struct IsFloatOrDouble : std::bool_constant<std::is_same_v<T, float> || std::is_
 template <typename T>
 struct IsAnyType : std::true_type {};
 
-// 1/sqrt(x) correctly rounded, as TensorFlow's Eigen computes it (Eigen
-// 3.4's rsqrt divides by a rounded sqrt: a last-bit difference in one
-// element in eight, measured).
+// 1/sqrt(x) for the types whose packets TensorFlow's Eigen has no fast
+// estimate for (double; half and bfloat16 computed in float). float32
+// takes its estimate and Newton step on whole packets (tf_float_math.h:
+// 1,882 of 8,009 values differed from this, measured).
 struct ExactRsqrt {
   template <typename T>
   T operator()(T x) const {

@@ -176,3 +176,12 @@ TFRUN_DNNL_STATUS(dnnl_sgemm,
                   (char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K, float alpha, const float* A,
                    dnnl_dim_t lda, const float* B, dnnl_dim_t ldb, float beta, float* C, dnnl_dim_t ldc),
                   (transa, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+TFRUN_DNNL_STATUS(dnnl_batch_normalization_forward_desc_init,
+                  (dnnl_batch_normalization_desc_t * bnrm_desc, dnnl_prop_kind_t prop_kind,
+                   const dnnl_memory_desc_t* data_desc, float epsilon, unsigned flags),
+                  (bnrm_desc, prop_kind, data_desc, epsilon, flags))
+TFRUN_DNNL_STATUS(dnnl_batch_normalization_backward_desc_init,
+                  (dnnl_batch_normalization_desc_t * bnrm_desc, dnnl_prop_kind_t prop_kind,
+                   const dnnl_memory_desc_t* diff_data_desc, const dnnl_memory_desc_t* data_desc, float epsilon,
+                   unsigned flags),
+                  (bnrm_desc, prop_kind, diff_data_desc, data_desc, epsilon, flags))

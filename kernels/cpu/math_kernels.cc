@@ -333,13 +333,16 @@ Status UnaryKernel(KernelContext& c) {
       return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
     } else {
       const int64_t n = x.num_elements();
-      if constexpr (std::is_same_v<T, float> && (Op == UnaryOp::kTanh || Op == UnaryOp::kSigmoid ||
-                                                  Op == UnaryOp::kExp || Op == UnaryOp::kLog)) {
+      if constexpr (std::is_same_v<T, float> &&
+                    (Op == UnaryOp::kTanh || Op == UnaryOp::kSigmoid || Op == UnaryOp::kExp ||
+                     Op == UnaryOp::kLog || Op == UnaryOp::kRsqrt || Op == UnaryOp::kReciprocal)) {
         // TensorFlow's Eigen approximations, not Debian's (tf_float_math.h).
         constexpr TfFloatFunction f = Op == UnaryOp::kTanh      ? TfFloatFunction::kTanh
                                       : Op == UnaryOp::kSigmoid ? TfFloatFunction::kSigmoid
                                       : Op == UnaryOp::kExp     ? TfFloatFunction::kExp
-                                                                : TfFloatFunction::kLog;
+                                      : Op == UnaryOp::kLog     ? TfFloatFunction::kLog
+                                      : Op == UnaryOp::kRsqrt   ? TfFloatFunction::kRsqrt
+                                                                : TfFloatFunction::kReciprocal;
         ApplyTfFloatFunction(f, x.data<float>(), c.output.data<float>(), n);
         return Status::Ok();
       }
@@ -348,7 +351,7 @@ Status UnaryKernel(KernelContext& c) {
       if constexpr (Op == UnaryOp::kNeg) Assign(out, -in, n);
       if constexpr (Op == UnaryOp::kSquare) Assign(out, in.square(), n);
       if constexpr (Op == UnaryOp::kSqrt) Assign(out, in.sqrt(), n);
-      if constexpr (Op == UnaryOp::kRsqrt) Assign(out, in.unaryExpr(ExactRsqrt()), n);
+      if constexpr (Op == UnaryOp::kRsqrt) Assign(out, in.unaryExpr(ExactRsqrt()), n);  // double, half, bfloat16
       if constexpr (Op == UnaryOp::kExp) Assign(out, in.exp(), n);
       if constexpr (Op == UnaryOp::kLog) Assign(out, in.log(), n);
       if constexpr (Op == UnaryOp::kSigmoid) Assign(out, in.sigmoid(), n);

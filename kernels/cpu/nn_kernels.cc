@@ -1,4 +1,5 @@
-// Convolutions and pooling on the CPU. Convolutions (Conv2D and its two
+// Convolutions, pooling, local response normalization and batch
+// normalization on the CPU. Convolutions (Conv2D and its two
 // gradients) run on oneDNN, as TensorFlow 2.21's default CPU build runs
 // them (TF_ENABLE_ONEDNN_OPTS rewrites them to oneDNN ops); pooling is the
 // window scan of TensorFlow's own CPU kernels (maxpooling_op.cc), with its
@@ -10,10 +11,12 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "kernels/cpu/cpu_eigen.h"
 #include "core/runtime/nn_shapes.h"
 #include "kernels/cpu/dnnl_loader.h"
+#include "kernels/cpu/tf_float_math.h"
 
 namespace tfrun {
 namespace cpu {
@@ -263,6 +266,362 @@ Status MaxPoolGradKernel(KernelContext& c) {
   });
 }
 
+// ---- Average pooling (avgpooling_op.cc, pooling_ops_common.h) ----
+
+// SpatialAvgPool: each output sums its window's inputs in input order (rows,
+// then columns) and divides by how many there were (padding left out).
+template <typename T>
+void AvgPoolImage(const PoolGeometry& g, const T* in, T* out, int64_t b) {
+  const int64_t depth = g.depth;
+  ForEachWindow(g, b, [&](int64_t r, int64_t q, int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
+    T* o = out + ((b * g.out_rows + r) * g.out_cols + q) * depth;
+    std::fill_n(o, depth, T(0));
+    for (int64_t y = r0; y < r1; ++y) {
+      for (int64_t x = q0; x < q1; ++x) {
+        const T* i = in + ((b * g.in_rows + y) * g.in_cols + x) * depth;
+        for (int64_t k = 0; k < depth; ++k) o[k] += i[k];
+      }
+    }
+    const T count = static_cast<T>((r1 - r0) * (q1 - q0));
+    for (int64_t k = 0; k < depth; ++k) o[k] /= count;
+  });
+}
+
+Status AvgPoolKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanPool(c, input.shape(), kCpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
+  return ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    ParallelBatch(g.batch, g.in_rows * g.in_cols * g.depth, [&](int64_t b) {
+      AvgPoolImage<T>(g, input.data<T>(), c.output.data<T>(), b);
+    });
+    return Status::Ok();
+  });
+}
+
+// AvgPoolGrad(orig_input_shape, grad): each output's gradient times
+// 1 / (window rows * window columns), the product rounded from double to
+// T once, added to every input of its window (TensorFlow's broadcast
+// window, quirk included: PoolGeometry::BroadcastRows).
+Status AvgPoolGradKernel(KernelContext& c) {
+  const Tensor& grad = c.inputs[1];
+  TFRUN_ASSIGN_OR_RETURN(const AvgPoolGradPlan plan, PlanAvgPoolGrad(c, kCpu));
+  const PoolGeometry& g = plan.geometry;
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output_shape));
+  return ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    T* out = c.output.data<T>();
+    std::fill_n(out, c.output.num_elements(), T(0));
+    const T* gr = grad.data<T>();
+    const int64_t depth = g.depth;
+    ParallelBatch(g.batch, g.in_rows * g.in_cols * depth, [&](int64_t b) {
+      for (int64_t r = 0; r < g.out_rows; ++r) {
+        int64_t rows = 0;
+        const int64_t r0 = g.BroadcastRows(r, &rows);
+        for (int64_t q = 0; q < g.out_cols; ++q) {
+          int64_t cols = 0;
+          const int64_t q0 = g.BroadcastCols(q, &cols);
+          const T coeff = static_cast<T>(1.0 / static_cast<double>(rows * cols));
+          const T* go = gr + ((b * g.out_rows + r) * g.out_cols + q) * depth;
+          for (int64_t y = r0; y < r0 + rows; ++y) {
+            for (int64_t x = q0; x < q0 + cols; ++x) {
+              T* o = out + ((b * g.in_rows + y) * g.in_cols + x) * depth;
+              for (int64_t k = 0; k < depth; ++k) o[k] += go[k] * coeff;
+            }
+          }
+        }
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+// ---- Local response normalization (lrn_op.cc) ----
+
+// Calls f(first, last) over ranges of `rows` rows of `cost` each, on the
+// pool when there is enough work.
+template <typename F>
+void ParallelRows(int64_t rows, int64_t cost, F&& f) {
+  if (rows > 1 && rows * cost >= kParallelElements) {
+    PoolDevice().parallelFor(rows, Eigen::TensorOpCost(0, 0, static_cast<double>(cost)),
+                             [&](Eigen::Index first, Eigen::Index last) { f(first, last); });
+  } else {
+    f(0, rows);
+  }
+}
+
+// LRN, float32, depth up to 384 (TensorFlow's band-matrix path): the sum of
+// squares of each window along the depth, in depth order (its contraction
+// with a 0/1 band adds the squares in order; the zeros change nothing),
+// times alpha plus bias; then x * s^-beta as Eigen computes it: its
+// reciprocal for beta 1, its rsqrt for 0.5, else exp(log(s) * -beta), each
+// with Eigen's packet functions on whole packets of 8 and the scalar ones
+// on the rest (ApplyTfFloatFunction). Deeper tensors with beta 1 or 0.5 take
+// TensorFlow's running-sum path (SingleThreadedLRN).
+Status LrnKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const LrnPlan p, PlanLrn(c, {&input}, kCpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(input.shape()));
+  const int64_t depth = p.depth;
+  const int64_t n = input.num_elements();
+  const int64_t rows = p.rows;
+  const float* x = input.data<float>();
+  float* out = c.output.data<float>();
+  const bool running_sum = depth > 384 && (p.beta == 1.0f || p.beta == 0.5f);
+  ParallelRows(rows, depth * (2 * p.radius + 1), [&](int64_t first, int64_t last) {
+    std::vector<float> padded;
+    for (int64_t i = first; i < last; ++i) {
+      const float* xi = x + i * depth;
+      float* si = out + i * depth;
+      if (running_sum) {
+        // SingleThreadedLRN: squares times alpha, a sum that adds the
+        // entering square and subtracts the leaving one.
+        padded.assign(depth + 2 * p.radius, 0.0f);
+        for (int64_t k = 0; k < depth; ++k) padded[p.radius + k] = xi[k] * xi[k] * p.alpha;
+        float acc = 0;
+        for (int64_t k = 0; k < 2 * p.radius; ++k) acc += padded[k];
+        for (int64_t j = 0; j < depth; ++j) {
+          acc += padded[j + 2 * p.radius];
+          si[j] = p.bias + acc;
+          acc -= padded[j];
+        }
+        continue;
+      }
+      for (int64_t j = 0; j < depth; ++j) {
+        const int64_t k0 = std::max<int64_t>(0, j - p.radius);
+        const int64_t k1 = std::min<int64_t>(depth, j + p.radius + 1);
+        float sum = 0;
+        for (int64_t k = k0; k < k1; ++k) {
+          const float square = xi[k] * xi[k];
+          sum += square;
+        }
+        const float scaled = sum * p.alpha;
+        si[j] = scaled + p.bias;
+      }
+    }
+  });
+  if (p.beta == 1.0f) {
+    ApplyTfFloatFunction(TfFloatFunction::kReciprocal, out, out, n);
+  } else if (p.beta == 0.5f) {
+    ApplyTfFloatFunction(TfFloatFunction::kRsqrt, out, out, n);
+  } else {
+    ApplyTfFloatFunction(TfFloatFunction::kLog, out, out, n);
+    for (int64_t i = 0; i < n; ++i) out[i] *= -p.beta;
+    ApplyTfFloatFunction(TfFloatFunction::kExp, out, out, n);
+  }
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * out[i];
+  return Status::Ok();
+}
+
+// LRNGrad(grads, input, output): LaunchLRNGrad<CPUDevice>'s loops, float32.
+Status LrnGradKernel(KernelContext& c) {
+  const Tensor& grads = c.inputs[0];
+  const Tensor& input = c.inputs[1];
+  const Tensor& activations = c.inputs[2];
+  TFRUN_ASSIGN_OR_RETURN(const LrnPlan p, PlanLrn(c, {&grads, &input, &activations}, kCpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(input.shape()));
+  const int64_t depth = p.depth;
+  const int64_t rows = p.rows;
+  const float* x = input.data<float>();
+  const float* y = activations.data<float>();
+  const float* g = grads.data<float>();
+  float* out = c.output.data<float>();
+  std::fill_n(out, c.output.num_elements(), 0.0f);
+  const float alpha_beta_2 = -2.0f * p.alpha * p.beta;
+  ParallelRows(rows, depth * depth, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      const float* xi = x + i * depth;
+      float* oi = out + i * depth;
+      for (int64_t j = 0; j < depth; ++j) {
+        const float gs = g[i * depth + j];
+        if (gs == 0.0f) continue;
+        const int64_t k0 = std::max<int64_t>(0, j - p.radius);
+        const int64_t k1 = std::min<int64_t>(depth, j + p.radius + 1);
+        float norm = 0;
+        for (int64_t k = k0; k < k1; ++k) {
+          const float square = xi[k] * xi[k];
+          norm += square;
+        }
+        const float scaled = p.alpha * norm;
+        norm = scaled + p.bias;
+        const float pow = std::pow(norm, -p.beta);
+        const float activations_ab2 = alpha_beta_2 * y[i * depth + j];
+        for (int64_t k = k0; k < k1; ++k) {
+          const float product = xi[k] * activations_ab2;
+          float dyi = product / norm;
+          if (k == j) dyi += pow;
+          dyi *= gs;
+          oi[k] += dyi;
+        }
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+// ---- Batch normalization (FusedBatchNorm, V2, V3 and their gradients) ----
+//
+// On oneDNN, as TensorFlow 2.21's CPU build runs them (its oneDNN rewrite
+// turns them into _MklNativeFusedBatchNorm* ops; with TF_ENABLE_ONEDNN_OPTS=0
+// its Eigen kernels give other last bits). tfrun's oneDNN is Debian's, not
+// the one TensorFlow bundles, so sums may round differently
+// (docs/differences.md).
+
+memory::desc DataDesc(const Shape& s, bool nchw) {
+  return nchw ? memory::desc({s[0], s[1], s[2], s[3]}, memory::data_type::f32, memory::format_tag::nchw)
+              : memory::desc({s[0], s[3], s[1], s[2]}, memory::data_type::f32, memory::format_tag::nhwc);
+}
+
+memory ChannelMemory(int64_t channels, const float* data) {
+  return memory(memory::desc({channels}, memory::data_type::f32, memory::format_tag::a), TheDnnl().engine,
+                const_cast<float*>(data));
+}
+
+// FusedBatchNorm*(x, scale, offset, mean, variance) -> y, batch_mean,
+// batch_variance, reserve_space_1 (the batch mean), reserve_space_2 (its
+// variance) and, for V3, reserve_space_3 (empty). Training normalizes by the
+// batch's statistics; the running ones are updated with
+// exponential_avg_factor and Bessel's correction (N / (N - 1)), as
+// TensorFlow's kernels do. Inference uses the given mean and variance.
+Status FusedBatchNormKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNorm(c, kCpu));
+  const Tensor& x = c.inputs[0];
+  const int64_t channels = plan.channels;
+  TFRUN_ASSIGN_OR_RETURN(Tensor y, c.Allocate(DType::kFloat32, x.shape()));
+  std::vector<Tensor> stats;
+  for (int i = 0; i < 4; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor t, c.Allocate(DType::kFloat32, {channels}));
+    stats.push_back(std::move(t));
+  }
+  float* batch_mean = stats[0].data<float>();
+  float* batch_var = stats[1].data<float>();
+  float* saved_mean = stats[2].data<float>();
+  float* saved_var = stats[3].data<float>();
+  const float* scale = c.inputs[1].data<float>();
+  const float* offset = c.inputs[2].data<float>();
+  const float* old_mean = c.inputs[3].data<float>();
+  const float* old_var = c.inputs[4].data<float>();
+  auto finish = [&]() -> Status {
+    c.outputs.clear();
+    c.outputs.push_back(std::move(y));
+    for (Tensor& t : stats) c.outputs.push_back(std::move(t));
+    if (c.node.op == "FusedBatchNormV3") {
+      TFRUN_ASSIGN_OR_RETURN(Tensor reserve, c.Allocate(DType::kFloat32, {0}));
+      c.outputs.push_back(std::move(reserve));
+    }
+    return Status::Ok();
+  };
+  if (x.num_elements() == 0) {
+    // TensorFlow's: an empty batch has NaN statistics.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (Tensor& t : stats) std::fill_n(t.data<float>(), channels, plan.training ? nan : 0.0f);
+    if (!plan.training) {
+      std::copy_n(old_mean, channels, batch_mean);
+      std::copy_n(old_var, channels, batch_var);
+    }
+    return finish();
+  }
+  TFRUN_RETURN_IF_ERROR(RunDnnl(c, [&] {
+    Dnnl& d = TheDnnl();
+    const memory::desc data = DataDesc(x.shape(), plan.nchw);
+    auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    if (!plan.training) flags = flags | dnnl::normalization_flags::use_global_stats;
+    dnnl::batch_normalization_forward::desc desc(
+        plan.training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference, data, plan.epsilon,
+        flags);
+    dnnl::batch_normalization_forward::primitive_desc pd(desc, d.engine);
+    memory src(data, d.engine, x.data<float>());
+    memory dst(data, d.engine, y.data<float>());
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
+                                            {DNNL_ARG_DST, dst},
+                                            {DNNL_ARG_SCALE, ChannelMemory(channels, scale)},
+                                            {DNNL_ARG_SHIFT, ChannelMemory(channels, offset)}};
+    if (plan.training) {
+      args.emplace(DNNL_ARG_MEAN, ChannelMemory(channels, saved_mean));
+      args.emplace(DNNL_ARG_VARIANCE, ChannelMemory(channels, saved_var));
+    } else {
+      args.emplace(DNNL_ARG_MEAN, ChannelMemory(channels, old_mean));
+      args.emplace(DNNL_ARG_VARIANCE, ChannelMemory(channels, old_var));
+    }
+    dnnl::batch_normalization_forward(pd).execute(d.stream, args);
+  }));
+  if (plan.training) {
+    const int64_t n = x.num_elements() / channels;
+    const float adjust = static_cast<float>(n) / static_cast<float>(n > 1 ? n - 1 : 1);
+    const float factor = plan.exponential_avg_factor;
+    for (int64_t k = 0; k < channels; ++k) {
+      if (factor == 1.0f) {
+        batch_mean[k] = saved_mean[k];
+        batch_var[k] = saved_var[k] * adjust;
+      } else {
+        const float keep = 1.0f - factor;
+        batch_mean[k] = keep * old_mean[k] + factor * saved_mean[k];
+        batch_var[k] = keep * old_var[k] + factor * saved_var[k] * adjust;
+      }
+    }
+  } else {
+    std::copy_n(old_mean, channels, batch_mean);
+    std::copy_n(old_var, channels, batch_var);
+    std::copy_n(old_mean, channels, saved_mean);
+    std::copy_n(old_var, channels, saved_var);
+  }
+  return finish();
+}
+
+// FusedBatchNormGrad*(y_backprop, x, scale, reserve_space_1,
+// reserve_space_2[, reserve_space_3]) -> x_backprop, scale_backprop,
+// offset_backprop and two empty outputs. Training: through the batch's
+// statistics (the reserve spaces: the forward's batch mean and variance);
+// inference: through fixed ones (the population mean and variance).
+Status FusedBatchNormGradKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNormGrad(c, kCpu));
+  const Tensor& dy = c.inputs[0];
+  const Tensor& x = c.inputs[1];
+  const int64_t channels = plan.channels;
+  TFRUN_ASSIGN_OR_RETURN(Tensor dx, c.Allocate(DType::kFloat32, x.shape()));
+  TFRUN_ASSIGN_OR_RETURN(Tensor dscale, c.Allocate(DType::kFloat32, {channels}));
+  TFRUN_ASSIGN_OR_RETURN(Tensor doffset, c.Allocate(DType::kFloat32, {channels}));
+  if (x.num_elements() == 0) {
+    std::fill_n(dscale.data<float>(), channels, 0.0f);
+    std::fill_n(doffset.data<float>(), channels, 0.0f);
+  } else {
+    const std::vector<float> unused_shift(channels, 0.0f);
+    TFRUN_RETURN_IF_ERROR(RunDnnl(c, [&] {
+      Dnnl& d = TheDnnl();
+      const memory::desc data = DataDesc(x.shape(), plan.nchw);
+      auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+      if (!plan.training) flags = flags | dnnl::normalization_flags::use_global_stats;
+      dnnl::batch_normalization_forward::desc forward(dnnl::prop_kind::forward_training, data, plan.epsilon, flags);
+      dnnl::batch_normalization_forward::primitive_desc hint(forward, d.engine);
+      dnnl::batch_normalization_backward::desc desc(dnnl::prop_kind::backward, data, data, plan.epsilon, flags);
+      dnnl::batch_normalization_backward::primitive_desc pd(desc, d.engine, hint);
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, memory(data, d.engine, x.data<float>())},
+          {DNNL_ARG_DIFF_DST, memory(data, d.engine, dy.data<float>())},
+          {DNNL_ARG_MEAN, ChannelMemory(channels, c.inputs[3].data<float>())},
+          {DNNL_ARG_VARIANCE, ChannelMemory(channels, c.inputs[4].data<float>())},
+          {DNNL_ARG_SCALE, ChannelMemory(channels, c.inputs[2].data<float>())},
+          // oneDNN 2.6 asks for the shift with use_shift though the
+          // gradient never reads it.
+          {DNNL_ARG_SHIFT, ChannelMemory(channels, unused_shift.data())},
+          {DNNL_ARG_DIFF_SRC, memory(data, d.engine, dx.data<float>())},
+          {DNNL_ARG_DIFF_SCALE, ChannelMemory(channels, dscale.data<float>())},
+          {DNNL_ARG_DIFF_SHIFT, ChannelMemory(channels, doffset.data<float>())}};
+      dnnl::batch_normalization_backward(pd).execute(d.stream, args);
+    }));
+  }
+  c.outputs.clear();
+  c.outputs.push_back(std::move(dx));
+  c.outputs.push_back(std::move(dscale));
+  c.outputs.push_back(std::move(doffset));
+  for (int i = 0; i < 2; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor empty, c.Allocate(DType::kFloat32, {0}));
+    c.outputs.push_back(std::move(empty));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterNnKernels(KernelRegistry* registry) {
@@ -273,6 +632,16 @@ void RegisterNnKernels(KernelRegistry* registry) {
   registry->Bind("Conv2DBackpropFilter", kCpu, f32, Conv2DBackpropFilterKernel);
   registry->Bind("MaxPool", kCpu, f32_64, MaxPoolKernel);
   registry->Bind("MaxPoolGrad", kCpu, f32_64, MaxPoolGradKernel);
+  registry->Bind("AvgPool", kCpu, f32_64, AvgPoolKernel);
+  registry->Bind("AvgPoolGrad", kCpu, f32_64, AvgPoolGradKernel);
+  registry->Bind("LRN", kCpu, f32, LrnKernel);
+  registry->Bind("LRNGrad", kCpu, f32, LrnGradKernel);
+  for (const char* op : {"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"}) {
+    registry->Bind(op, kCpu, f32, FusedBatchNormKernel);
+  }
+  for (const char* op : {"FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"}) {
+    registry->Bind(op, kCpu, f32, FusedBatchNormGradKernel);
+  }
 }
 
 }  // namespace cpu

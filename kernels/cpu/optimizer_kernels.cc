@@ -6,9 +6,11 @@
 // keeps the value it read). The update formulas are the CPU functors'
 // Eigen expressions, term for term.
 #include <cmath>
+#include <vector>
 
 #include "core/runtime/variable_updates.h"
 #include "kernels/cpu/cpu_eigen.h"
+#include "kernels/cpu/tf_float_math.h"
 
 namespace tfrun {
 namespace cpu {
@@ -51,7 +53,14 @@ void Update(KernelContext& c, std::vector<Tensor>& t) {
     auto accum = FlatOf<T>(t[1]);
     auto grad = ConstFlatOf<T>(c.inputs[3]);
     if (c.BoolAttr("update_slots", true)) Assign(accum, accum + grad.square(), n);
-    Assign(var, var - grad * scalar(2) * accum.unaryExpr(ExactRsqrt()), n);
+    if constexpr (std::is_same_v<T, float>) {
+      // accum.rsqrt() as TensorFlow's Eigen computes it (tf_float_math.h).
+      std::vector<float> rsqrt(n);
+      ApplyTfFloatFunction(TfFloatFunction::kRsqrt, accum.data(), rsqrt.data(), n);
+      Assign(var, var - grad * scalar(2) * ConstFlat<float>(rsqrt.data(), n), n);
+    } else {
+      Assign(var, var - grad * scalar(2) * accum.unaryExpr(ExactRsqrt()), n);
+    }
   } else if constexpr (Op == Optimizer::kRMSProp) {
     auto ms = FlatOf<T>(t[1]);
     auto mom = FlatOf<T>(t[2]);

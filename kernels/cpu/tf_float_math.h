@@ -19,7 +19,7 @@
 namespace tfrun {
 namespace cpu {
 
-enum class TfFloatFunction { kTanh, kSigmoid, kExp, kLog };
+enum class TfFloatFunction { kTanh, kSigmoid, kExp, kLog, kReciprocal, kRsqrt };
 
 // out[i] = f(in[i]) for i < n, as TensorFlow computes it (in == out allowed).
 void ApplyTfFloatFunction(TfFloatFunction f, const float* in, float* out, int64_t n);

@@ -20,7 +20,7 @@ namespace {
 
 struct Case {
   std::vector<uint32_t> x;
-  std::vector<uint32_t> expected[4];  // tanh, sigmoid, exp, log
+  std::vector<uint32_t> expected[6];  // tanh, sigmoid, exp, log, reciprocal, rsqrt
 };
 
 std::vector<Case> LoadCases() {
@@ -34,17 +34,17 @@ std::vector<Case> LoadCases() {
       continue;
     }
     std::istringstream fields(line);
-    uint32_t v[5];
+    uint32_t v[7];
     for (uint32_t& b : v) fields >> std::hex >> b;
     cases.back().x.push_back(v[0]);
-    for (int f = 0; f < 4; ++f) cases.back().expected[f].push_back(v[f + 1]);
+    for (int f = 0; f < 6; ++f) cases.back().expected[f].push_back(v[f + 1]);
   }
   return cases;
 }
 
-const char* kNames[] = {"tanh", "sigmoid", "exp", "log"};
-const TfFloatFunction kFunctions[] = {TfFloatFunction::kTanh, TfFloatFunction::kSigmoid, TfFloatFunction::kExp,
-                                      TfFloatFunction::kLog};
+const char* kNames[] = {"tanh", "sigmoid", "exp", "log", "reciprocal", "rsqrt"};
+const TfFloatFunction kFunctions[] = {TfFloatFunction::kTanh, TfFloatFunction::kSigmoid,    TfFloatFunction::kExp,
+                                      TfFloatFunction::kLog,  TfFloatFunction::kReciprocal, TfFloatFunction::kRsqrt};
 
 TEST(TfFloatMathTest, BitsAsTensorFlow) {
   const std::vector<Case> cases = LoadCases();
@@ -55,7 +55,7 @@ TEST(TfFloatMathTest, BitsAsTensorFlow) {
     const int64_t n = static_cast<int64_t>(c.x.size());
     std::vector<float> x(n), out(n);
     std::memcpy(x.data(), c.x.data(), n * sizeof(float));
-    for (int f = 0; f < 4; ++f) {
+    for (int f = 0; f < 6; ++f) {
       ApplyTfFloatFunction(kFunctions[f], x.data(), out.data(), n);
       for (int64_t i = 0; i < n; ++i) {
         uint32_t got;

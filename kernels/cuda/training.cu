@@ -412,6 +412,199 @@ __global__ void MaxPoolGradKernel(const T* in, const T* grad, const PoolParams p
   }
 }
 
+// ---- Average pooling (NHWC) ----
+
+template <typename T>
+__global__ void AvgPoolKernel(const T* in, const PoolParams p, int64_t n, T* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t k = i % p.depth;
+    const int64_t q = (i / p.depth) % p.out_cols;
+    const int64_t r = (i / p.depth / p.out_cols) % p.out_rows;
+    const int64_t b = i / p.depth / p.out_cols / p.out_rows;
+    const int64_t r0 = max(r * p.stride_rows - p.pad_top, int64_t{0});
+    const int64_t r1 = min(r * p.stride_rows - p.pad_top + p.window_rows, p.in_rows);
+    const int64_t q0 = max(q * p.stride_cols - p.pad_left, int64_t{0});
+    const int64_t q1 = min(q * p.stride_cols - p.pad_left + p.window_cols, p.in_cols);
+    T sum = T(0);
+    for (int64_t y = r0; y < r1; ++y) {
+      for (int64_t x = q0; x < q1; ++x) sum += in[((b * p.in_rows + y) * p.in_cols + x) * p.depth + k];
+    }
+    out[i] = sum / static_cast<T>((r1 - r0) * (q1 - q0));
+  }
+}
+
+// GetBroadcastSize (avgpooling_op.cc), as PoolGeometry::BroadcastSize.
+__device__ int64_t BroadcastStart(int64_t index, int64_t in_size, int64_t window, int64_t stride, int64_t pad,
+                                  int64_t* size) {
+  int64_t start = index * stride;
+  *size = window;
+  if (start < pad) {
+    *size = window + start - pad;
+    start = 0;
+  } else {
+    start -= pad;
+  }
+  if (start + window > in_size) *size = min(in_size - start, window);
+  return start;
+}
+
+// The outputs whose broadcast window can hold input `y`: those whose true
+// window does, and (the quirk's) any starting in the padding.
+__device__ void BroadcastCandidates(int64_t y, int64_t window, int64_t stride, int64_t pad, int64_t outs,
+                                    int64_t* first, int64_t* last) {
+  *first = y < window ? 0 : max(int64_t{0}, (y + pad - window) / stride);
+  *last = min(outs - 1, (y + pad) / stride);
+}
+
+template <typename T>
+__global__ void AvgPoolGradKernel(const T* grad, const PoolParams p, int64_t n, T* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t k = i % p.depth;
+    const int64_t x = (i / p.depth) % p.in_cols;
+    const int64_t y = (i / p.depth / p.in_cols) % p.in_rows;
+    const int64_t b = i / p.depth / p.in_cols / p.in_rows;
+    int64_t r_first, r_last, q_first, q_last;
+    BroadcastCandidates(y, p.window_rows, p.stride_rows, p.pad_top, p.out_rows, &r_first, &r_last);
+    BroadcastCandidates(x, p.window_cols, p.stride_cols, p.pad_left, p.out_cols, &q_first, &q_last);
+    T sum = T(0);
+    for (int64_t r = r_first; r <= r_last; ++r) {
+      int64_t rows;
+      const int64_t r0 = BroadcastStart(r, p.in_rows, p.window_rows, p.stride_rows, p.pad_top, &rows);
+      if (y < r0 || y >= r0 + rows) continue;
+      for (int64_t q = q_first; q <= q_last; ++q) {
+        int64_t cols;
+        const int64_t q0 = BroadcastStart(q, p.in_cols, p.window_cols, p.stride_cols, p.pad_left, &cols);
+        if (x < q0 || x >= q0 + cols) continue;
+        const T coeff = static_cast<T>(1.0 / static_cast<double>(rows * cols));
+        sum += grad[((b * p.out_rows + r) * p.out_cols + q) * p.depth + k] * coeff;
+      }
+    }
+    out[i] = sum;
+  }
+}
+
+// ---- Local response normalization ----
+
+__device__ float LrnNorm(const float* row, const LrnParams& p, int64_t j) {
+  const int64_t k0 = max(int64_t{0}, j - p.radius), k1 = min(p.depth, j + p.radius + 1);
+  float sum = 0;
+  for (int64_t k = k0; k < k1; ++k) sum += row[k] * row[k];
+  return sum * p.alpha + p.bias;
+}
+
+__global__ void LrnKernel(const float* in, const LrnParams p, int64_t n, float* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t j = i % p.depth;
+    const float norm = LrnNorm(in + (i - j), p, j);
+    const float scale = p.beta == 1.0f ? 1.0f / norm : p.beta == 0.5f ? rsqrtf(norm) : expf(logf(norm) * -p.beta);
+    out[i] = in[i] * scale;
+  }
+}
+
+// out[k] gathers what lrn_op.cc's CPU loop scatters: from every j within
+// the radius of k, g_j * (x_k * (-2 alpha beta y_j) / N_j + [k == j] N_j^-beta).
+__global__ void LrnGradKernel(const float* grads, const float* in, const float* activations, const LrnParams p,
+                              int64_t n, float* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t k = i % p.depth;
+    const int64_t row = i - k;
+    const float alpha_beta_2 = -2.0f * p.alpha * p.beta;
+    float sum = 0;
+    for (int64_t j = max(int64_t{0}, k - p.radius); j < min(p.depth, k + p.radius + 1); ++j) {
+      const float gs = grads[row + j];
+      if (gs == 0.0f) continue;
+      const float norm = LrnNorm(in + row, p, j);
+      float dyi = in[i] * (alpha_beta_2 * activations[row + j]) / norm;
+      if (k == j) dyi += powf(norm, -p.beta);
+      sum += dyi * gs;
+    }
+    out[i] = sum;
+  }
+}
+
+// ---- Batch normalization: a block per channel for the statistics ----
+
+__device__ int64_t ChannelElement(const BatchNormParams& p, int64_t channel, int64_t r) {
+  return p.nchw ? ((r / p.inner) * p.channels + channel) * p.inner + r % p.inner : r * p.channels + channel;
+}
+
+__global__ void BatchNormStatsKernel(const BatchNormParams p, const float* x, const float* old_mean,
+                                     const float* old_var, float* batch_mean, float* batch_var, float* saved_mean,
+                                     float* saved_var) {
+  __shared__ float scratch[kThreads];
+  for (int64_t ch = blockIdx.x; ch < p.channels; ch += gridDim.x) {
+    float sum = 0;
+    for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x) sum += x[ChannelElement(p, ch, r)];
+    const float mean = BlockReduce<false>(sum, scratch) / static_cast<float>(p.count);
+    float squares = 0;
+    for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x) {
+      const float d = x[ChannelElement(p, ch, r)] - mean;
+      squares += d * d;
+    }
+    const float var = BlockReduce<false>(squares, scratch) / static_cast<float>(p.count);
+    if (threadIdx.x == 0) {
+      const float adjust = static_cast<float>(p.count) / static_cast<float>(p.count > 1 ? p.count - 1 : 1);
+      saved_mean[ch] = mean;
+      saved_var[ch] = var;
+      if (p.exponential_avg_factor == 1.0f) {
+        batch_mean[ch] = mean;
+        batch_var[ch] = var * adjust;
+      } else {
+        const float keep = 1.0f - p.exponential_avg_factor;
+        batch_mean[ch] = keep * old_mean[ch] + p.exponential_avg_factor * mean;
+        batch_var[ch] = keep * old_var[ch] + p.exponential_avg_factor * var * adjust;
+      }
+    }
+  }
+}
+
+__global__ void BatchNormApplyKernel(const BatchNormParams p, const float* x, const float* scale,
+                                     const float* offset, const float* mean, const float* var, int64_t n, float* y) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t ch = p.nchw ? (i / p.inner) % p.channels : i % p.channels;
+    y[i] = (x[i] - mean[ch]) * (scale[ch] * rsqrtf(var[ch] + p.epsilon)) + offset[ch];
+  }
+}
+
+__global__ void BatchNormGradSumsKernel(const BatchNormParams p, const float* dy, const float* x, const float* mean,
+                                        const float* var, float* dscale, float* doffset) {
+  __shared__ float scratch[kThreads];
+  for (int64_t ch = blockIdx.x; ch < p.channels; ch += gridDim.x) {
+    float sum_dy = 0, sum_dy_xc = 0;
+    for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x) {
+      const int64_t i = ChannelElement(p, ch, r);
+      sum_dy += dy[i];
+      sum_dy_xc += dy[i] * (x[i] - mean[ch]);
+    }
+    sum_dy = BlockReduce<false>(sum_dy, scratch);
+    sum_dy_xc = BlockReduce<false>(sum_dy_xc, scratch);
+    if (threadIdx.x == 0) {
+      doffset[ch] = sum_dy;
+      dscale[ch] = sum_dy_xc * rsqrtf(var[ch] + p.epsilon);
+    }
+  }
+}
+
+// x_backprop = scale * rsqrt(var + eps) * (dy - mean(dy) - (x - mean) *
+// mean(dy * (x - mean)) / (var + eps)) when training (the sums from
+// dscale and doffset), dy * scale * rsqrt(var + eps) for inference.
+__global__ void BatchNormGradApplyKernel(const BatchNormParams p, const float* dy, const float* x, const float* scale,
+                                         const float* mean, const float* var, const float* dscale,
+                                         const float* doffset, int64_t n, float* dx) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t ch = p.nchw ? (i / p.inner) % p.channels : i % p.channels;
+    const float inv = rsqrtf(var[ch] + p.epsilon);
+    if (!p.training) {
+      dx[i] = dy[i] * (scale[ch] * inv);
+      continue;
+    }
+    const float count = static_cast<float>(p.count);
+    const float dy_mean = doffset[ch] / count;
+    const float dy_xc_mean = dscale[ch] / inv / count;  // sum(dy * (x - mean)) / count
+    dx[i] = scale[ch] * inv * (dy[i] - dy_mean - (x[i] - mean[ch]) * dy_xc_mean * inv * inv);
+  }
+}
+
 // ---- Optimizers (training_ops_gpu.cu.cc) ----
 
 // The scalars' device pointers travel by value in the launch.
@@ -573,6 +766,86 @@ int MaxPoolGrad(ElementType type, const void* in, const void* grad, const PoolPa
                                                          n, static_cast<T*>(out));
     return LastError();
   });
+}
+
+int AvgPool(ElementType type, const void* in, const PoolParams& p, void* out, void* stream) {
+  const int64_t n = p.batch * p.out_rows * p.out_cols * p.depth;
+  if (n == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    AvgPoolKernel<T><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(in), p, n,
+                                                                                     static_cast<T*>(out));
+    return LastError();
+  });
+}
+
+int AvgPoolGrad(ElementType type, const void* grad, const PoolParams& p, void* out, void* stream) {
+  const int64_t n = p.batch * p.in_rows * p.in_cols * p.depth;
+  if (n == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    AvgPoolGradKernel<T><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(grad), p, n, static_cast<T*>(out));
+    return LastError();
+  });
+}
+
+int Lrn(const float* in, const LrnParams& p, float* out, void* stream) {
+  const int64_t n = p.rows * p.depth;
+  if (n == 0) return 0;
+  LrnKernel<<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(in, p, n, out);
+  return LastError();
+}
+
+int LrnGrad(const float* grads, const float* in, const float* activations, const LrnParams& p, float* out,
+            void* stream) {
+  const int64_t n = p.rows * p.depth;
+  if (n == 0) return 0;
+  LrnGradKernel<<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(grads, in, activations, p, n, out);
+  return LastError();
+}
+
+int BatchNorm(const BatchNormParams& p, const float* x, const float* scale, const float* offset, const float* old_mean,
+              const float* old_var, float* y, float* batch_mean, float* batch_var, float* saved_mean, float* saved_var,
+              void* stream) {
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (p.channels == 0) return 0;
+  const float* mean = old_mean;
+  const float* var = old_var;
+  if (p.training) {
+    BatchNormStatsKernel<<<RowBlocks(p.channels), kThreads, 0, s>>>(p, x, old_mean, old_var, batch_mean, batch_var,
+                                                                     saved_mean, saved_var);
+    const int e = LastError();
+    if (e != 0) return e;
+    mean = saved_mean;
+    var = saved_var;
+  } else {
+    for (float* out : {batch_mean, saved_mean}) {
+      const cudaError_t e = cudaMemcpyAsync(out, old_mean, p.channels * sizeof(float), cudaMemcpyDeviceToDevice, s);
+      if (e != cudaSuccess) return static_cast<int>(e);
+    }
+    for (float* out : {batch_var, saved_var}) {
+      const cudaError_t e = cudaMemcpyAsync(out, old_var, p.channels * sizeof(float), cudaMemcpyDeviceToDevice, s);
+      if (e != cudaSuccess) return static_cast<int>(e);
+    }
+  }
+  const int64_t n = p.count * p.channels;
+  if (n == 0) return 0;
+  BatchNormApplyKernel<<<GridFor(n), kThreads, 0, s>>>(p, x, scale, offset, mean, var, n, y);
+  return LastError();
+}
+
+int BatchNormGrad(const BatchNormParams& p, const float* dy, const float* x, const float* scale, const float* mean,
+                  const float* var, float* dx, float* dscale, float* doffset, void* stream) {
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (p.channels == 0) return 0;
+  BatchNormGradSumsKernel<<<RowBlocks(p.channels), kThreads, 0, s>>>(p, dy, x, mean, var, dscale, doffset);
+  const int e = LastError();
+  if (e != 0) return e;
+  const int64_t n = p.count * p.channels;
+  if (n == 0) return 0;
+  BatchNormGradApplyKernel<<<GridFor(n), kThreads, 0, s>>>(p, dy, x, scale, mean, var, dscale, doffset, n, dx);
+  return LastError();
 }
 
 int PadImages(int element_bytes, const void* in, int64_t batch, int64_t rows, int64_t cols, int64_t depth,

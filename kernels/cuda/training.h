@@ -96,12 +96,49 @@ struct PoolParams {
 };
 int MaxPool(ElementType type, const void* in, const PoolParams& p, void* out, void* stream);
 int MaxPoolGrad(ElementType type, const void* in, const void* grad, const PoolParams& p, void* out, void* stream);
+// NHWC average pooling as avgpooling_op.cc computes it on the CPU: each
+// window's sum (padding left out) divided by its count. AvgPoolGrad gives
+// each input the sum of the gradients of the outputs whose TensorFlow
+// broadcast window holds it (PoolGeometry::BroadcastRows), each times
+// 1 / (that window's rows * columns).
+int AvgPool(ElementType type, const void* in, const PoolParams& p, void* out, void* stream);
+int AvgPoolGrad(ElementType type, const void* grad, const PoolParams& p, void* out, void* stream);
+
+// Local response normalization over the last dimension of `rows` rows of
+// `depth` (float32): out = x * (bias + alpha * sum of squares within
+// `radius`)^-beta; LRNGrad as lrn_op.cc's CPU loops define it.
+struct LrnParams {
+  int64_t rows = 0, depth = 0, radius = 0;
+  float bias = 1, alpha = 1, beta = 0.5f;
+};
+int Lrn(const float* in, const LrnParams& p, float* out, void* stream);
+int LrnGrad(const float* grads, const float* in, const float* activations, const LrnParams& p, float* out,
+            void* stream);
 
 // NHWC zero padding of rows and columns: out [batch, rows + top + bottom,
 // cols + left + right, depth] (the explicit padding cuDNN's symmetric one
 // cannot express: SAME with an odd total).
 int PadImages(int element_bytes, const void* in, int64_t batch, int64_t rows, int64_t cols, int64_t depth,
               int64_t top, int64_t bottom, int64_t left, int64_t right, void* out, void* stream);
+
+// Batch normalization over the channels of a 4-D float32 tensor (NHWC, or
+// NCHW with `inner` = rows * columns): `count` values per channel.
+// Training: y from the batch's mean and (biased) variance, written to
+// saved_mean and saved_var; batch_mean and batch_var are the running
+// statistics (exponential_avg_factor, Bessel's correction). Inference: y
+// from old_mean and old_var, which the four statistics outputs copy.
+struct BatchNormParams {
+  int64_t count = 0, channels = 0, inner = 1;
+  bool nchw = false, training = true;
+  float epsilon = 0.0001f, exponential_avg_factor = 1.0f;
+};
+int BatchNorm(const BatchNormParams& p, const float* x, const float* scale, const float* offset, const float* old_mean,
+              const float* old_var, float* y, float* batch_mean, float* batch_var, float* saved_mean, float* saved_var,
+              void* stream);
+// Its gradient through the statistics `mean`, `var` (the batch's when
+// training, fixed ones for inference).
+int BatchNormGrad(const BatchNormParams& p, const float* dy, const float* x, const float* scale, const float* mean,
+                  const float* var, float* dx, float* dscale, float* doffset, void* stream);
 
 // The optimizers' updates (training_ops_gpu.cu.cc), in place: `tensors`
 // the variable then its slots, `scalars` device pointers to the op's

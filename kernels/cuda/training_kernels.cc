@@ -342,6 +342,121 @@ Status MaxPoolGradKernel(KernelContext& c) {
                       "max pooling gradient kernel launch");
 }
 
+Status AvgPoolKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanPool(c, c.inputs[0].shape(), kGpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
+  return LaunchResult(cuda::AvgPool(type, c.inputs[0].raw(), cuda::PoolParamsOf(g), c.output.raw(), Stream(c)),
+                      "average pooling kernel launch");
+}
+
+Status AvgPoolGradKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const AvgPoolGradPlan plan, PlanAvgPoolGrad(c, kGpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output_shape));
+  return LaunchResult(cuda::AvgPoolGrad(type, c.inputs[1].raw(), cuda::PoolParamsOf(plan.geometry), c.output.raw(),
+                                        Stream(c)),
+                      "average pooling gradient kernel launch");
+}
+
+// ---- Local response normalization ----
+
+cuda::LrnParams LrnParamsOf(const LrnPlan& plan) {
+  cuda::LrnParams p;
+  p.rows = plan.rows;
+  p.depth = plan.depth;
+  p.radius = plan.radius;
+  p.bias = plan.bias;
+  p.alpha = plan.alpha;
+  p.beta = plan.beta;
+  return p;
+}
+
+Status LrnKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(Prepare(c, c.node.dtype).status());
+  TFRUN_ASSIGN_OR_RETURN(const LrnPlan plan, PlanLrn(c, {&c.inputs[0]}, kGpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  return LaunchResult(cuda::Lrn(c.inputs[0].data<float>(), LrnParamsOf(plan), c.output.data<float>(), Stream(c)),
+                      "local response normalization kernel launch");
+}
+
+Status LrnGradKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(Prepare(c, c.node.dtype).status());
+  TFRUN_ASSIGN_OR_RETURN(const LrnPlan plan, PlanLrn(c, {&c.inputs[0], &c.inputs[1], &c.inputs[2]}, kGpu));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[1].shape()));
+  return LaunchResult(cuda::LrnGrad(c.inputs[0].data<float>(), c.inputs[1].data<float>(), c.inputs[2].data<float>(),
+                                    LrnParamsOf(plan), c.output.data<float>(), Stream(c)),
+                      "local response normalization gradient kernel launch");
+}
+
+// ---- Batch normalization ----
+
+cuda::BatchNormParams BatchNormParamsOf(const BatchNormPlan& plan, const Shape& x) {
+  cuda::BatchNormParams p;
+  p.channels = plan.channels;
+  p.count = plan.channels == 0 ? 0 : x[0] * x[1] * x[2] * x[3] / plan.channels;
+  p.inner = plan.nchw ? x[2] * x[3] : 1;
+  p.nchw = plan.nchw;
+  p.training = plan.training;
+  p.epsilon = plan.epsilon;
+  p.exponential_avg_factor = plan.exponential_avg_factor;
+  return p;
+}
+
+// FusedBatchNorm, V2, V3: y and the four statistics (V3: and an empty
+// reserve_space_3), as the CPU kernel (kernels/cpu/nn_kernels.cc).
+Status FusedBatchNormKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(Prepare(c, c.node.dtype).status());
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNorm(c, kGpu));
+  const Tensor& x = c.inputs[0];
+  std::vector<Tensor> outs;
+  TFRUN_ASSIGN_OR_RETURN(Tensor y, c.Allocate(DType::kFloat32, x.shape()));
+  outs.push_back(std::move(y));
+  for (int i = 0; i < 4; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor t, c.Allocate(DType::kFloat32, {plan.channels}));
+    outs.push_back(std::move(t));
+  }
+  if (c.node.op == "FusedBatchNormV3") {
+    TFRUN_ASSIGN_OR_RETURN(Tensor reserve, c.Allocate(DType::kFloat32, {0}));
+    outs.push_back(std::move(reserve));
+  }
+  // The running statistics are read only when they are folded in (or used,
+  // for inference); a training step may pass empty ones.
+  const bool reads_old = !plan.training || plan.exponential_avg_factor != 1.0f;
+  TFRUN_RETURN_IF_ERROR(LaunchResult(
+      cuda::BatchNorm(BatchNormParamsOf(plan, x.shape()), x.data<float>(), c.inputs[1].data<float>(),
+                      c.inputs[2].data<float>(), reads_old ? c.inputs[3].data<float>() : nullptr,
+                      reads_old ? c.inputs[4].data<float>() : nullptr, outs[0].data<float>(), outs[1].data<float>(),
+                      outs[2].data<float>(), outs[3].data<float>(), outs[4].data<float>(), Stream(c)),
+      "batch normalization kernel launch"));
+  c.outputs = std::move(outs);
+  return Status::Ok();
+}
+
+Status FusedBatchNormGradKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(Prepare(c, c.node.dtype).status());
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNormGrad(c, kGpu));
+  const Tensor& x = c.inputs[1];
+  std::vector<Tensor> outs;
+  TFRUN_ASSIGN_OR_RETURN(Tensor dx, c.Allocate(DType::kFloat32, x.shape()));
+  outs.push_back(std::move(dx));
+  for (int i = 0; i < 2; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor t, c.Allocate(DType::kFloat32, {plan.channels}));
+    outs.push_back(std::move(t));
+  }
+  for (int i = 0; i < 2; ++i) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor empty, c.Allocate(DType::kFloat32, {0}));
+    outs.push_back(std::move(empty));
+  }
+  TFRUN_RETURN_IF_ERROR(LaunchResult(
+      cuda::BatchNormGrad(BatchNormParamsOf(plan, x.shape()), c.inputs[0].data<float>(), x.data<float>(),
+                          c.inputs[2].data<float>(), c.inputs[3].data<float>(), c.inputs[4].data<float>(),
+                          outs[0].data<float>(), outs[1].data<float>(), outs[2].data<float>(), Stream(c)),
+      "batch normalization gradient kernel launch"));
+  c.outputs = std::move(outs);
+  return Status::Ok();
+}
+
 // ---- Convolutions (cuDNN) ----
 
 // cuDNN's 32-bit sizes; a geometry past them is refused.
@@ -610,6 +725,16 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"GatherV2", any, GatherKernel},
       {"MaxPool", f32_64, MaxPoolKernel},
       {"MaxPoolGrad", f32_64, MaxPoolGradKernel},
+      {"AvgPool", f32_64, AvgPoolKernel},
+      {"AvgPoolGrad", f32_64, AvgPoolGradKernel},
+      {"LRN", f32, LrnKernel},
+      {"LRNGrad", f32, LrnGradKernel},
+      {"FusedBatchNorm", f32, FusedBatchNormKernel},
+      {"FusedBatchNormV2", f32, FusedBatchNormKernel},
+      {"FusedBatchNormV3", f32, FusedBatchNormKernel},
+      {"FusedBatchNormGrad", f32, FusedBatchNormGradKernel},
+      {"FusedBatchNormGradV2", f32, FusedBatchNormGradKernel},
+      {"FusedBatchNormGradV3", f32, FusedBatchNormGradKernel},
       {"Conv2D", f32, Conv2DKernel},
       {"Conv2DBackpropInput", f32, Conv2DBackpropInputKernel},
       {"Conv2DBackpropFilter", f32, Conv2DBackpropFilterKernel},

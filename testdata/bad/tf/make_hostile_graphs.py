@@ -118,8 +118,47 @@ def const_of_another_dtype(tf, rv):
     return "--fetch y"
 
 
+def avg_pool_grad_wrong_grad(tf, rv):
+    """AvgPoolGrad of a 4x4 input pooled 2x2 (a 2x2 output) given a 3x3
+    gradient: TensorFlow's kernel would index past it."""
+    import numpy as np
+    tf.raw_ops.AvgPoolGrad(orig_input_shape=held(tf, [1, 4, 4, 1], "int32", "shape"),
+                           grad=held(tf, np.ones([1, 3, 3, 1]), "float32", "grad"), ksize=[1, 2, 2, 1],
+                           strides=[1, 2, 2, 1], padding="VALID", name="dx")
+    return "--fetch dx"
+
+
+def lrn_of_a_matrix(tf, rv):
+    """LRN of a 2-D tensor."""
+    import numpy as np
+    tf.raw_ops.LRN(input=held(tf, np.ones([3, 4]), "float32", "x"), name="lrn")
+    return "--fetch lrn"
+
+
+def lrn_grad_shapes(tf, rv):
+    """LRNGrad whose output image is smaller than its input image."""
+    import numpy as np
+    tf.raw_ops.LRNGrad(input_grads=held(tf, np.ones([1, 2, 2, 3]), "float32", "g"),
+                       input_image=held(tf, np.ones([1, 2, 2, 3]), "float32", "x"),
+                       output_image=held(tf, np.ones([1, 2, 1, 3]), "float32", "y"), name="dlrn")
+    return "--fetch dlrn"
+
+
+def batch_norm_short_scale(tf, rv):
+    """FusedBatchNormV3 for inference with 2 scales for 3 channels."""
+    import numpy as np
+    tf.raw_ops.FusedBatchNormV3(x=held(tf, np.ones([1, 2, 2, 3]), "float32", "x"),
+                                scale=held(tf, [1.0, 1.0], "float32", "scale"),
+                                offset=held(tf, [0.0, 0.0, 0.0], "float32", "offset"),
+                                mean=held(tf, [0.0, 0.0, 0.0], "float32", "mean"),
+                                variance=held(tf, [1.0, 1.0, 1.0], "float32", "variance"),
+                                is_training=False, name="bn")
+    return "--fetch bn"
+
+
 CASES = [read_wrong_dtype, assign_wrong_dtype, assign_add_wrong_dtype, sum_duplicate_axes, max_duplicate_axes,
-         conv_empty_filter, floormod_most_negative, reshape_overflow, range_wider_than_int64, const_of_another_dtype]
+         conv_empty_filter, floormod_most_negative, reshape_overflow, range_wider_than_int64, const_of_another_dtype,
+         avg_pool_grad_wrong_grad, lrn_of_a_matrix, lrn_grad_shapes, batch_norm_short_scale]
 
 
 def node_line(text, node):
