@@ -372,7 +372,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int slot = SlotOf(node.input(i));
-      const Tensor& input = outputs[slot];
+      const Tensor input = CurrentRef(node, i, outputs[slot]);
       // Assign writes through its reference input, IsVariableInitialized
       // asks about it; everything else reads.
       if (!input.is_valid() && !TakesUninitializedRef(node, i)) return Uninitialized(node, node.inputs[i]);
@@ -417,6 +417,14 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     }
   }
   return Status::Ok();
+}
+
+Tensor Executor::CurrentRef(const Node& node, size_t input, const Tensor& value) const {
+  if (value.is_valid()) return value;
+  const Node& producer = graph_.nodes[node.inputs[input]];
+  if (producer.op != "VariableV2") return value;
+  const auto it = variables_.ref.find(producer.name);
+  return it == variables_.ref.end() ? value : it->second;
 }
 
 Status Executor::Uninitialized(const Node& node, int producer) const {

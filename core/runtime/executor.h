@@ -178,6 +178,11 @@ class Executor {
   Status RunKernel(const Node& node, std::vector<Tensor>* inputs, RunState* run, std::vector<Tensor>* outputs);
   Status FinishQueues(RunState* run);
   static StatusOr<Tensor> OnHost(const Tensor& tensor);
+  // A reference variable's output read before its Assign ran in the same
+  // run (a consumer behind a control edge on the initializer): the variable
+  // as the store holds it now, as TensorFlow's ref aliases the variable; an
+  // empty tensor where it still has no value.
+  Tensor CurrentRef(const Node& node, size_t input, const Tensor& value) const;
   Status Uninitialized(const Node& node, int producer) const;
   void AssignSlots();
 

@@ -1,6 +1,7 @@
 #include "core/runtime/variable_updates.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string>
@@ -98,6 +99,44 @@ StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource) {
         ShapeDebugString(var.shape()), ShapeDebugString(value.shape())));
   }
   return var;
+}
+
+StatusOr<Tensor> PrepareScatter(KernelContext& c, bool resource) {
+  const Tensor& indices = c.inputs[1];
+  const Tensor& updates = c.inputs[2];
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, resource, updates.dtype()));
+  const Tensor& params = tensors[0];
+  if (params.rank() < 1) {
+    return c.Fail(fmt::format("params must be at least 1-D, got shape {}", ShapeDebugString(params.shape())));
+  }
+  bool valid = updates.rank() == 0;
+  if (!valid && updates.rank() == indices.rank() + params.rank() - 1) {
+    valid = true;
+    for (size_t d = 0; d < indices.rank(); ++d) valid = valid && updates.shape()[d] == indices.shape()[d];
+    for (size_t d = 1; d < params.rank(); ++d) {
+      valid = valid && params.shape()[d] == updates.shape()[d + indices.rank() - 1];
+    }
+  }
+  if (!valid) {
+    return c.Fail(fmt::format(
+        "Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got updates.shape {}, "
+        "indices.shape {}, params.shape {}",
+        ShapeDebugString(updates.shape()), ShapeDebugString(indices.shape()), ShapeDebugString(params.shape())));
+  }
+  return params;
+}
+
+Status ScatterIndexError(KernelContext& c, const Tensor& indices, int64_t i, int64_t rows) {
+  // SliceDebugString: the flat position as a multi-index.
+  std::vector<int64_t> position(indices.rank());
+  int64_t rest = i;
+  for (size_t d = indices.rank(); d-- > 0;) {
+    const int64_t size = indices.shape()[d];
+    position[d] = size == 0 ? 0 : rest % size;
+    rest = size == 0 ? 0 : rest / size;
+  }
+  const int64_t value = indices.dtype() == DType::kInt32 ? indices.data<int32_t>()[i] : indices.data<int64_t>()[i];
+  return c.Fail(fmt::format("indices[{}] = {} is not in [0, {})", fmt::join(position, ","), value, rows));
 }
 
 }  // namespace tfrun

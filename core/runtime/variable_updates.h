@@ -31,4 +31,15 @@ StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs
 // checked against the value's shape and dtype.
 StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource);
 
+// ScatterAdd/Sub/Update and their Resource forms (scatter_op.cc): the
+// variable to write (ref input 0, or the handle's variable), checked as
+// DoValidationChecking checks it: params at least 1-D, updates a scalar or
+// of shape indices.shape + params.shape[1:]. The indices are checked as
+// they are applied (TensorFlow stops at the first bad one, after the
+// updates before it): ScatterIndexError words it.
+StatusOr<Tensor> PrepareScatter(KernelContext& c, bool resource);
+// "indices[2] = 7 is not in [0, 5)": the bad index at flat position `i` of
+// `indices`, for params of `rows` rows.
+Status ScatterIndexError(KernelContext& c, const Tensor& indices, int64_t i, int64_t rows);
+
 }  // namespace tfrun

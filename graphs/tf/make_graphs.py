@@ -543,13 +543,20 @@ def equal_run(tf):
 
 def summary_run(tf):
     """Issue 42: the summaries a TF1 trainer fetches: ScalarSummary of a
-    float32 loss, of an int32 step and of a vector of tags, and
-    MergeSummary of them (tf.compat.v1.summary.merge_all), as the bytes
+    float32 loss, of an int32 step, of a vector of tags and of 0,
+    HistogramSummary, and MergeSummary of them (tf.compat.v1.summary.merge_all), as the bytes
     print(sess.run(t)) shows."""
     loss = tf.constant(2.5, name="loss")
     tf.compat.v1.summary.scalar("loss", loss)
     tf.compat.v1.summary.scalar("step", tf.constant(7), family="train")
     tf.raw_ops.ScalarSummary(tags=tf.constant(["a", "b/c"]), values=tf.constant([0.1, -3.0]), name="pair")
+    tf.compat.v1.summary.scalar("zero", tf.constant(0.0))
+    # HistogramSummary (CIFAR-10's activation summaries): TensorFlow's
+    # buckets, empty runs folded; float32 with a 0 and a negative, int32,
+    # and no values at all.
+    tf.compat.v1.summary.histogram("activations", tf.constant([0.5, 0.0, -2.0, 1e-13, 3.5, 0.55, 1e6]))
+    tf.compat.v1.summary.histogram("counts", tf.constant([[1, 2], [2, 40]]))
+    tf.raw_ops.HistogramSummary(tag=tf.constant("none"), values=tf.zeros([0]), name="empty_histogram")
     tf.compat.v1.summary.merge_all(name="merged")
     # Bytes that are no Summary (a field 1 whose length runs past the end).
     tf.raw_ops.MergeSummary(inputs=[tf.constant(b"\x0a\x7f\x0a")], name="bad_merge")
@@ -642,6 +649,47 @@ def batch_norm_run(tf):
     tf.identity(tf.gradients(tf.reduce_sum(yc * yc), xc)[0], name="dx_nchw")
 
 
+def scatter_run(tf):
+    """Issue 42: ScatterAdd (duplicate indices, in order), ScatterSub
+    (2-D indices, int32), ScatterSub of a scalar update, ScatterUpdate on
+    reference variables; ResourceScatterAdd and ResourceScatterUpdate; and
+    a sparse gradient step: embedding lookups (GatherV2, ResourceGather)
+    trained by GradientDescent, which applies their IndexedSlices
+    gradients with ScatterSub (reference) and ResourceScatterAdd
+    (resource). Each op has a variable of its own: TensorFlow runs each
+    fetch in a Session run of its own, tfrun all in one."""
+    def ref(value, name):
+        return tf.compat.v1.Variable(value, name=name, use_resource=False)
+
+    rows = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]
+    add = tf.compat.v1.scatter_add(ref(rows, "v_add"), [2, 0, 2], [[1.0, 1.0], [0.5, 0.5], [10.0, 10.0]],
+                                   name="add")
+    sub = tf.compat.v1.scatter_sub(ref([10, 20, 30, 40, 50], "k_sub"), [[4, 0], [1, 4]], [[1, 2], [3, 4]],
+                                   name="sub")
+    sub_scalar = tf.raw_ops.ScatterSub(ref=ref([10, 20, 30, 40, 50], "k_scalar")._ref(), indices=[3, 1], updates=7,
+                                       name="sub_scalar")
+    upd = tf.compat.v1.scatter_update(ref(rows, "v_upd"), [3], [[-1.0, -2.0]], name="upd")
+    r_add = tf.compat.v1.Variable([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], name="r_add", use_resource=True)
+    r_upd = tf.compat.v1.Variable([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], name="r_upd", use_resource=True)
+    radd = tf.compat.v1.scatter_add(r_add, [1, 1], [[1.0, 1.0], [2.0, 2.0]], name="radd")
+    rupd = tf.compat.v1.scatter_update(r_upd, [0], [[9.0, 9.0]], name="rupd")
+    tf.identity(add, name="after_add")
+    tf.identity(sub, name="after_sub")
+    tf.identity(sub_scalar, name="after_sub_scalar")
+    tf.identity(upd, name="after_upd")
+    tf.identity(radd, name="after_radd")
+    tf.identity(rupd, name="after_rupd")
+    emb = ref([[0.1 * (i + j) for j in range(3)] for i in range(5)], "emb")
+    remb = tf.compat.v1.Variable([[0.2 * (i - j) for j in range(3)] for i in range(5)], name="remb", use_resource=True)
+    ids = tf.constant([1, 3, 1], name="ids")
+    loss = tf.reduce_sum(tf.square(tf.nn.embedding_lookup(emb, ids))) + \
+        tf.reduce_sum(tf.square(tf.nn.embedding_lookup(remb, ids)))
+    tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="step")
+    tf.identity(emb, name="emb_now")
+    tf.identity(remb.read_value(), name="remb_now")
+    tf.compat.v1.global_variables_initializer()
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -723,6 +771,11 @@ CASES = {
          ["batch_mean", "batch_var", "y", "avg_mean", "avg_var", "y_infer", "dx", "dscale", "doffset", "dx_infer",
           "y_nchw", "mean_nchw", "dx_nchw"]),
     ]),
+    "scatter_run": (scatter_run, "scatter_run.pbtxt", [
+        ("run", {}, False, "session", "",
+         ["^init", "after_add", "after_sub", "after_sub_scalar", "after_upd", "after_radd", "after_rupd", "^step",
+          "emb_now", "remb_now"]),
+    ]),
     "random_int_run": (random_int_run, "random_int_run.pbtxt", [
         ("run", {}, False, "session", "", ["ri", "rl", "ri2"]),
     ]),
@@ -730,7 +783,8 @@ CASES = {
         ("run", {}, False, "session", "", ["eq_str", "ne_bool", "eq_i64", "eq_half", "ne_bcast"]),
     ]),
     "summary_run": (summary_run, "summary_run.pbtxt", [
-        ("run", {}, False, "session", "", ["loss_1", "pair", "merged/merged"]),
+        ("run", {}, False, "session", "",
+         ["loss_1", "pair", "zero", "activations", "counts", "empty_histogram", "merged/merged"]),
     ]),
     "variables_run": (variables_run, "variables_run.pbtxt", [
         ("run", {}, False, "session", "", ["^init", "^double", "y"]),

@@ -200,11 +200,9 @@ Status TileKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-// GatherV2(params, indices, axis) with batch_dims 0.
-Status GatherKernel(KernelContext& c) {
-  const Tensor& params = c.inputs[0];
-  const Tensor& indices = c.inputs[1];
-  TFRUN_ASSIGN_OR_RETURN(const GatherPlan plan, PlanGather(c));
+// The output of gathering `indices` from `params` as `plan` says, each
+// index checked first (nothing is written when one is out of range).
+Status Gather(KernelContext& c, const Tensor& params, const Tensor& indices, const GatherPlan& plan) {
   const int64_t limit = plan.limit, outer = plan.outer, inner = plan.inner;
   for (int64_t i = 0; i < indices.num_elements(); ++i) {
     const int64_t v = IntAt(indices, i);
@@ -223,6 +221,33 @@ Status GatherKernel(KernelContext& c) {
     }
   }
   return Status::Ok();
+}
+
+// GatherV2(params, indices, axis) with batch_dims 0.
+Status GatherKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const GatherPlan plan, PlanGather(c));
+  return Gather(c, c.inputs[0], c.inputs[1], plan);
+}
+
+// ResourceGather(resource, indices): the variable's rows (axis 0), batch_dims
+// 0, as an embedding lookup on a resource variable reads them.
+Status ResourceGatherKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, 0));
+  if (variable->dtype() != c.node.dtype) {
+    return c.Fail(fmt::format("Trying to read variable with wrong dtype. Expected {} got {}",
+                              Info(c.node.dtype).tf_name, Info(variable->dtype()).tf_name));
+  }
+  if (c.IntAttr("batch_dims") != 0) return c.Fail("tfrun's ResourceGather supports batch_dims = 0 only");
+  const Tensor params = *variable;  // shares the buffer for the copy below
+  if (params.rank() < 1) return c.Fail("params must be at least 1 dimensional");
+  const Tensor& indices = c.inputs[1];
+  GatherPlan plan;
+  plan.output = indices.shape();
+  plan.output.insert(plan.output.end(), params.shape().begin() + 1, params.shape().end());
+  plan.limit = params.shape()[0];
+  plan.count = indices.num_elements();
+  for (size_t d = 1; d < params.rank(); ++d) plan.inner *= params.shape()[d];
+  return Gather(c, params, indices, plan);
 }
 
 // An integer vector output (int32 or int64 by `dtype`) of `values`.
@@ -405,6 +430,7 @@ void RegisterArrayKernels(KernelRegistry* registry) {
   registry->Bind("StridedSlice", kCpu, kAllTypes, StridedSliceKernel);
   registry->Bind("StridedSliceGrad", kCpu, kAllTypes, StridedSliceGradKernel);
   registry->Bind("GatherV2", kCpu, kAllTypes, GatherKernel);
+  registry->Bind("ResourceGather", kCpu, kAllTypes, ResourceGatherKernel);
   registry->Bind("ShapeN", kCpu, ints, ShapeNKernel);
   registry->Bind("Size", kCpu, ints, SizeKernel);
   registry->Bind("Rank", kCpu, DTypeSet{DType::kInt32}, RankKernel);

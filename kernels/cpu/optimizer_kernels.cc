@@ -1,5 +1,5 @@
 // The optimizers' update ops (training_ops.cc) and the variable updates
-// AssignAdd/AssignSub, for reference variables (the variable and its slots
+// AssignAdd/AssignSub and Scatter{Add,Sub,Update}, for reference variables (the variable and its slots
 // are ref inputs, updated in place, as TensorFlow's refs alias) and
 // resource variables (handles; TensorFlow's copy-on-write: a variable
 // whose buffer a read still holds is copied before the update, so the read
@@ -107,6 +107,44 @@ Status AssignUpdateKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+enum class Scatter { kAdd, kSub, kUpdate };
+
+// ScatterAdd/Sub/Update (ref) and their Resource forms: each index's row of
+// updates (or the scalar update) applied to that row of the variable, in
+// the indices' order, stopping at the first index out of range with
+// TensorFlow's error (the rows before it updated, as in TensorFlow).
+template <Scatter Op, bool Resource>
+Status ScatterKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor var, PrepareScatter(c, Resource));
+  const Tensor& indices = c.inputs[1];
+  const Tensor& updates = c.inputs[2];
+  const int64_t n = indices.num_elements();
+  const int64_t rows = var.shape()[0];
+  const int64_t row_size = rows == 0 ? 0 : var.num_elements() / rows;
+  TFRUN_RETURN_IF_ERROR(ForDType<IsNumber>(updates.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using A = Arith<T>;
+    A* v = reinterpret_cast<A*>(var.data<T>());
+    const A* u = reinterpret_cast<const A*>(updates.data<T>());
+    const bool scalar = updates.rank() == 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t index =
+          indices.dtype() == DType::kInt32 ? indices.data<int32_t>()[i] : indices.data<int64_t>()[i];
+      if (index < 0 || index >= rows) return ScatterIndexError(c, indices, i, rows);
+      A* row = v + index * row_size;
+      for (int64_t k = 0; k < row_size; ++k) {
+        const A x = scalar ? u[0] : u[i * row_size + k];
+        if constexpr (Op == Scatter::kAdd) row[k] = row[k] + x;
+        if constexpr (Op == Scatter::kSub) row[k] = row[k] - x;
+        if constexpr (Op == Scatter::kUpdate) row[k] = x;
+      }
+    }
+    return Status::Ok();
+  }));
+  if constexpr (!Resource) c.output = var;
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterOptimizerKernels(KernelRegistry* registry) {
@@ -126,6 +164,12 @@ void RegisterOptimizerKernels(KernelRegistry* registry) {
   registry->Bind("AssignSub", kCpu, kNumericTypes, AssignUpdateKernel<false, false>);
   registry->Bind("AssignAddVariableOp", kCpu, kNumericTypes, AssignUpdateKernel<true, true>);
   registry->Bind("AssignSubVariableOp", kCpu, kNumericTypes, AssignUpdateKernel<false, true>);
+  registry->Bind("ScatterAdd", kCpu, kNumericTypes, ScatterKernel<Scatter::kAdd, false>);
+  registry->Bind("ScatterSub", kCpu, kNumericTypes, ScatterKernel<Scatter::kSub, false>);
+  registry->Bind("ScatterUpdate", kCpu, kNumericTypes, ScatterKernel<Scatter::kUpdate, false>);
+  registry->Bind("ResourceScatterAdd", kCpu, kNumericTypes, ScatterKernel<Scatter::kAdd, true>);
+  registry->Bind("ResourceScatterSub", kCpu, kNumericTypes, ScatterKernel<Scatter::kSub, true>);
+  registry->Bind("ResourceScatterUpdate", kCpu, kNumericTypes, ScatterKernel<Scatter::kUpdate, true>);
 }
 
 }  // namespace cpu

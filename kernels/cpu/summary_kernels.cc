@@ -1,13 +1,17 @@
 // The summary ops a TF1 training program fetches (summary_op.cc):
-// ScalarSummary writes a serialized tensorflow.Summary, MergeSummary joins
-// several; a program's summary writer is not tfrun's to run, but a fetched
+// ScalarSummary and HistogramSummary write a serialized tensorflow.Summary,
+// MergeSummary joins several; a program's summary writer is not tfrun's to run, but a fetched
 // summary is TensorFlow's bytes. The Summary proto is written and read at
 // the wire level: `repeated Value value = 1`, and in a Value `string tag =
 // 1`, `float simple_value = 2`.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <unordered_set>
 
@@ -80,10 +84,96 @@ Status ScalarSummaryKernel(KernelContext& c) {
     const float simple = static_cast<float>(values.GetAsDouble(i));
     uint32_t bits = 0;
     std::memcpy(&bits, &simple, sizeof bits);
+    // Written also when 0: simple_value is a member of a oneof.
     value.push_back(static_cast<char>(2 << 3 | 5));
     for (int b = 0; b < 4; ++b) value.push_back(static_cast<char>(bits >> (8 * b)));
     AppendBytesField(1, value, &summary);
   }
+  TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromStrings({}, {summary}));
+  return Status::Ok();
+}
+
+void AppendDouble(double v, std::string* out) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  for (int b = 0; b < 8; ++b) out->push_back(static_cast<char>(bits >> (8 * b)));
+}
+
+// A double field of a proto3 message: left out when its bits are zero.
+void AppendDoubleField(int field, double v, std::string* out) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  if (bits == 0) return;
+  AppendVarint(static_cast<uint64_t>(field) << 3 | 1, out);
+  AppendDouble(v, out);
+}
+
+// TensorFlow's default histogram buckets (histogram.cc): limits growing by
+// 10% from 1e-12 to 1e20 and their negatives, 0 between, DBL_MAX at
+// either end.
+const std::vector<double>& DefaultBucketLimits() {
+  static const std::vector<double>* limits = [] {
+    std::vector<double> positive;
+    for (double v = 1.0e-12; v < 1.0e20; v *= 1.1) positive.push_back(v);
+    positive.push_back(DBL_MAX);
+    auto* all = new std::vector<double>();
+    for (auto it = positive.rbegin(); it != positive.rend(); ++it) all->push_back(-*it);
+    all->push_back(0.0);
+    all->insert(all->end(), positive.begin(), positive.end());
+    return all;
+  }();
+  return *limits;
+}
+
+// HistogramSummary(tag, values): a Summary of one Value whose `histo`
+// (field 5) is TensorFlow's HistogramProto of the values: min, max, num,
+// sum, sum_squares (doubles, fields 1-5), then packed bucket_limit (6) and
+// bucket (7) with each run of empty buckets folded into its last one.
+Status HistogramSummaryKernel(KernelContext& c) {
+  const Tensor& tags = c.inputs[0];
+  const Tensor& values = c.inputs[1];
+  if (tags.rank() != 0) return c.Fail("tags must be scalar");
+  const std::vector<double>& limits = DefaultBucketLimits();
+  std::vector<double> buckets(limits.size(), 0.0);
+  double min = limits.back(), max = -DBL_MAX, num = 0, sum = 0, sum_squares = 0;
+  for (int64_t i = 0; i < values.num_elements(); ++i) {
+    const double v = values.GetAsDouble(i);
+    if (std::isnan(v)) return c.Fail(fmt::format("Nan in summary histogram for: {}", c.node.name));
+    if (std::isinf(v)) return c.Fail(fmt::format("Infinity in summary histogram for: {}", c.node.name));
+    buckets[std::upper_bound(limits.begin(), limits.end(), v) - limits.begin()] += 1.0;
+    if (min > v) min = v;
+    if (max < v) max = v;
+    num += 1;
+    sum += v;
+    sum_squares += v * v;
+  }
+  std::string kept_limits, kept_buckets;
+  for (size_t i = 0; i < buckets.size();) {
+    double end = limits[i], count = buckets[i];
+    ++i;
+    if (count <= 0.0) {
+      while (i < buckets.size() && buckets[i] <= 0.0) {
+        end = limits[i];
+        count = buckets[i];
+        ++i;
+      }
+    }
+    AppendDouble(end, &kept_limits);
+    AppendDouble(count, &kept_buckets);
+  }
+  std::string histo;
+  AppendDoubleField(1, min, &histo);
+  AppendDoubleField(2, max, &histo);
+  AppendDoubleField(3, num, &histo);
+  AppendDoubleField(4, sum, &histo);
+  AppendDoubleField(5, sum_squares, &histo);
+  AppendBytesField(6, kept_limits, &histo);
+  AppendBytesField(7, kept_buckets, &histo);
+  std::string value;
+  AppendBytesField(1, tags.StringAt(0), &value);
+  AppendBytesField(5, histo, &value);
+  std::string summary;
+  AppendBytesField(1, value, &summary);
   TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromStrings({}, {summary}));
   return Status::Ok();
 }
@@ -123,6 +213,7 @@ void RegisterSummaryKernels(KernelRegistry* registry) {
   const DTypeSet string{DType::kString};
   registry->Bind("ScalarSummary", kCpu, string, ScalarSummaryKernel);
   registry->Bind("MergeSummary", kCpu, string, MergeSummaryKernel);
+  registry->Bind("HistogramSummary", kCpu, string, HistogramSummaryKernel);
 }
 
 }  // namespace cpu

@@ -156,9 +156,26 @@ def batch_norm_short_scale(tf, rv):
     return "--fetch bn"
 
 
+def scatter_index_out_of_range(tf, rv):
+    """ScatterAdd whose 2-D indices hold a row past the variable."""
+    v = tf.compat.v1.Variable([1.0, 2.0, 3.0], name="v", use_resource=False)
+    with tf.control_dependencies([v.initializer]):
+        tf.raw_ops.ScatterAdd(ref=v._ref(), indices=held(tf, [[0, 2], [5, 1]], "int32", "indices"),
+                              updates=held(tf, [[1.0, 1.0], [1.0, 1.0]], "float32", "updates"), name="add")
+    return "--targets add"
+
+
+def histogram_of_nan(tf, rv):
+    """A histogram summary of values holding a NaN."""
+    tf.raw_ops.HistogramSummary(tag=tf.constant("h"), values=held(tf, [1.0, float("nan")], "float32", "values"),
+                                name="histogram")
+    return "--fetch histogram"
+
+
 CASES = [read_wrong_dtype, assign_wrong_dtype, assign_add_wrong_dtype, sum_duplicate_axes, max_duplicate_axes,
          conv_empty_filter, floormod_most_negative, reshape_overflow, range_wider_than_int64, const_of_another_dtype,
-         avg_pool_grad_wrong_grad, lrn_of_a_matrix, lrn_grad_shapes, batch_norm_short_scale]
+         avg_pool_grad_wrong_grad, lrn_of_a_matrix, lrn_grad_shapes, batch_norm_short_scale,
+         scatter_index_out_of_range, histogram_of_nan]
 
 
 def node_line(text, node):
