@@ -23,6 +23,7 @@
 #include "cli/expect.h"
 #include "cli/flags.h"
 #include "cli/last_resort.h"
+#include "cli/coverage.h"
 #include "cli/ops_listing.h"
 #include "cli/report.h"
 #include "cli/run_graph.h"
@@ -81,7 +82,7 @@ int RunTests(const TestOptions& options) {
 }
 
 constexpr const char* kHelpFooter = R"(
-Subcommands: tfrun devices [device options] [--json [FILE]] [-q] | tfrun test PATH... | tfrun ops [--json] [OP...]
+Subcommands: tfrun devices [device options] [--json [FILE]] [-q] | tfrun test PATH... | tfrun ops [--json] [OP...] | tfrun ops --coverage GRAPH... [device options]
 (tfrun SUBCOMMAND --help)
 
 Examples:
@@ -162,9 +163,19 @@ int Main(int argc, char** argv) {
   CLI::App* ops_command = app.add_subcommand(
       "ops", "list TensorFlow's ops with their kernels by device type, and what tfrun runs of them");
   ops_command->add_flag("--json", ops_json, "as JSON");
-  ops_command->add_option("names", ops_names, "only these ops (default: all)")
+  ops_command->add_option("names", ops_names, "only these ops (default: all); with --coverage, graph files")
       ->type_name("OP")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // `tfrun ops --coverage GRAPH...`: each graph placed (the device options
+  // describe the machine), and what of it tfrun cannot run there.
+  bool ops_coverage = false;
+  RunOptions coverage_options;
+  ops_command->add_flag("--coverage", ops_coverage,
+                        "for each graph file given, the ops tfrun cannot run where TensorFlow places them");
+  ops_command->add_flag("--soft-placement", coverage_options.soft_placement,
+                        "with --coverage: place as allow_soft_placement=True does");
+  ops_command->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  AddDeviceFlags(ops_command, &coverage_options.device_flags);
   TestOptions test_options;
   CLI::App* test_command = app.add_subcommand(
       "test", "run every graph that has a NAME.expected beside it and compare its output; ends with N passed, M failed");
@@ -193,6 +204,13 @@ int Main(int argc, char** argv) {
   if (devices_command->parsed()) {
     if (devices_json_option->count() > 0 && devices_json.empty()) devices_json = "-";
     return ListDevices(devices_flags, devices_json);
+  }
+  if (ops_command->parsed() && ops_coverage) {
+    if (ops_names.empty()) return ExitWith(BadInput("tfrun ops --coverage: give the graph files to look at"));
+    if (ops_json) return ExitWith(BadInput("tfrun ops --coverage: --json is for the op listing"));
+    const Coverage coverage = CoverageListing(ops_names, coverage_options);
+    if (Status written = WriteStdout(coverage.text); !written.ok()) return ExitWith(written);
+    return coverage.first_error.ok() ? 0 : ExitCodeFor(coverage.first_error.kind());
   }
   if (ops_command->parsed()) {
     const StatusOr<std::string> listing = ops_json ? OpsJson(ops_names) : OpsListing(ops_names);

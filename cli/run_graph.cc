@@ -207,6 +207,8 @@ class GraphRun final : public SessionHost, public SessionObserver {
 
   // What the run did, for --json (with `status`, the process's outcome).
   std::string ReportJson(const Status& status) const;
+  // What the session has made so far (nothing before Run).
+  const SessionRecord* record() const { return session_ == nullptr ? nullptr : &session_->record(); }
 
   // Whether this process prints: always, except the non-master tasks of a
   // cluster run (the master prints the run's output and its verdict; a
@@ -491,6 +493,21 @@ int ExitWith(const Status& status) {
 
 // `tfrun GRAPH`: standard output gets what TensorFlow prints, also when a
 // later step failed; --json gets the report, the error included.
+Status PlaceGraphQuietly(const RunOptions& options, const PlacedGraphFn& placed) {
+  RunOptions quiet = options;
+  quiet.place_only = true;
+  quiet.log_placement = false;
+  quiet.explain.clear();
+  GraphRun run(quiet, Clock::now());
+  std::string ignored;
+  TFRUN_RETURN_IF_ERROR(run.Run(&ignored));
+  const SessionRecord* record = run.record();
+  if (record == nullptr || record->graph == nullptr || record->devices == nullptr || record->placement == nullptr) {
+    return RuntimeError(fmt::format("{}: the graph was not placed", options.graph_path));
+  }
+  return placed(*record->graph, *record->devices, *record->placement);
+}
+
 int RunGraphCommand(const RunOptions& options, std::chrono::steady_clock::time_point process_start) {
   SetHostMemoryBudget(static_cast<size_t>(options.limits.max_tensor_bytes));
   // The run (graph, placement, results) lives until the process ends and

@@ -8,8 +8,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 
 #include "cli/flags.h"
+#include "core/devices/device_set.h"
+#include "core/graph/graph.h"
+#include "core/placement/placer.h"
 
 namespace tfrun {
 
@@ -22,6 +26,12 @@ Status CheckRunOutputs(const RunOptions& options, const std::vector<std::string>
 
 // Runs the graph and writes every output; the process's exit code.
 int RunGraphCommand(const RunOptions& options, std::chrono::steady_clock::time_point process_start);
+
+// Loads and places options.graph_path as a run of it would (devices,
+// passes, soft placement), prints nothing and runs nothing, and hands the
+// graph, its devices and the placement to `placed` while they live.
+using PlacedGraphFn = std::function<Status(const Graph&, const DeviceSet&, const Placement&)>;
+Status PlaceGraphQuietly(const RunOptions& options, const PlacedGraphFn& placed);
 
 // An error's line on standard error, and its exit code.
 int ExitWith(const Status& status);

@@ -66,20 +66,34 @@ Allocator* Executor::MemoryFor(const Node& node) const {
   return OutputInHostMemory(graph_, node, device.type) ? CpuAllocator() : device.allocator;
 }
 
+KernelChoice ChooseKernel(const Graph& graph, const Node& node, const Device& device, const KernelRegistry& kernels,
+                          bool as_real) {
+  const DeviceTypeInfo* type = FindDeviceType(device.type);
+  KernelChoice choice;
+  choice.kernel_type = (device.simulated && !as_real) || OutputInHostMemory(graph, node, device.type)
+                           ? std::string(kCpu)
+                           : std::string(type != nullptr ? type->runs_kernels_of : device.type);
+  choice.fn = kernels.Find(node.op, choice.kernel_type, node.dtype, node.has_output());
+  if (node.properties >= 0) {
+    for (std::string_view t : graph.properties[node.properties].output_types) {
+      if (IsRefType(t)) t.remove_suffix(4);
+      // An output of a dtype tfrun does not hold (uint8, complex64): no
+      // kernel, whatever the node's stand-in dtype would find.
+      if (!DTypeOfTableType(t) && t != "RESOURCE") choice.fn = nullptr;
+    }
+  }
+  return choice;
+}
+
 const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   NodePlan& plan = plans_[node.id];
   if (plan.kernel != nullptr) return &plan;
   const Device& device = devices_[placement_.device_of[node.id]];
-  // Simulated GPUs, and ops registered with HostMemory, run host kernels.
-  // An XLA device runs the kernels of the device whose memory it uses.
-  const DeviceTypeInfo* type = FindDeviceType(device.type);
-  const std::string kernel_type = device.simulated || OutputInHostMemory(graph_, node, device.type)
-                                      ? std::string(kCpu)
-                                      : std::string(type != nullptr ? type->runs_kernels_of : device.type);
-  plan.kernel = kernels_.Find(node.op, kernel_type, node.dtype, node.has_output());
+  const KernelChoice choice = ChooseKernel(graph_, node, device, kernels_);
+  plan.kernel = choice.fn;
   plan.memory = MemoryFor(node);
-  plan.kernel_type = kernel_type;
-  plan.queues_device_work = kernel_type == device.type && QueuesDeviceWork(node);
+  plan.kernel_type = choice.kernel_type;
+  plan.queues_device_work = choice.kernel_type == device.type && QueuesDeviceWork(node);
   plan.input_memory.clear();
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     plan.input_memory.push_back(InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : plan.memory);
@@ -89,9 +103,6 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
     for (std::string_view type : graph_.properties[node.properties].output_types) {
       if (IsRefType(type)) type.remove_suffix(4);
       plan.output_dtypes.push_back(DTypeOfTableType(type));
-      // An output of a dtype tfrun does not hold (uint8, complex64): no
-      // kernel, whatever the node's stand-in dtype would find.
-      if (!plan.output_dtypes.back() && type != "RESOURCE") plan.kernel = nullptr;
     }
   }
   return &plan;

@@ -111,6 +111,19 @@ class TensorChannel {
                                 std::vector<bool>* live, std::vector<Tensor>* values) = 0;
 };
 
+// The kernel tfrun runs for `node` placed on `device`, by the rule every run
+// plans with: ops whose output TensorFlow keeps in host memory run the
+// host's kernel, an XLA device the kernels of the device whose memory it
+// uses, a simulated GPU the host's (unless `as_real` asks what a real GPU
+// of that name would run: `tfrun ops --coverage`). `fn` is null where tfrun
+// has no kernel, also for an output of a dtype tfrun does not hold.
+struct KernelChoice {
+  KernelFn fn = nullptr;
+  std::string kernel_type;  // the device type whose kernel it is
+};
+KernelChoice ChooseKernel(const Graph& graph, const Node& node, const Device& device, const KernelRegistry& kernels,
+                          bool as_real = false);
+
 class Executor {
  public:
   Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
