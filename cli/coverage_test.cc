@@ -11,26 +11,24 @@ namespace tfrun {
 namespace {
 
 TEST(CoverageTest, SaysWhatRunsAndWhatNotPerGraph) {
-  // On 8 simulated P40s a classifier's ops go to the GPUs, where tfrun has
-  // no CUDA kernel for some of them (a simulated GPU counts as the real
-  // GPU it stands for); on the CPU it runs them all.
-  const CommandResult gpus = RunCommand(
-      "cli/tfrun ops --coverage graphs/tf/classifier_ops_run.pbtxt graphs/matmul.yaml --devices "
-      "testdata/topologies/p40_x8.yaml --soft-placement");
+  // On 8 simulated P40s soft placement puts an NcclAllReduce on a GPU,
+  // where tfrun has no kernel for it (a simulated GPU counts as the real
+  // GPU it stands for); a classifier's ops all have one there.
+  const std::string gpus_flags = " --devices testdata/topologies/p40_x8.yaml --soft-placement";
+  const CommandResult gpus = RunCommand("cli/tfrun ops --coverage testdata/bad/tf/no_kernel_anywhere.pbtxt "
+                                        "graphs/tf/classifier_ops_run.pbtxt graphs/matmul.yaml" + gpus_flags);
   ASSERT_TRUE(gpus.exited);
   EXPECT_EQ(gpus.exit_code, 0) << gpus.err;
-  EXPECT_NE(gpus.out.find("graphs/tf/classifier_ops_run.pbtxt: 55 nodes of 23 ops; tfrun cannot run "),
-            std::string::npos)
-      << gpus.out;
-  EXPECT_NE(gpus.out.find("\n  SparseSoftmaxCrossEntropyWithLogits (float32) on GPU: 2 nodes ('xent/xent', "
-                          "'wide_xent/wide_xent')\n"),
-            std::string::npos)
-      << gpus.out;
-  EXPECT_NE(gpus.out.find("graphs/matmul.yaml: 3 nodes of 2 ops; tfrun runs every one as placed\n"), std::string::npos)
-      << gpus.out;
-  const CommandResult cpu = RunCommand("cli/tfrun ops --coverage graphs/tf/classifier_ops_run.pbtxt");
-  EXPECT_EQ(cpu.exit_code, 0) << cpu.err;
-  EXPECT_EQ(cpu.out, "graphs/tf/classifier_ops_run.pbtxt: 55 nodes of 23 ops; tfrun runs every one as placed\n");
+  EXPECT_EQ(gpus.out,
+            "testdata/bad/tf/no_kernel_anywhere.pbtxt: 4 nodes of 3 ops; tfrun cannot run 1 of the ops as placed:\n"
+            "  NcclAllReduce (float32) on GPU: 1 node ('n')\n"
+            "graphs/tf/classifier_ops_run.pbtxt: 55 nodes of 23 ops; tfrun runs every one as placed\n"
+            "graphs/matmul.yaml: 3 nodes of 2 ops; tfrun runs every one as placed\n");
+  // Without GPUs the graph does not place (its node asks for CPU:1).
+  const CommandResult cpu = RunCommand("cli/tfrun ops --coverage testdata/bad/tf/no_kernel_anywhere.pbtxt "
+                                       "--device-count CPU=2");
+  EXPECT_EQ(cpu.exit_code, 3) << cpu.err;
+  EXPECT_NE(cpu.out.find("No OpKernel was registered to support Op 'NcclAllReduce'"), std::string::npos) << cpu.out;
 }
 
 TEST(CoverageTest, AGraphThatDoesNotPlaceIsALineAndTheExitCode) {

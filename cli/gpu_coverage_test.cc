@@ -77,5 +77,17 @@ TEST(GpuCoverageTest, TheTrainingGoldensRunOnAGpu) {
   }
 }
 
+// Issue 42's op goldens: each op's GPU kernel (or TensorFlow's host
+// placement for it) is there, so a real GPU finds every one (summary_run's
+// ops have CPU kernels only: nothing of it goes to a GPU).
+TEST(GpuCoverageTest, TheRealProgramsOpsRunOnAGpu) {
+  for (const char* path :
+       {"graphs/tf/classifier_ops_run.pbtxt", "graphs/tf/strided_slice_run.pbtxt", "graphs/tf/pool_lrn_run.pbtxt",
+        "graphs/tf/batch_norm_run.pbtxt", "graphs/tf/scatter_run.pbtxt", "graphs/tf/random_int_run.pbtxt",
+        "graphs/tf/equal_run.pbtxt"}) {
+    EXPECT_EQ(MissingKernels(path, {}), "") << path;
+  }
+}
+
 }  // namespace
 }  // namespace tfrun

@@ -129,6 +129,25 @@ control_flow() {
 export -f control_flow
 step "controlflow:while_cond on GPU vs CPU" 30 control_flow while_cond --fetch loop/Exit --fetch loop/Exit_1 --fetch c/Merge
 step "controlflow:accumulate_n_loop on GPU vs CPU" 30 control_flow accumulate_n_loop
+# Issue 42's ops on the GPU (their CUDA kernels; TensorFlow's placement puts
+# them there) against the same program with the GPU hidden, within a
+# tolerance (cuDNN-free kernels sum in other orders), then under memcheck.
+ops_vs_cpu() {
+  local g=$1 args
+  args=$(head -1 "graphs/tf/$g.run.expected" | sed 's/^# args: //; s/--log-placement //; s/--rtol [^ ]* //; s/--atol [^ ]* //')
+  # shellcheck disable=SC2086
+  CUDA_VISIBLE_DEVICES=-1 .device/tfrun "graphs/tf/$g.pbtxt" $args > "/tmp/$g.cpu" || return 1
+  # shellcheck disable=SC2086
+  .device/tfrun "graphs/tf/$g.pbtxt" $args --place-only --log-placement | grep -c "device:GPU:0" || return 1
+  # shellcheck disable=SC2086
+  .device/tfrun "graphs/tf/$g.pbtxt" $args --expect "/tmp/$g.cpu" --rtol 1e-4 --atol 1e-5 > /dev/null || return 1
+  # shellcheck disable=SC2086
+  compute-sanitizer --tool memcheck --error-exitcode 9 .device/tfrun "graphs/tf/$g.pbtxt" $args > /dev/null
+}
+export -f ops_vs_cpu
+for g in classifier_ops_run strided_slice_run pool_lrn_run batch_norm_run scatter_run; do
+  step "ops:$g on GPU vs CPU" 60 ops_vs_cpu "$g"
+done
 step "train:tower sample, 4 steps at batch 8" 60 \
   .device/tfrun graphs/tf/tower_sample_1.pb --init init --targets train --fetch loss --steps 4 --batch 8 \
   --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy

@@ -1,6 +1,10 @@
 #include "core/runtime/kernel_shapes.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -477,6 +481,140 @@ StatusOr<GatherPlan> PlanGather(KernelContext& c) {
   for (int64_t d = 0; d < axis; ++d) plan.outer *= params.shape()[d];
   for (int d = static_cast<int>(axis) + 1; d < rank; ++d) plan.inner *= params.shape()[d];
   return plan;
+}
+
+namespace {
+
+// A value as TensorFlow's StrCat writes it: integers whole, floating
+// point numbers with six significant digits (%g).
+template <typename T>
+std::string RangeValueText(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else {
+    return fmt::format("{:g}", static_cast<double>(v));
+  }
+}
+
+template <typename T>
+StatusOr<int64_t> RangeSizeOf(KernelContext& c) {
+  const T start = c.inputs[0].data<T>()[0], limit = c.inputs[1].data<T>()[0], delta = c.inputs[2].data<T>()[0];
+  const T zero(0);
+  if (delta == zero) return c.Fail(fmt::format("Requires delta != 0: {}", RangeValueText(delta)));
+  if (delta > zero ? start > limit : start < limit) {
+    return c.Fail(fmt::format(delta > zero ? "Requires start <= limit when delta > 0: {}/{}"
+                                           : "Requires start >= limit when delta < 0: {}/{}",
+                              RangeValueText(start), RangeValueText(limit)));
+  }
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    const uint64_t span = delta > 0 ? static_cast<U>(static_cast<U>(limit) - static_cast<U>(start))
+                                    : static_cast<U>(static_cast<U>(start) - static_cast<U>(limit));
+    const uint64_t step = delta > 0 ? static_cast<U>(delta) : static_cast<U>(U{0} - static_cast<U>(delta));
+    const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return c.Fail(fmt::format("Requires ((limit - start) / delta) <= {}", std::numeric_limits<int64_t>::max()));
+    }
+    return static_cast<int64_t>(count);
+  } else {
+    const double count = std::ceil(std::abs(static_cast<double>(T((limit - start) / delta))));
+    if (!(count < 9.2233720368547758e18)) {
+      return c.Fail(fmt::format("Requires ((limit - start) / delta) <= {}", std::numeric_limits<int64_t>::max()));
+    }
+    return static_cast<int64_t>(count);
+  }
+}
+
+}  // namespace
+
+Status RequireSameShape(KernelContext& c) {
+  const Shape& x = c.inputs[0].shape();
+  const Shape& y = c.inputs[1].shape();
+  if (x == y) return Status::Ok();
+  return c.Fail(fmt::format("{}: inputs must be of the same shape: {} vs. {}", c.node.op, ShapeDebugString(x),
+                            ShapeDebugString(y)));
+}
+
+StatusOr<int64_t> PlanRange(KernelContext& c) {
+  for (int i = 0; i < 3; ++i) {
+    const Tensor& in = c.inputs[i];
+    if (!(in.rank() == 0 || (in.rank() == 1 && in.shape()[0] == 1))) {
+      return c.Fail(fmt::format("{} must be a scalar, not shape {}", i == 0 ? "start" : i == 1 ? "limit" : "delta",
+                                ShapeDebugString(in.shape())));
+    }
+    if (in.dtype() != c.node.dtype) return c.Fail(fmt::format("Range's inputs are {}", Name(c.node.dtype)));
+  }
+  switch (c.node.dtype) {
+    case DType::kFloat32: return RangeSizeOf<float>(c);
+    case DType::kFloat64: return RangeSizeOf<double>(c);
+    case DType::kInt32: return RangeSizeOf<int32_t>(c);
+    case DType::kInt64: return RangeSizeOf<int64_t>(c);
+    case DType::kFloat16: return RangeSizeOf<Eigen::half>(c);
+    case DType::kBFloat16: return RangeSizeOf<Eigen::bfloat16>(c);
+    default: return RuntimeError(fmt::format("no Range kernel for {}", Name(c.node.dtype)));
+  }
+}
+
+StatusOr<ArgPlan> PlanArg(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& dimension = c.inputs[1];
+  if (dimension.rank() != 0) {
+    return c.Fail(fmt::format("dim must be a scalar, but received tensor of shape: {}",
+                              ShapeDebugString(dimension.shape())));
+  }
+  const int64_t dim = IntAt(dimension, 0);
+  const int rank = input.rank();
+  const int64_t axis = dim < 0 ? dim + rank : dim;
+  if (axis < 0 || axis >= rank) {
+    return c.Fail(fmt::format("Expected dimension in the range [{}, {}), but got {}", -rank, rank, dim));
+  }
+  if (input.shape()[axis] == 0) {
+    return c.Fail(fmt::format("Reduction axis {} is empty in shape {}", dim, ShapeDebugString(input.shape())));
+  }
+  ArgPlan plan;
+  for (int d = 0; d < rank; ++d) {
+    if (d == axis) continue;
+    plan.output.push_back(input.shape()[d]);
+    (d < axis ? plan.outer : plan.inner) *= input.shape()[d];
+  }
+  plan.size = input.shape()[axis];
+  return plan;
+}
+
+StatusOr<XentPlan> PlanSparseXent(KernelContext& c) {
+  const Tensor& logits = c.inputs[0];
+  const Tensor& labels = c.inputs[1];
+  if (logits.rank() != 2) {
+    return c.Fail(fmt::format("logits must be 2-D, but got shape {}", ShapeDebugString(logits.shape())));
+  }
+  if (labels.rank() != 1) {
+    return c.Fail(fmt::format("labels must be 1-D, but got shape {}", ShapeDebugString(labels.shape())));
+  }
+  XentPlan plan{logits.shape()[0], logits.shape()[1]};
+  if (labels.shape()[0] != plan.rows) {
+    return c.Fail(fmt::format("logits and labels must have the same first dimension, got logits shape {} and "
+                              "labels shape {}",
+                              ShapeDebugString(logits.shape()), ShapeDebugString(labels.shape())));
+  }
+  if (plan.classes <= 0) {
+    return c.Fail(fmt::format("Must have at least one class, but got logits shape {}",
+                              ShapeDebugString(logits.shape())));
+  }
+  return plan;
+}
+
+StatusOr<InTopKPlan> PlanInTopK(KernelContext& c) {
+  const Tensor& predictions = c.inputs[0];
+  const Tensor& targets = c.inputs[1];
+  const Tensor& k = c.inputs[2];
+  if (predictions.rank() != 2) return c.Fail("predictions must be 2-dimensional");
+  if (targets.rank() != 1) return c.Fail("targets must be 1-dimensional");
+  if (predictions.shape()[0] != targets.shape()[0]) {
+    return c.Fail(fmt::format("First dimension of predictions {} must match length of targets {}",
+                              predictions.shape()[0], targets.shape()[0]));
+  }
+  if (k.rank() != 0) return c.Fail(fmt::format("k must be 0-D, got shape {}", ShapeDebugString(k.shape())));
+  return InTopKPlan{predictions.shape()[0], predictions.shape()[1], IntAt(k, 0)};
 }
 
 }  // namespace tfrun

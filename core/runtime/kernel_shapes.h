@@ -130,4 +130,34 @@ struct GatherPlan {
 };
 StatusOr<GatherPlan> PlanGather(KernelContext& c);
 
+// ArgMax/ArgMin(input, dimension): the input as [outer, size, inner]
+// around the dimension, checked as argmax_op.cc checks it.
+struct ArgPlan {
+  Shape output;
+  int64_t outer = 1, size = 0, inner = 1;
+};
+StatusOr<ArgPlan> PlanArg(KernelContext& c);
+// SparseSoftmaxCrossEntropyWithLogits(logits, labels): [rows, classes]
+// logits and `rows` labels, their shapes checked (sparse_xent_op.cc). The
+// labels' values are each backend's to check: they may be in device memory.
+struct XentPlan {
+  int64_t rows = 0, classes = 0;
+};
+StatusOr<XentPlan> PlanSparseXent(KernelContext& c);
+// InTopKV2(predictions, targets, k): shapes checked, k read (host memory).
+struct InTopKPlan {
+  int64_t batch = 0, classes = 0, k = 0;
+};
+StatusOr<InTopKPlan> PlanInTopK(KernelContext& c);
+
+// Range(start, limit, delta) (sequence_ops.cc): the inputs checked
+// (scalars of the node's dtype, delta not 0, limit on delta's side) and
+// TensorFlow 2.21's size (an integer one from the span in unsigned
+// arithmetic, so a span wider than the type is counted right).
+StatusOr<int64_t> PlanRange(KernelContext& c);
+
+// A gradient op's two inputs (ReluGrad, LeakyReluGrad, ...), which never
+// broadcast: the same shape, or the op's error.
+Status RequireSameShape(KernelContext& c);
+
 }  // namespace tfrun

@@ -288,51 +288,12 @@ Status RankKernel(KernelContext& c) {
 }
 
 // Range(start, limit, delta) of int32, int64, float or double, as
-// sequence_ops.cc: scalars (or vectors of one), TensorFlow 2.21's size
-// (an integer one from the span in unsigned arithmetic, so a span wider
-// than the type, -2^63 to 2^63 - 1, is counted right, not overflowed) and
-// values (integers start + i * delta wrapping as TensorFlow's running sum
-// does; floats that running sum itself).
-// A value as TensorFlow's StrCat writes it: integers whole, floating
-// point numbers with six significant digits (%g).
+// sequence_ops.cc: its size and checks are PlanRange's; the values
+// integers start + i * delta wrapping as TensorFlow's running sum does,
+// floats that running sum itself.
 template <typename T>
-std::string RangeValueText(T v) {
-  if constexpr (std::is_integral_v<T>) {
-    return std::to_string(v);
-  } else {
-    return fmt::format("{:g}", static_cast<double>(v));
-  }
-}
-
-template <typename T>
-Status RangeOf(KernelContext& c) {
-  const T start = c.inputs[0].data<T>()[0], limit = c.inputs[1].data<T>()[0], delta = c.inputs[2].data<T>()[0];
-  const T zero(0);
-  if (delta == zero) return c.Fail(fmt::format("Requires delta != 0: {}", RangeValueText(delta)));
-  if (delta > zero ? start > limit : start < limit) {
-    return c.Fail(fmt::format(delta > zero ? "Requires start <= limit when delta > 0: {}/{}"
-                                           : "Requires start >= limit when delta < 0: {}/{}",
-                              RangeValueText(start), RangeValueText(limit)));
-  }
-  int64_t size = 0;
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    const uint64_t span = delta > 0 ? static_cast<U>(static_cast<U>(limit) - static_cast<U>(start))
-                                    : static_cast<U>(static_cast<U>(start) - static_cast<U>(limit));
-    const uint64_t step = delta > 0 ? static_cast<U>(delta) : static_cast<U>(U{0} - static_cast<U>(delta));
-    const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
-    if (count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return c.Fail(fmt::format("Requires ((limit - start) / delta) <= {}", std::numeric_limits<int64_t>::max()));
-    }
-    size = static_cast<int64_t>(count);
-  } else {
-    const double count = std::ceil(std::abs(static_cast<double>(T((limit - start) / delta))));
-    if (!(count < 9.2233720368547758e18)) {
-      return c.Fail(fmt::format("Requires ((limit - start) / delta) <= {}", std::numeric_limits<int64_t>::max()));
-    }
-    size = static_cast<int64_t>(count);
-  }
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({size}));
+void RangeValues(KernelContext& c, int64_t size) {
+  const T start = c.inputs[0].data<T>()[0], delta = c.inputs[2].data<T>()[0];
   T* out = c.output.data<T>();
   if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
@@ -346,19 +307,15 @@ Status RangeOf(KernelContext& c) {
       value += delta;
     }
   }
-  return Status::Ok();
 }
 
 Status RangeKernel(KernelContext& c) {
-  for (int i = 0; i < 3; ++i) {
-    const Tensor& in = c.inputs[i];
-    if (!(in.rank() == 0 || (in.rank() == 1 && in.shape()[0] == 1))) {
-      return c.Fail(fmt::format("{} must be a scalar, not shape {}", i == 0 ? "start" : i == 1 ? "limit" : "delta",
-                                ShapeDebugString(in.shape())));
-    }
-    if (in.dtype() != c.node.dtype) return c.Fail(fmt::format("Range's inputs are {}", Name(c.node.dtype)));
-  }
-  return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status { return RangeOf<typename decltype(tag)::type>(c); });
+  TFRUN_ASSIGN_OR_RETURN(const int64_t size, PlanRange(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({size}));
+  return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
+    RangeValues<typename decltype(tag)::type>(c, size);
+    return Status::Ok();
+  });
 }
 
 // BroadcastGradientArgs(s0, s1) -> (r0, r1): the output dimensions each

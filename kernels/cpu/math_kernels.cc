@@ -143,15 +143,6 @@ StatusOr<std::optional<BroadcastPlan>> PlanUnlessSameShape(KernelContext& c) {
   return plan;
 }
 
-// A gradient op's two inputs, which never broadcast.
-Status RequireSameShape(KernelContext& c) {
-  const Shape& x = c.inputs[0].shape();
-  const Shape& y = c.inputs[1].shape();
-  if (x == y) return Status::Ok();
-  return c.Fail(fmt::format("{}: inputs must be of the same shape: {} vs. {}", c.node.op, ShapeDebugString(x),
-                            ShapeDebugString(y)));
-}
-
 template <Binary Op>
 Status BinaryKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
@@ -676,22 +667,8 @@ Status SoftmaxXentKernel(KernelContext& c) {
 Status SparseSoftmaxXentKernel(KernelContext& c) {
   const Tensor& logits_in = c.inputs[0];
   const Tensor& labels = c.inputs[1];
-  if (logits_in.rank() != 2) {
-    return c.Fail(fmt::format("logits must be 2-D, but got shape {}", ShapeDebugString(logits_in.shape())));
-  }
-  if (labels.rank() != 1) {
-    return c.Fail(fmt::format("labels must be 1-D, but got shape {}", ShapeDebugString(labels.shape())));
-  }
-  const int64_t rows = logits_in.shape()[0], classes = logits_in.shape()[1];
-  if (labels.shape()[0] != rows) {
-    return c.Fail(fmt::format("logits and labels must have the same first dimension, got logits shape {} and "
-                              "labels shape {}",
-                              ShapeDebugString(logits_in.shape()), ShapeDebugString(labels.shape())));
-  }
-  if (classes <= 0) {
-    return c.Fail(fmt::format("Must have at least one class, but got logits shape {}",
-                              ShapeDebugString(logits_in.shape())));
-  }
+  TFRUN_ASSIGN_OR_RETURN(const XentPlan plan, PlanSparseXent(c));
+  const int64_t rows = plan.rows, classes = plan.classes;
   // CheckInvalidLabelIndex: the smallest label if negative, else the largest.
   if (rows > 0) {
     int64_t lowest = IntAt(labels, 0), highest = lowest;
@@ -753,29 +730,9 @@ Status SparseSoftmaxXentKernel(KernelContext& c) {
 template <bool Max>
 Status ArgKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
-  const Tensor& dimension = c.inputs[1];
-  if (dimension.rank() != 0) {
-    return c.Fail(fmt::format("dim must be a scalar, but received tensor of shape: {}",
-                              ShapeDebugString(dimension.shape())));
-  }
-  const int64_t dim = IntAt(dimension, 0);
-  const int rank = input.rank();
-  const int64_t axis = dim < 0 ? dim + rank : dim;
-  if (axis < 0 || axis >= rank) {
-    return c.Fail(fmt::format("Expected dimension in the range [{}, {}), but got {}", -rank, rank, dim));
-  }
-  if (input.shape()[axis] == 0) {
-    return c.Fail(fmt::format("Reduction axis {} is empty in shape {}", dim, ShapeDebugString(input.shape())));
-  }
-  Shape out_shape;
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (d == axis) continue;
-    out_shape.push_back(input.shape()[d]);
-    (d < axis ? outer : inner) *= input.shape()[d];
-  }
-  const int64_t size = input.shape()[axis];
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(out_shape));
+  TFRUN_ASSIGN_OR_RETURN(const ArgPlan plan, PlanArg(c));
+  const int64_t outer = plan.outer, inner = plan.inner, size = plan.size;
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
   return ForDType<IsNumber>(input.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* in = input.data<T>();
@@ -811,19 +768,9 @@ Status ArgKernel(KernelContext& c) {
 Status InTopKKernel(KernelContext& c) {
   const Tensor& predictions = c.inputs[0];
   const Tensor& targets = c.inputs[1];
-  const Tensor& k_in = c.inputs[2];
-  if (predictions.rank() != 2) return c.Fail("predictions must be 2-dimensional");
-  if (targets.rank() != 1) return c.Fail("targets must be 1-dimensional");
-  if (predictions.shape()[0] != targets.shape()[0]) {
-    return c.Fail(fmt::format("First dimension of predictions {} must match length of targets {}",
-                              predictions.shape()[0], targets.shape()[0]));
-  }
-  if (k_in.rank() != 0) {
-    return c.Fail(fmt::format("k must be 0-D, got shape {}", ShapeDebugString(k_in.shape())));
-  }
+  TFRUN_ASSIGN_OR_RETURN(const InTopKPlan plan, PlanInTopK(c));
   if (predictions.dtype() != DType::kFloat32) return RuntimeError("no CPU kernel for InTopKV2 of this type");
-  const int64_t k = IntAt(k_in, 0);
-  const int64_t batch = predictions.shape()[0], classes = predictions.shape()[1];
+  const int64_t k = plan.k, batch = plan.batch, classes = plan.classes;
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput({batch}));
   const float* p = predictions.data<float>();
   bool* out = c.output.data<bool>();

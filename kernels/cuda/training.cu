@@ -605,6 +605,104 @@ __global__ void BatchNormGradApplyKernel(const BatchNormParams p, const float* d
   }
 }
 
+// ---- ArgMax/ArgMin, InTopKV2, sparse cross entropy, LeakyReluGrad, Range ----
+
+template <typename T, typename Index>
+__global__ void ArgReduceKernel(const T* in, bool max, int64_t size, int64_t inner, int64_t n, Index* out) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t o = i / inner, j = i % inner;
+    int64_t best = 0;
+    bool found = false;
+    T best_value = T(0);
+    for (int64_t k = 0; k < size; ++k) {
+      const T v = in[(o * size + k) * inner + j];
+      if (v != v) continue;
+      if (!found || (max ? v > best_value : v < best_value)) {
+        best = k;
+        best_value = v;
+        found = true;
+      }
+    }
+    out[i] = static_cast<Index>(best);
+  }
+}
+
+template <typename Index>
+__global__ void InTopKKernel(const float* p, const Index* targets, int64_t classes, int64_t k, int64_t batch,
+                             bool* out) {
+  TFRUN_FOR_EACH(b, batch) {
+    const int64_t target = targets[b];
+    if (target < 0 || target >= classes || !isfinite(p[b * classes + target])) {
+      out[b] = false;
+      continue;
+    }
+    const float score = p[b * classes + target];
+    int64_t more = 0;
+    for (int64_t j = 0; j < classes && more <= k; ++j) more += p[b * classes + j] > score ? 1 : 0;
+    out[b] = more < k;
+  }
+}
+
+// A block per row: the row's maximum, its sum of exps, then loss and
+// backprop (sparse_xent_op.h's formulas).
+template <typename T, typename Index>
+__global__ void SparseXentKernel(const T* logits, const Index* labels, int64_t rows, int64_t classes, T* loss,
+                                 T* backprop) {
+  __shared__ T scratch[kThreads];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* in = logits + row * classes;
+    T m, sum;
+    RowMaxAndSumExp(in, classes, scratch, &m, &sum);
+    const int64_t label = labels[row];
+    const bool valid = label >= 0 && label < classes;
+    const T nan = T(NAN);
+    for (int64_t k = threadIdx.x; k < classes; k += blockDim.x) {
+      backprop[row * classes + k] = valid ? exp(in[k] - m) / sum - (k == label ? T(1) : T(0)) : nan;
+    }
+    if (threadIdx.x == 0) loss[row] = valid ? log(sum) - (in[label] - m) : nan;
+  }
+}
+
+template <typename T>
+__global__ void LeakyReluGradKernel(const T* g, const T* f, int64_t n, float alpha, T* out) {
+  TFRUN_FOR_EACH(i, n) { out[i] = f[i] > T(0) ? g[i] : T(g[i] * T(alpha)); }
+}
+
+template <typename T>
+__global__ void RangeKernel(T start, T delta, int64_t n, T* out) {
+  TFRUN_FOR_EACH(i, n) { out[i] = start + static_cast<T>(i) * delta; }
+}
+
+template <typename U>
+__global__ void StridedScatterKernel(const U* in, const IndexMap map, int64_t n, U* out) {
+  TFRUN_FOR_EACH(i, n) { out[MapOffset(map, i)] = in[i]; }
+}
+
+// ---- Scatter ----
+
+__device__ void AtomicAddTo(float* p, float v) { atomicAdd(p, v); }
+__device__ void AtomicAddTo(double* p, double v) { atomicAdd(p, v); }
+__device__ void AtomicAddTo(int32_t* p, int32_t v) { atomicAdd(p, v); }
+__device__ void AtomicAddTo(int64_t* p, int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // two's complement
+}
+
+template <typename T, typename Index>
+__global__ void ScatterKernel(ScatterOp op, T* var, int64_t rows, int64_t row_size, const Index* indices,
+                              const T* updates, bool scalar_update, int64_t n) {
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t index = indices[i / row_size];
+    if (index < 0 || index >= rows) continue;
+    T* at = var + index * row_size + i % row_size;
+    const T u = scalar_update ? updates[0] : updates[i];
+    if (op == ScatterOp::kUpdate) {
+      *at = u;
+    } else {
+      AtomicAddTo(at, op == ScatterOp::kAdd ? u : T(T(0) - u));
+    }
+  }
+}
+
 // ---- Optimizers (training_ops_gpu.cu.cc) ----
 
 // The scalars' device pointers travel by value in the launch.
@@ -846,6 +944,128 @@ int BatchNormGrad(const BatchNormParams& p, const float* dy, const float* x, con
   if (n == 0) return 0;
   BatchNormGradApplyKernel<<<GridFor(n), kThreads, 0, s>>>(p, dy, x, scale, mean, var, dscale, doffset, n, dx);
   return LastError();
+}
+
+int ArgReduce(ElementType type, bool max, const void* in, int64_t outer, int64_t size, int64_t inner, bool out_int64,
+              void* out, void* stream) {
+  const int64_t n = outer * inner;
+  if (n == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (out_int64) {
+      ArgReduceKernel<T, int64_t><<<GridFor(n), kThreads, 0, s>>>(static_cast<const T*>(in), max, size, inner, n,
+                                                                  static_cast<int64_t*>(out));
+    } else {
+      ArgReduceKernel<T, int32_t><<<GridFor(n), kThreads, 0, s>>>(static_cast<const T*>(in), max, size, inner, n,
+                                                                  static_cast<int32_t*>(out));
+    }
+    return LastError();
+  });
+}
+
+int InTopK(const float* predictions, const void* targets, bool targets_int64, int64_t batch, int64_t classes,
+           int64_t k, bool* out, void* stream) {
+  if (batch == 0) return 0;
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (targets_int64) {
+    InTopKKernel<int64_t><<<GridFor(batch), kThreads, 0, s>>>(predictions, static_cast<const int64_t*>(targets),
+                                                              classes, k, batch, out);
+  } else {
+    InTopKKernel<int32_t><<<GridFor(batch), kThreads, 0, s>>>(predictions, static_cast<const int32_t*>(targets),
+                                                              classes, k, batch, out);
+  }
+  return LastError();
+}
+
+int SparseXent(ElementType type, const void* logits, const void* labels, bool labels_int64, int64_t rows,
+               int64_t classes, void* loss, void* backprop, void* stream) {
+  if (rows == 0 || classes == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (labels_int64) {
+      SparseXentKernel<T, int64_t><<<RowBlocks(rows), kThreads, 0, s>>>(
+          static_cast<const T*>(logits), static_cast<const int64_t*>(labels), rows, classes, static_cast<T*>(loss),
+          static_cast<T*>(backprop));
+    } else {
+      SparseXentKernel<T, int32_t><<<RowBlocks(rows), kThreads, 0, s>>>(
+          static_cast<const T*>(logits), static_cast<const int32_t*>(labels), rows, classes, static_cast<T*>(loss),
+          static_cast<T*>(backprop));
+    }
+    return LastError();
+  });
+}
+
+int LeakyReluGrad(ElementType type, const void* gradients, const void* features, int64_t n, float alpha, void* out,
+                  void* stream) {
+  if (n == 0) return 0;
+  return DispatchFloat(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    LeakyReluGradKernel<T><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(gradients), static_cast<const T*>(features), n, alpha, static_cast<T*>(out));
+    return LastError();
+  });
+}
+
+int Range(ElementType type, double start, double delta, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (type) {
+    case ElementType::kFloat32:
+      RangeKernel<float><<<GridFor(n), kThreads, 0, s>>>(static_cast<float>(start), static_cast<float>(delta), n,
+                                                         static_cast<float*>(out));
+      return LastError();
+    case ElementType::kFloat64:
+      RangeKernel<double><<<GridFor(n), kThreads, 0, s>>>(start, delta, n, static_cast<double*>(out));
+      return LastError();
+    case ElementType::kInt64:
+      RangeKernel<int64_t><<<GridFor(n), kThreads, 0, s>>>(static_cast<int64_t>(start), static_cast<int64_t>(delta),
+                                                           n, static_cast<int64_t*>(out));
+      return LastError();
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+int StridedScatter(int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out, void* stream) {
+  if (n == 0) return 0;
+  if (map.rank < 0 || map.rank > kMaxRank) return static_cast<int>(cudaErrorInvalidValue);
+  for (int d = 0; d < map.rank; ++d) {
+    if (map.dims[d] <= 0 || map.modulo[d] <= 0) return static_cast<int>(cudaErrorInvalidValue);
+  }
+  return DispatchBytes(element_bytes, [&](auto* tag) {
+    using U = std::remove_pointer_t<decltype(tag)>;
+    StridedScatterKernel<U><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const U*>(in), map, n, static_cast<U*>(out));
+    return LastError();
+  });
+}
+
+int Scatter(ElementType type, ScatterOp op, void* var, int64_t rows, int64_t row_size, const void* indices,
+            bool indices_int64, int64_t count, const void* updates, bool scalar_update, void* stream) {
+  const int64_t n = count * row_size;
+  if (n == 0) return 0;
+  auto launch = [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (indices_int64) {
+      ScatterKernel<T, int64_t><<<GridFor(n), kThreads, 0, s>>>(op, static_cast<T*>(var), rows, row_size,
+                                                                static_cast<const int64_t*>(indices),
+                                                                static_cast<const T*>(updates), scalar_update, n);
+    } else {
+      ScatterKernel<T, int32_t><<<GridFor(n), kThreads, 0, s>>>(op, static_cast<T*>(var), rows, row_size,
+                                                                static_cast<const int32_t*>(indices),
+                                                                static_cast<const T*>(updates), scalar_update, n);
+    }
+    return LastError();
+  };
+  switch (type) {
+    case ElementType::kFloat32: return launch(static_cast<float*>(nullptr));
+    case ElementType::kFloat64: return launch(static_cast<double*>(nullptr));
+    case ElementType::kInt32: return launch(static_cast<int32_t*>(nullptr));
+    case ElementType::kInt64: return launch(static_cast<int64_t*>(nullptr));
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
 }
 
 int PadImages(int element_bytes, const void* in, int64_t batch, int64_t rows, int64_t cols, int64_t depth,

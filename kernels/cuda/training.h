@@ -140,6 +140,41 @@ int BatchNorm(const BatchNormParams& p, const float* x, const float* scale, cons
 int BatchNormGrad(const BatchNormParams& p, const float* dy, const float* x, const float* scale, const float* mean,
                   const float* var, float* dx, float* dscale, float* doffset, void* stream);
 
+// ArgMax/ArgMin of [outer, size, inner] along the middle: the first index
+// of the largest (smallest) value, NaN never taken (0 where all are), as
+// int32 or int64 (float32/float64 input).
+int ArgReduce(ElementType type, bool max, const void* in, int64_t outer, int64_t size, int64_t inner, bool out_int64,
+              void* out, void* stream);
+// InTopKV2 of float32 predictions [batch, classes]: whether fewer than k
+// classes score above the target's; false for a target out of range or a
+// score that is not finite.
+int InTopK(const float* predictions, const void* targets, bool targets_int64, int64_t batch, int64_t classes,
+           int64_t k, bool* out, void* stream);
+// SparseSoftmaxCrossEntropyWithLogits of [rows, classes] logits and int32
+// or int64 labels: loss[rows] and backprop[rows, classes]; a label out of
+// range gives NaN in its row, as TensorFlow's GPU kernel does.
+int SparseXent(ElementType type, const void* logits, const void* labels, bool labels_int64, int64_t rows,
+               int64_t classes, void* loss, void* backprop, void* stream);
+// LeakyReluGrad: features > 0 ? gradients : gradients * alpha.
+int LeakyReluGrad(ElementType type, const void* gradients, const void* features, int64_t n, float alpha, void* out,
+                  void* stream);
+// out[i] = start + i * delta, as TensorFlow's GPU RangeFunctor (its CPU
+// kernel adds delta step by step).
+int Range(ElementType type, double start, double delta, int64_t n, void* out, void* stream);
+// The inverse of StridedCopy: out[MapOffset(map, i)] = in[i] for the n
+// elements of `in` (StridedSliceGrad into a zeroed output).
+int StridedScatter(int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out, void* stream);
+
+// ScatterAdd/Sub/Update of a variable [rows, row_size] in place: for each
+// of `count` indices (int32 or int64) its row of `updates` (or the one
+// value of a scalar update) added, subtracted (atomically: duplicate
+// indices add up in any order) or written. An index out of range is
+// skipped, as TensorFlow's GPU kernel skips it. float32, float64, int32,
+// int64.
+enum class ScatterOp { kAdd, kSub, kUpdate };
+int Scatter(ElementType type, ScatterOp op, void* var, int64_t rows, int64_t row_size, const void* indices,
+            bool indices_int64, int64_t count, const void* updates, bool scalar_update, void* stream);
+
 // The optimizers' updates (training_ops_gpu.cu.cc), in place: `tensors`
 // the variable then its slots, `scalars` device pointers to the op's
 // scalar inputs in its order, `flag` use_nesterov (Momentum, Adam) or

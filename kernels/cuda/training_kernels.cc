@@ -243,6 +243,56 @@ Status SliceKernel(KernelContext& c) {
   return StridedCopy(c, input, cuda::SliceMap(plan, input.shape()), c.output);
 }
 
+Status StridedSliceKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const StridedSlicePlan plan,
+                         PlanStridedSlice(c, input.shape(), c.inputs[1], c.inputs[2], c.inputs[3]));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.processing.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  return StridedCopy(c, input, cuda::StridedSliceMap(plan, input.shape()), c.output);
+}
+
+// StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with
+// dy where StridedSlice took its values (as the CPU kernel, whose checks
+// these are).
+Status StridedSliceGradKernel(KernelContext& c) {
+  const Tensor& shape_t = c.inputs[0];
+  const Tensor& dy = c.inputs[4];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
+  if (shape_t.rank() != 1) {
+    return c.Fail(fmt::format("shape must be 1-D, got shape.shape = {}", ShapeDebugString(shape_t.shape())));
+  }
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, shape_t));
+  TFRUN_ASSIGN_OR_RETURN(const StridedSlicePlan plan, PlanStridedSlice(c, shape, c.inputs[1], c.inputs[2], c.inputs[3]));
+  if (plan.output != dy.shape()) {
+    return c.Fail(fmt::format("shape of dy was {} instead of {}", ShapeDebugString(dy.shape()),
+                              ShapeDebugString(plan.output)));
+  }
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.processing.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  TFRUN_RETURN_IF_ERROR(
+      LaunchResult(cudaMemsetAsync(c.output.raw(), 0, c.output.num_bytes(), ContextOf(c).stream),
+                   "cudaMemsetAsync"));
+  if (dy.num_elements() == 0) return Status::Ok();
+  return LaunchResult(cuda::StridedScatter(ElementBytes(dy.dtype()), dy.raw(), cuda::StridedSliceMap(plan, shape),
+                                           dy.num_elements(), c.output.raw(), Stream(c)),
+                      "scatter kernel launch");
+}
+
+// Range on a GPU: start, limit and delta in host memory, the values
+// start + i * delta computed on the device (TensorFlow's GPU RangeFunctor).
+Status RangeKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const int64_t size, PlanRange(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({size}));
+  return LaunchResult(cuda::Range(type, c.inputs[0].GetAsDouble(0), c.inputs[2].GetAsDouble(0), size,
+                                  c.output.raw(), Stream(c)),
+                      "range kernel launch");
+}
+
 Status TileKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
@@ -321,6 +371,48 @@ Status SoftmaxXentKernel(KernelContext& c) {
   }
   c.outputs = {std::move(loss), std::move(backprop)};
   return Status::Ok();
+}
+
+Status SparseSoftmaxXentKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_ASSIGN_OR_RETURN(const XentPlan plan, PlanSparseXent(c));
+  TFRUN_ASSIGN_OR_RETURN(Tensor loss, c.Allocate(c.node.dtype, {plan.rows}));
+  TFRUN_ASSIGN_OR_RETURN(Tensor backprop, c.Allocate(c.node.dtype, {plan.rows, plan.classes}));
+  TFRUN_RETURN_IF_ERROR(LaunchResult(
+      cuda::SparseXent(type, c.inputs[0].raw(), c.inputs[1].raw(), c.inputs[1].dtype() == DType::kInt64, plan.rows,
+                       plan.classes, loss.raw(), backprop.raw(), Stream(c)),
+      "sparse softmax cross entropy kernel launch"));
+  c.outputs = {std::move(loss), std::move(backprop)};
+  return Status::Ok();
+}
+
+template <bool Max>
+Status ArgKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.inputs[0].dtype()));
+  TFRUN_ASSIGN_OR_RETURN(const ArgPlan plan, PlanArg(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  return LaunchResult(cuda::ArgReduce(type, Max, c.inputs[0].raw(), plan.outer, plan.size, plan.inner,
+                                      c.node.dtype == DType::kInt64, c.output.raw(), Stream(c)),
+                      "arg reduction kernel launch");
+}
+
+Status InTopKKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
+  TFRUN_ASSIGN_OR_RETURN(const InTopKPlan plan, PlanInTopK(c));
+  if (c.inputs[0].dtype() != DType::kFloat32) return RuntimeError("no GPU InTopKV2 for predictions of this type");
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({plan.batch}));
+  return LaunchResult(cuda::InTopK(c.inputs[0].data<float>(), c.inputs[1].raw(), c.inputs[1].dtype() == DType::kInt64,
+                                   plan.batch, plan.classes, plan.k, c.output.data<bool>(), Stream(c)),
+                      "in-top-k kernel launch");
+}
+
+Status LeakyReluGradKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  TFRUN_RETURN_IF_ERROR(RequireSameShape(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
+  return LaunchResult(cuda::LeakyReluGrad(type, c.inputs[0].raw(), c.inputs[1].raw(), c.inputs[0].num_elements(),
+                                          c.FloatAttr("alpha", 0.2f), c.output.raw(), Stream(c)),
+                      "leaky relu gradient kernel launch");
 }
 
 // ---- Pooling ----
@@ -655,6 +747,48 @@ Status AssignUpdateKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// ScatterAdd/Sub/Update and their Resource forms on a GPU (the checks are
+// PrepareScatter's; an index out of range is skipped on the device).
+template <cuda::ScatterOp Op, bool Resource>
+Status ScatterKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.inputs[2].dtype()));
+  TFRUN_ASSIGN_OR_RETURN(Tensor var, PrepareScatter(c, Resource));
+  const Tensor& indices = c.inputs[1];
+  const Tensor& updates = c.inputs[2];
+  const int64_t rows = var.shape()[0];
+  const int64_t row_size = rows == 0 ? 0 : var.num_elements() / rows;
+  TFRUN_RETURN_IF_ERROR(LaunchResult(cuda::Scatter(type, Op, var.raw(), rows, row_size, indices.raw(),
+                                                   indices.dtype() == DType::kInt64, indices.num_elements(),
+                                                   updates.raw(), updates.rank() == 0, Stream(c)),
+                                     "scatter kernel launch"));
+  if constexpr (!Resource) c.output = var;
+  return Status::Ok();
+}
+
+// ResourceGather on a GPU: GatherV2 of the variable's rows (an index out of
+// range gives zeros, as TensorFlow's GPU kernel does).
+Status ResourceGatherKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(Tensor* variable, LookupResourceVariable(c, 0));
+  if (variable->dtype() != c.node.dtype) {
+    return c.Fail(fmt::format("Trying to read variable with wrong dtype. Expected {} got {}",
+                              Info(c.node.dtype).tf_name, Info(variable->dtype()).tf_name));
+  }
+  if (c.IntAttr("batch_dims") != 0) return c.Fail("tfrun's ResourceGather supports batch_dims = 0 only");
+  const Tensor params = *variable;
+  if (params.rank() < 1) return c.Fail("params must be at least 1 dimensional");
+  const Tensor& indices = c.inputs[1];
+  Shape output = indices.shape();
+  output.insert(output.end(), params.shape().begin() + 1, params.shape().end());
+  int64_t inner = 1;
+  for (size_t d = 1; d < params.rank(); ++d) inner *= params.shape()[d];
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(output));
+  return LaunchResult(cuda::Gather(ElementBytes(params.dtype()), params.raw(), indices.raw(),
+                                   indices.dtype() == DType::kInt64, 1, params.shape()[0], inner,
+                                   indices.num_elements(), c.output.raw(), Stream(c)),
+                      "gather kernel launch");
+}
+
 }  // namespace
 
 void RegisterCudaTrainingKernels(KernelRegistry* registry) {
@@ -669,6 +803,8 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
   const DTypeSet floats = kFloatTypes;
   const DTypeSet numbers = kNumericTypes;
   const DTypeSet f32_64{DType::kFloat32, DType::kFloat64};
+  // The scatters: what the device atomics add (the resource forms have no output: any dtype).
+  const DTypeSet scatter{DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64};
   const DTypeSet f32{DType::kFloat32};
   const DTypeSet boolean{DType::kBool};
   const DTypeSet any = kAllTypes;
@@ -723,6 +859,14 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"Tile", any, TileKernel},
       {"Pack", any, PackKernel},
       {"GatherV2", any, GatherKernel},
+      {"StridedSlice", any, StridedSliceKernel},
+      {"StridedSliceGrad", any, StridedSliceGradKernel},
+      {"Range", DTypeSet{DType::kFloat32, DType::kFloat64, DType::kInt64}, RangeKernel},
+      {"SparseSoftmaxCrossEntropyWithLogits", f32_64, SparseSoftmaxXentKernel},
+      {"ArgMax", DTypeSet{DType::kInt32, DType::kInt64}, ArgKernel<true>},
+      {"ArgMin", DTypeSet{DType::kInt32, DType::kInt64}, ArgKernel<false>},
+      {"InTopKV2", DTypeSet{DType::kBool}, InTopKKernel},
+      {"LeakyReluGrad", f32_64, LeakyReluGradKernel},
       {"MaxPool", f32_64, MaxPoolKernel},
       {"MaxPoolGrad", f32_64, MaxPoolGradKernel},
       {"AvgPool", f32_64, AvgPoolKernel},
@@ -748,6 +892,13 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"ResourceApplyAdagrad", f32_64, ApplyKernel<Optimizer::kAdagrad, true>},
       {"ApplyRMSProp", f32_64, ApplyKernel<Optimizer::kRMSProp, false>},
       {"ResourceApplyRMSProp", f32_64, ApplyKernel<Optimizer::kRMSProp, true>},
+      {"ScatterAdd", scatter, ScatterKernel<cuda::ScatterOp::kAdd, false>},
+      {"ScatterSub", scatter, ScatterKernel<cuda::ScatterOp::kSub, false>},
+      {"ScatterUpdate", scatter, ScatterKernel<cuda::ScatterOp::kUpdate, false>},
+      {"ResourceScatterAdd", scatter, ScatterKernel<cuda::ScatterOp::kAdd, true>},
+      {"ResourceScatterSub", scatter, ScatterKernel<cuda::ScatterOp::kSub, true>},
+      {"ResourceScatterUpdate", scatter, ScatterKernel<cuda::ScatterOp::kUpdate, true>},
+      {"ResourceGather", any, ResourceGatherKernel},
       {"AssignAdd", numbers, AssignUpdateKernel<true, false>},
       {"AssignSub", numbers, AssignUpdateKernel<false, false>},
       {"AssignAddVariableOp", numbers, AssignUpdateKernel<true, true>},

@@ -41,6 +41,15 @@ IndexMap SliceMap(const SlicePlan& plan, const Shape& in_shape) {
   return map;
 }
 
+IndexMap StridedSliceMap(const StridedSlicePlan& plan, const Shape& in_shape) {
+  IndexMap map = MapOver(plan.processing, in_shape);
+  for (int d = 0; d < map.rank; ++d) {
+    map.base += plan.begin[d] * map.in_strides[d];
+    map.in_strides[d] *= plan.strides[d];
+  }
+  return map;
+}
+
 IndexMap TileMap(const Shape& out_shape, const Shape& in_shape) {
   IndexMap map = MapOver(out_shape, in_shape);
   for (int d = 0; d < map.rank; ++d) map.modulo[d] = std::max<int64_t>(in_shape[d], 1);

@@ -27,6 +27,8 @@ Broadcast BroadcastOf(const BinaryPlan& plan);
 IndexMap MapOver(const Shape& out_shape, const Shape& in_shape);
 // Slice: the box at `plan.begin`.
 IndexMap SliceMap(const SlicePlan& plan, const Shape& in_shape);
+// StridedSlice's elements of an input of `in_shape`, in output order.
+IndexMap StridedSliceMap(const StridedSlicePlan& plan, const Shape& in_shape);
 // Tile: coordinates wrap at the input's dimensions.
 IndexMap TileMap(const Shape& out_shape, const Shape& in_shape);
 // An operand of `strides` (BroadcastPlan's: 0 where it stretches) made
