@@ -208,6 +208,7 @@ int Main(int argc, char** argv) {
   if (ops_command->parsed() && ops_coverage) {
     if (ops_names.empty()) return ExitWith(BadInput("tfrun ops --coverage: give the graph files to look at"));
     if (ops_json) return ExitWith(BadInput("tfrun ops --coverage: --json is for the op listing"));
+    ApplyLogLevel(true);  // the placements' info lines (soft moves) are not the listing's
     const Coverage coverage = CoverageListing(ops_names, coverage_options);
     if (Status written = WriteStdout(coverage.text); !written.ok()) return ExitWith(written);
     return coverage.first_error.ok() ? 0 : ExitCodeFor(coverage.first_error.kind());

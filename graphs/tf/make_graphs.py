@@ -856,6 +856,24 @@ for _towers in TOWER_COUNTS:
             [(f"cpu{_towers}", {"device_count": {"CPU": _towers}}, False, "session", f"--device-count CPU={_towers}")])
 
 
+def imported_graph(tf, file_name):
+    """A graph another tool wrote (tools/golbin_tower_sample.py), imported
+    as it is: make_graphs writes it back unchanged and places it."""
+    graph_def = tf.compat.v1.GraphDef()
+    with open(os.path.join(HERE, file_name), "rb") as f:
+        graph_def.ParseFromString(f.read())
+    tf.compat.v1.import_graph_def(graph_def, name="")
+
+
+# The seed's own tower sample (golbin's many-GPUs-MNIST.py with tf.layers,
+# tools/golbin_tower_sample.py): its GPU towers on this machine's one CPU,
+# as TensorFlow's soft placement puts them.
+for _towers in TOWER_COUNTS:
+    CASES[f"golbin_tower_{_towers}"] = (
+        functools.partial(imported_graph, file_name=f"golbin_tower_{_towers}.pb"), f"golbin_tower_{_towers}.pb",
+        [("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet")])
+
+
 def write_p40_goldens():
     """The GPU graph on eight simulated P40s, derived: every op of the
     sample has a GPU kernel for its dtypes in TensorFlow's tables, so the

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Writes docs/op-coverage.md: the ops of the real programs in graphs/tf
+(and of the op goldens), each with the dtypes tfrun runs it in on the CPU
+and on GPUs, read from the binary itself (`tfrun ops --json`), so the
+table says what the code does.
+
+  tools/op_coverage_table.py --tfrun bazel-bin/cli/tfrun [--out docs/op-coverage.md]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+
+# (title, graph files): the programs people run, then the op goldens.
+PROGRAMS = [
+    ("golbin's tower sample (tf.layers, 8 towers)", ["graphs/tf/golbin_tower_8.pb"]),
+    ("the README's tower sample (tf.nn, 8 towers)", ["graphs/tf/tower_sample_8.pb"]),
+    ("issue 42's op goldens", ["graphs/tf/classifier_ops_run.pbtxt", "graphs/tf/strided_slice_run.pbtxt",
+                               "graphs/tf/pool_lrn_run.pbtxt", "graphs/tf/batch_norm_run.pbtxt",
+                               "graphs/tf/scatter_run.pbtxt", "graphs/tf/summary_run.pbtxt",
+                               "graphs/tf/math_ops_run.pbtxt", "graphs/tf/random_int_run.pbtxt",
+                               "graphs/tf/equal_run.pbtxt"]),
+]
+
+
+def ops_of(tfrun, path):
+    """The op types of a graph file, from its GraphDef as tfrun writes it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "g.pbtxt")
+        p = subprocess.run([tfrun, path, "--place-only", "--device-count", "CPU=3", "--soft-placement", "--quiet",
+                            "--write-graph", out], capture_output=True, text=True, cwd=ROOT)
+        if p.returncode != 0:
+            sys.exit(f"{path}: {p.stderr.strip()}")
+        with open(out) as f:
+            return set(re.findall(r'^  op: "([^"]+)"$', f.read(), flags=re.M))
+
+
+def missing_on_gpus(tfrun, paths):
+    """The ops `tfrun ops --coverage` finds no kernel for once the graphs
+    are placed on eight simulated P40s (as a real GPU would need them)."""
+    p = subprocess.run([tfrun, "ops", "--coverage"] + paths +
+                       ["--devices", "testdata/topologies/p40_x8.yaml", "--soft-placement", "--device-count", "CPU=3"],
+                       capture_output=True, text=True, cwd=ROOT)
+    return set(re.findall(r"^  (\S+) \(.*\) on GPU: ", p.stdout, flags=re.M))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tfrun", required=True)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "op-coverage.md"))
+    a = ap.parse_args()
+    tfrun = os.path.abspath(a.tfrun)
+    sections = []
+    for title, paths in PROGRAMS:
+        ops = set()
+        for path in paths:
+            ops |= ops_of(tfrun, path)
+        listing = json.loads(subprocess.run([tfrun, "ops", "--json"] + sorted(ops), capture_output=True, text=True,
+                                            check=True).stdout)
+        missing = missing_on_gpus(tfrun, paths)
+        rows = []
+        for op in listing["ops"]:
+            gpu_kernels = any(k["device_type"] == "GPU" for k in op["kernels"])
+            runs = op["runs"]
+            cpu = ", ".join(runs.get("CPU", [])) or "**no**"
+            if op["op"] in missing:
+                gpu = "**no**"
+            elif not gpu_kernels:
+                gpu = "on the CPU (no GPU kernel in TensorFlow)"
+            elif runs.get("GPU"):
+                gpu = ", ".join(runs["GPU"])
+            else:
+                gpu = "the CPU's (TensorFlow keeps it in host memory)"
+            rows.append(f"| `{op['op']}` | {cpu} | {gpu} |")
+        sections.append(f"## {title}\n\n{len(rows)} ops ({', '.join(f'`{p}`' for p in paths)}).\n\n"
+                        "| op | tfrun runs on the CPU | on GPUs |\n|---|---|---|\n" + "\n".join(rows) + "\n")
+    with open(a.out, "w") as f:
+        f.write("# The ops of real programs, and what tfrun runs of them\n\n"
+                "Written by `tools/op_coverage_table.py` from the binary (`tfrun ops --json`); the dtypes are\n"
+                "the node dtypes (outputs) each backend binds. `tfrun ops --coverage GRAPH...` says the same for\n"
+                "any graph, placed as TensorFlow places it. The GPU column is for the graphs placed on eight\n"
+                "GPUs (`--devices testdata/topologies/p40_x8.yaml --soft-placement`): \"no\" means a real GPU\n"
+                "would find no tfrun kernel for a node TensorFlow puts there (simulated GPUs run the host's).\n\n" +
+                "\n".join(sections))
+    print(f"{a.out}: {sum(s.count(chr(10) + '| `') for s in sections)} rows")
+
+
+if __name__ == "__main__":
+    main()
