@@ -535,6 +535,22 @@ Status RequireSameShape(KernelContext& c) {
                             ShapeDebugString(y)));
 }
 
+StatusOr<StridedSliceGradPlan> PlanStridedSliceGrad(KernelContext& c) {
+  const Tensor& shape_t = c.inputs[0];
+  const Tensor& dy = c.inputs[4];
+  if (shape_t.rank() != 1) {
+    return c.Fail(fmt::format("shape must be 1-D, got shape.shape = {}", ShapeDebugString(shape_t.shape())));
+  }
+  StridedSliceGradPlan plan;
+  TFRUN_ASSIGN_OR_RETURN(plan.shape, ShapeFromVector(c, shape_t));
+  TFRUN_ASSIGN_OR_RETURN(plan.slice, PlanStridedSlice(c, plan.shape, c.inputs[1], c.inputs[2], c.inputs[3]));
+  if (plan.slice.output != dy.shape()) {
+    return c.Fail(fmt::format("shape of dy was {} instead of {}", ShapeDebugString(dy.shape()),
+                              ShapeDebugString(plan.slice.output)));
+  }
+  return plan;
+}
+
 StatusOr<int64_t> PlanRange(KernelContext& c) {
   for (int i = 0; i < 3; ++i) {
     const Tensor& in = c.inputs[i];

@@ -113,6 +113,13 @@ struct StridedSlicePlan {
 };
 StatusOr<StridedSlicePlan> PlanStridedSlice(KernelContext& c, const Shape& input, const Tensor& begin,
                                             const Tensor& end, const Tensor& strides);
+// StridedSliceGrad(shape, begin, end, strides, dy): the output's shape and
+// the slice of it dy fills, dy's shape checked against the slice.
+struct StridedSliceGradPlan {
+  Shape shape;
+  StridedSlicePlan slice;
+};
+StatusOr<StridedSliceGradPlan> PlanStridedSliceGrad(KernelContext& c);
 // Tile(input, multiples).
 StatusOr<Shape> TileShape(KernelContext& c);
 // Pack(values...): joined along a new axis, `outer` rows before it.

@@ -211,18 +211,6 @@ void MaxPoolImage(const PoolGeometry& g, const T* in, T* out, int64_t b) {
   });
 }
 
-Status MaxPoolKernel(KernelContext& c) {
-  const Tensor& input = c.inputs[0];
-  TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanPool(c, input.shape(), kCpu));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
-  return ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
-    using T = typename decltype(tag)::type;
-    ParallelBatch(g.batch, g.in_rows * g.in_cols * g.depth, [&](int64_t b) {
-      MaxPoolImage<T>(g, input.data<T>(), c.output.data<T>(), b);
-    });
-    return Status::Ok();
-  });
-}
 
 // MaxPoolGrad(orig_input, orig_output, grad): each output's gradient goes
 // to the first position of its window holding the maximum (maxpooling_op.cc
@@ -287,14 +275,20 @@ void AvgPoolImage(const PoolGeometry& g, const T* in, T* out, int64_t b) {
   });
 }
 
-Status AvgPoolKernel(KernelContext& c) {
+// MaxPool and AvgPool: each image's windows on the pool.
+template <bool Average>
+Status PoolKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   TFRUN_ASSIGN_OR_RETURN(const PoolGeometry g, PlanPool(c, input.shape(), kCpu));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
   return ForDType<IsFloatOrDouble>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     ParallelBatch(g.batch, g.in_rows * g.in_cols * g.depth, [&](int64_t b) {
-      AvgPoolImage<T>(g, input.data<T>(), c.output.data<T>(), b);
+      if constexpr (Average) {
+        AvgPoolImage<T>(g, input.data<T>(), c.output.data<T>(), b);
+      } else {
+        MaxPoolImage<T>(g, input.data<T>(), c.output.data<T>(), b);
+      }
     });
     return Status::Ok();
   });
@@ -338,6 +332,21 @@ Status AvgPoolGradKernel(KernelContext& c) {
 }
 
 // ---- Local response normalization (lrn_op.cc) ----
+
+// bias + alpha * the sum of the squares within the radius of j, the squares
+// added in depth order (TensorFlow's band contraction adds them so; its
+// gradient's loop too).
+float LrnNorm(const float* row, int64_t depth, const LrnPlan& p, int64_t j) {
+  const int64_t k0 = std::max<int64_t>(0, j - p.radius);
+  const int64_t k1 = std::min<int64_t>(depth, j + p.radius + 1);
+  float sum = 0;
+  for (int64_t k = k0; k < k1; ++k) {
+    const float square = row[k] * row[k];
+    sum += square;
+  }
+  const float scaled = sum * p.alpha;
+  return scaled + p.bias;
+}
 
 // Calls f(first, last) over ranges of `rows` rows of `cost` each, on the
 // pool when there is enough work.
@@ -388,17 +397,7 @@ Status LrnKernel(KernelContext& c) {
         }
         continue;
       }
-      for (int64_t j = 0; j < depth; ++j) {
-        const int64_t k0 = std::max<int64_t>(0, j - p.radius);
-        const int64_t k1 = std::min<int64_t>(depth, j + p.radius + 1);
-        float sum = 0;
-        for (int64_t k = k0; k < k1; ++k) {
-          const float square = xi[k] * xi[k];
-          sum += square;
-        }
-        const float scaled = sum * p.alpha;
-        si[j] = scaled + p.bias;
-      }
+      for (int64_t j = 0; j < depth; ++j) si[j] = LrnNorm(xi, depth, p, j);
     }
   });
   if (p.beta == 1.0f) {
@@ -438,13 +437,7 @@ Status LrnGradKernel(KernelContext& c) {
         if (gs == 0.0f) continue;
         const int64_t k0 = std::max<int64_t>(0, j - p.radius);
         const int64_t k1 = std::min<int64_t>(depth, j + p.radius + 1);
-        float norm = 0;
-        for (int64_t k = k0; k < k1; ++k) {
-          const float square = xi[k] * xi[k];
-          norm += square;
-        }
-        const float scaled = p.alpha * norm;
-        norm = scaled + p.bias;
+        const float norm = LrnNorm(xi, depth, p, j);
         const float pow = std::pow(norm, -p.beta);
         const float activations_ab2 = alpha_beta_2 * y[i * depth + j];
         for (int64_t k = k0; k < k1; ++k) {
@@ -630,9 +623,9 @@ void RegisterNnKernels(KernelRegistry* registry) {
   registry->Bind("Conv2D", kCpu, f32, Conv2DKernel);
   registry->Bind("Conv2DBackpropInput", kCpu, f32, Conv2DBackpropInputKernel);
   registry->Bind("Conv2DBackpropFilter", kCpu, f32, Conv2DBackpropFilterKernel);
-  registry->Bind("MaxPool", kCpu, f32_64, MaxPoolKernel);
+  registry->Bind("MaxPool", kCpu, f32_64, PoolKernel<false>);
   registry->Bind("MaxPoolGrad", kCpu, f32_64, MaxPoolGradKernel);
-  registry->Bind("AvgPool", kCpu, f32_64, AvgPoolKernel);
+  registry->Bind("AvgPool", kCpu, f32_64, PoolKernel<true>);
   registry->Bind("AvgPoolGrad", kCpu, f32_64, AvgPoolGradKernel);
   registry->Bind("LRN", kCpu, f32, LrnKernel);
   registry->Bind("LRNGrad", kCpu, f32, LrnGradKernel);

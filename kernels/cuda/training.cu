@@ -762,7 +762,11 @@ int Select(int element_bytes, const bool* cond, const void* then_values, const v
   });
 }
 
-int StridedCopy(int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out, void* stream) {
+namespace {
+
+// StridedCopy (`scatter` false) or StridedScatter, `map` checked first.
+int LaunchStrided(bool scatter, int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out,
+                  void* stream) {
   if (n == 0) return 0;
   if (map.rank < 0 || map.rank > kMaxRank) return static_cast<int>(cudaErrorInvalidValue);
   for (int d = 0; d < map.rank; ++d) {
@@ -770,10 +774,20 @@ int StridedCopy(int element_bytes, const void* in, const IndexMap& map, int64_t 
   }
   return DispatchBytes(element_bytes, [&](auto* tag) {
     using U = std::remove_pointer_t<decltype(tag)>;
-    StridedCopyKernel<U><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const U*>(in), map, n, static_cast<U*>(out));
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (scatter) {
+      StridedScatterKernel<U><<<GridFor(n), kThreads, 0, s>>>(static_cast<const U*>(in), map, n, static_cast<U*>(out));
+    } else {
+      StridedCopyKernel<U><<<GridFor(n), kThreads, 0, s>>>(static_cast<const U*>(in), map, n, static_cast<U*>(out));
+    }
     return LastError();
   });
+}
+
+}  // namespace
+
+int StridedCopy(int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out, void* stream) {
+  return LaunchStrided(false, element_bytes, in, map, n, out, stream);
 }
 
 int Gather(int element_bytes, const void* params, const void* indices, bool indices_int64, int64_t outer,
@@ -1028,17 +1042,7 @@ int Range(ElementType type, double start, double delta, int64_t n, void* out, vo
 }
 
 int StridedScatter(int element_bytes, const void* in, const IndexMap& map, int64_t n, void* out, void* stream) {
-  if (n == 0) return 0;
-  if (map.rank < 0 || map.rank > kMaxRank) return static_cast<int>(cudaErrorInvalidValue);
-  for (int d = 0; d < map.rank; ++d) {
-    if (map.dims[d] <= 0 || map.modulo[d] <= 0) return static_cast<int>(cudaErrorInvalidValue);
-  }
-  return DispatchBytes(element_bytes, [&](auto* tag) {
-    using U = std::remove_pointer_t<decltype(tag)>;
-    StridedScatterKernel<U><<<GridFor(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const U*>(in), map, n, static_cast<U*>(out));
-    return LastError();
-  });
+  return LaunchStrided(true, element_bytes, in, map, n, out, stream);
 }
 
 int Scatter(ElementType type, ScatterOp op, void* var, int64_t rows, int64_t row_size, const void* indices,

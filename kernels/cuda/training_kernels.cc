@@ -255,21 +255,13 @@ Status StridedSliceKernel(KernelContext& c) {
 }
 
 // StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with
-// dy where StridedSlice took its values (as the CPU kernel, whose checks
-// these are).
+// dy where StridedSlice took its values.
 Status StridedSliceGradKernel(KernelContext& c) {
-  const Tensor& shape_t = c.inputs[0];
   const Tensor& dy = c.inputs[4];
   TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
-  if (shape_t.rank() != 1) {
-    return c.Fail(fmt::format("shape must be 1-D, got shape.shape = {}", ShapeDebugString(shape_t.shape())));
-  }
-  TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, shape_t));
-  TFRUN_ASSIGN_OR_RETURN(const StridedSlicePlan plan, PlanStridedSlice(c, shape, c.inputs[1], c.inputs[2], c.inputs[3]));
-  if (plan.output != dy.shape()) {
-    return c.Fail(fmt::format("shape of dy was {} instead of {}", ShapeDebugString(dy.shape()),
-                              ShapeDebugString(plan.output)));
-  }
+  TFRUN_ASSIGN_OR_RETURN(const StridedSliceGradPlan grad, PlanStridedSliceGrad(c));
+  const Shape& shape = grad.shape;
+  const StridedSlicePlan& plan = grad.slice;
   TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.processing.size()));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   if (c.output.num_elements() == 0) return Status::Ok();
