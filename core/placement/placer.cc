@@ -65,11 +65,19 @@ std::string SoftMoveNote(const std::string& node, std::string_view op, DType dty
   const bool any_match = std::any_of(devices.devices().begin(), devices.devices().end(),
                                      [&](const Device& d) { return requested.Matches(d.spec); });
   if (any_match && colocated_with != nullptr) {
-    // It could run there itself; the node it must stay with cannot.
+    // It could run there itself; the node it must stay with cannot, on the
+    // device that node asks for (this one may ask for none).
+    const DeviceSpec& theirs = colocated_with->requested_device;
+    const bool theirs_match = std::any_of(devices.devices().begin(), devices.devices().end(),
+                                          [&](const Device& d) { return theirs.Matches(d.spec); });
+    if (!theirs_match) {
+      return fmt::format("soft placement put '{}' ({}) on {}: it is colocated with '{}' ({}), and no device matches {}",
+                         node, op, to.name, colocated_with->name, colocated_with->op, theirs.ToString());
+    }
     return fmt::format("soft placement put '{}' ({}) on {}: it is colocated with '{}' ({}), which has no {} kernel "
                        "for {} on {}",
                        node, op, to.name, colocated_with->name, colocated_with->op, colocated_with->op,
-                       Name(colocated_with->dtype), requested.ToString());
+                       Name(colocated_with->dtype), theirs.ToString());
   }
   return fmt::format("soft placement put '{}' ({}) on {}: {}", node, op, to.name,
                      any_match ? fmt::format("no {} kernel for {} on {}", op, Name(dtype), requested.ToString())

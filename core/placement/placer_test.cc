@@ -134,6 +134,24 @@ TEST(PlacerTest, SoftMoveNotesNameTheColocatedNodeThatCannotMove) {
             "with 'v' (VariableV2), which has no VariableV2 kernel for int32 on /device:GPU:0");
 }
 
+// A node that asks for no device, colocated with one whose device does not
+// exist (a variable's initializer in a TensorFlow graph, which
+// colocate_with keeps out of the device scope): its note names the other
+// node's request, and that no device matches it.
+TEST(PlacerTest, SoftMoveNotesNameTheDeviceTheColocatedNodeAsksFor) {
+  const DeviceSet devices = SimulatedGpus(0);
+  Node v;
+  v.name = "v";
+  v.op = "VarHandleOp";
+  v.dtype = DType::kFloat32;
+  StatusOr<DeviceSpec> gpu3 = DeviceSpec::Parse("/device:GPU:3");
+  ASSERT_TRUE(gpu3.ok());
+  v.requested_device = *gpu3;
+  EXPECT_EQ(SoftMoveNote("c", "Const", DType::kInt32, DeviceSpec(), devices[0], devices, &v),
+            "soft placement put 'c' (Const) on /job:localhost/replica:0/task:0/device:CPU:0: it is colocated with "
+            "'v' (VarHandleOp), and no device matches /device:GPU:3");
+}
+
 TEST(PlacerTest, ImportOrdersOfEachEra) {
   StatusOr<Graph> g = LoadGraphText(R"(nodes:
   - device: /gpu:2
