@@ -112,8 +112,8 @@ StatusOr<Tensor> PrepareScatter(KernelContext& c, bool resource) {
   bool valid = updates.rank() == 0;
   if (!valid && updates.rank() == indices.rank() + params.rank() - 1) {
     valid = true;
-    for (size_t d = 0; d < indices.rank(); ++d) valid = valid && updates.shape()[d] == indices.shape()[d];
-    for (size_t d = 1; d < params.rank(); ++d) {
+    for (int d = 0; d < indices.rank(); ++d) valid = valid && updates.shape()[d] == indices.shape()[d];
+    for (int d = 1; d < params.rank(); ++d) {
       valid = valid && params.shape()[d] == updates.shape()[d + indices.rank() - 1];
     }
   }
@@ -130,7 +130,7 @@ Status ScatterIndexError(KernelContext& c, const Tensor& indices, int64_t i, int
   // SliceDebugString: the flat position as a multi-index.
   std::vector<int64_t> position(indices.rank());
   int64_t rest = i;
-  for (size_t d = indices.rank(); d-- > 0;) {
+  for (int d = indices.rank(); d-- > 0;) {
     const int64_t size = indices.shape()[d];
     position[d] = size == 0 ? 0 : rest % size;
     rest = size == 0 ? 0 : rest / size;

@@ -239,7 +239,7 @@ Status ResourceGatherKernel(KernelContext& c) {
   plan.output.insert(plan.output.end(), params.shape().begin() + 1, params.shape().end());
   plan.limit = params.shape()[0];
   plan.count = indices.num_elements();
-  for (size_t d = 1; d < params.rank(); ++d) plan.inner *= params.shape()[d];
+  for (int d = 1; d < params.rank(); ++d) plan.inner *= params.shape()[d];
   return Gather(c, params, indices, plan);
 }
 

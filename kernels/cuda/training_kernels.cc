@@ -773,7 +773,7 @@ Status ResourceGatherKernel(KernelContext& c) {
   Shape output = indices.shape();
   output.insert(output.end(), params.shape().begin() + 1, params.shape().end());
   int64_t inner = 1;
-  for (size_t d = 1; d < params.rank(); ++d) inner *= params.shape()[d];
+  for (int d = 1; d < params.rank(); ++d) inner *= params.shape()[d];
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(output));
   return LaunchResult(cuda::Gather(ElementBytes(params.dtype()), params.raw(), indices.raw(),
                                    indices.dtype() == DType::kInt64, 1, params.shape()[0], inner,
