@@ -41,6 +41,11 @@ std::string KernelContext::StringAttr(std::string_view name, std::string_view fa
   return v == nullptr ? std::string(fallback) : v->items[0];
 }
 
+std::vector<std::string> KernelContext::ListAttrItems(std::string_view name) const {
+  const AttrValue* v = FindAttr(*this, name);
+  return v == nullptr ? std::vector<std::string>() : v->items;
+}
+
 std::vector<int64_t> KernelContext::IntListAttr(std::string_view name) const {
   std::vector<int64_t> values;
   if (const AttrValue* v = FindAttr(*this, name)) {

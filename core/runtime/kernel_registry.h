@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,9 +40,16 @@ bool TakesUninitializedRef(const Node& node, size_t input);
 // INVARIANT: a resource variable keeps the dtype it was first assigned
 // (AssignVariableOp refuses another, as TensorFlow's Var does), so every
 // reader that checks its own dtype attr against it reads what it expects.
+struct QueueResource;  // kernels/cpu/queue_kernels.cc
 struct VariableStore {
   std::map<std::string, Tensor> ref;
   std::map<std::string, Tensor> resource;
+  // Queues (FIFOQueueV2, ...) by their handle's key, made by the queue op's
+  // first run and kept across runs, as TensorFlow's resource manager keeps
+  // them; `queues_made` numbers the unnamed ones as TensorFlow's unique ids
+  // do ("_0_fifo_queue").
+  std::map<std::string, std::shared_ptr<QueueResource>> queues;
+  int64_t queues_made = 0;
 };
 
 // A stateful random node's generator, by node id: made from its seeds at
@@ -88,6 +96,9 @@ struct KernelContext {
   bool BoolAttr(std::string_view name, bool fallback = false) const;
   std::string StringAttr(std::string_view name, std::string_view fallback = {}) const;
   std::vector<int64_t> IntListAttr(std::string_view name) const;
+  // A list attr's elements as the tables write them (types "FLOAT", shapes
+  // "(2x-1)", "()" or "?"); empty where the node has none.
+  std::vector<std::string> ListAttrItems(std::string_view name) const;
   // An InvalidArgumentError raised by the op's kernel (OP_REQUIRES).
   Status Fail(std::string message) {
     op_error = true;

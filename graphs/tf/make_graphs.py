@@ -690,6 +690,40 @@ def scatter_run(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def queue_run(tf):
+    """Issue 42: queues. A FIFOQueue of two components filled with
+    enqueue_many, closed, then dequeue_up_to asking for more than it holds;
+    a seeded RandomShuffleQueue (min_after_dequeue 2) and its dequeue_many;
+    a PaddingFIFOQueue padding two vectors; strings; size and is_closed.
+    Each fetch reads a queue of its own, once (TensorFlow runs each fetch in
+    a Session run of its own, tfrun all of them in one: a dequeue's
+    components are fetched as one tensor); the enqueues and closes are
+    targets, run first in order by both."""
+    tf.compat.v1.set_random_seed(7)
+    q1 = tf.queue.FIFOQueue(5, [tf.float32, tf.int32], shapes=[[2], []], name="q1")
+    q1.enqueue_many(([[1., 2.], [3., 4.], [5., 6.]], [7, 8, 9]), name="q1_enq")
+    q1.close(name="q1_close")
+    a, b = q1.dequeue_up_to(5, name="q1_upto")
+    tf.concat([a, tf.cast(b[:, None], tf.float32)], 1, name="q1_rows")
+    q2 = tf.queue.RandomShuffleQueue(20, 2, [tf.int32], shapes=[[]], seed=3, name="q2")
+    q2.enqueue_many([tf.range(10)], name="q2_enq")
+    tf.identity(q2.dequeue_many(8), name="q2_deq")
+    q3 = tf.queue.PaddingFIFOQueue(5, [tf.int32, tf.float32], shapes=[[None], [None, 2]], name="q3")
+    q3.enqueue([tf.constant([1, 2, 3]), tf.constant([[1., 2.]])], name="q3_e1")
+    q3.enqueue([tf.constant([4]), tf.constant([[3., 4.], [5., 6.]])], name="q3_e2")
+    c, d = q3.dequeue_many(2, name="q3_deq")
+    tf.concat([tf.cast(c, tf.float32), tf.reshape(d, [2, 4])], 1, name="q3_rows")
+    q4 = tf.queue.FIFOQueue(3, [tf.string], shapes=[[]], name="q4")
+    q4.enqueue_many([tf.constant(["a", "bc"])], name="q4_enq")
+    tf.identity(q4.dequeue(), name="q4_deq")
+    q5 = tf.queue.FIFOQueue(3, [tf.int64], name="q5")
+    q5.enqueue([tf.constant(1, tf.int64)], name="q5_enq")
+    tf.identity(q5.size(), name="q5_count")
+    q6 = tf.queue.FIFOQueue(3, [tf.int32], name="q6")
+    q6.close(name="q6_close")
+    tf.identity(q6.is_closed(), name="q6_closed")
+
+
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -775,6 +809,11 @@ CASES = {
         ("run", {}, False, "session", "",
          ["^init", "after_add", "after_sub", "after_sub_scalar", "after_upd", "after_radd", "after_rupd", "^step",
           "emb_now", "remb_now"]),
+    ]),
+    "queue_run": (queue_run, "queue_run.pbtxt", [
+        ("run", {}, False, "session", "",
+         ["^q1_enq", "^q1_close", "^q2_enq", "^q3_e1", "^q3_e2", "^q4_enq", "^q5_enq", "^q6_close", "q1_rows",
+          "q2_deq", "q3_rows", "q4_deq", "q5_count", "q6_closed"]),
     ]),
     "random_int_run": (random_int_run, "random_int_run.pbtxt", [
         ("run", {}, False, "session", "", ["ri", "rl", "ri2"]),

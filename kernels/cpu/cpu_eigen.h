@@ -118,6 +118,7 @@ std::vector<int64_t> IntsOf(const Tensor& t);
 void RegisterMathKernels(KernelRegistry* registry);
 void RegisterArrayKernels(KernelRegistry* registry);
 void RegisterSummaryKernels(KernelRegistry* registry);
+void RegisterQueueKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterOptimizerKernels(KernelRegistry* registry);
 

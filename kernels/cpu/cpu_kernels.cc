@@ -439,6 +439,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterMathKernels(registry);
   cpu::RegisterArrayKernels(registry);
   cpu::RegisterSummaryKernels(registry);
+  cpu::RegisterQueueKernels(registry);
   cpu::RegisterNnKernels(registry);
   cpu::RegisterOptimizerKernels(registry);
 }

@@ -172,10 +172,54 @@ def histogram_of_nan(tf, rv):
     return "--fetch histogram"
 
 
+def queue_closed_and_short(tf, rv):
+    """dequeue_many(3) of a closed FIFOQueue holding 2."""
+    q = tf.queue.FIFOQueue(5, [tf.float32], shapes=[[]], name="q")
+    enq = q.enqueue_many([tf.constant([1.0, 2.0])])
+    with tf.control_dependencies([enq]):
+        close = q.close()
+    with tf.control_dependencies([close]):
+        tf.identity(q.dequeue_many(3), name="rows")
+    return "--fetch rows"
+
+
+def queue_enqueue_after_close(tf, rv):
+    """An enqueue into a closed queue."""
+    q = tf.queue.FIFOQueue(5, [tf.int32], name="q")
+    close = q.close()
+    with tf.control_dependencies([close]):
+        q.enqueue([tf.constant(1)], name="late")
+    return "--targets late"
+
+
+def queue_shape_mismatch(tf, rv):
+    """A [3] vector into a queue of [2] vectors."""
+    q = tf.queue.FIFOQueue(5, [tf.float32], shapes=[[2]], name="q")
+    q.enqueue([held(tf, [1.0, 2.0, 3.0], "float32", "x")], name="enq")
+    return "--targets enq"
+
+
+def queue_signature_mismatch(tf, rv):
+    """An int32 component into a float queue."""
+    q = tf.queue.FIFOQueue(5, [tf.float32], name="q")
+    tf.raw_ops.QueueEnqueueV2(handle=q.queue_ref, components=[tf.constant([1, 2])], name="enq")
+    return "--targets enq"
+
+
+def queue_many_without_shapes(tf, rv):
+    """dequeue_many of a FIFOQueue whose components have no shapes."""
+    q = tf.queue.FIFOQueue(5, [tf.float32], name="q")
+    enq = q.enqueue([tf.constant([1.0])])
+    with tf.control_dependencies([enq]):
+        tf.identity(q.dequeue_many(1), name="rows")
+    return "--fetch rows"
+
+
 CASES = [read_wrong_dtype, assign_wrong_dtype, assign_add_wrong_dtype, sum_duplicate_axes, max_duplicate_axes,
          conv_empty_filter, floormod_most_negative, reshape_overflow, range_wider_than_int64, const_of_another_dtype,
          avg_pool_grad_wrong_grad, lrn_of_a_matrix, lrn_grad_shapes, batch_norm_short_scale,
-         scatter_index_out_of_range, histogram_of_nan]
+         scatter_index_out_of_range, histogram_of_nan, queue_closed_and_short, queue_enqueue_after_close,
+         queue_shape_mismatch, queue_signature_mismatch, queue_many_without_shapes]
 
 
 def node_line(text, node):
