@@ -25,7 +25,7 @@ PROGRAMS = [
                                "graphs/tf/pool_lrn_run.pbtxt", "graphs/tf/batch_norm_run.pbtxt",
                                "graphs/tf/scatter_run.pbtxt", "graphs/tf/summary_run.pbtxt",
                                "graphs/tf/math_ops_run.pbtxt", "graphs/tf/random_int_run.pbtxt",
-                               "graphs/tf/equal_run.pbtxt"]),
+                               "graphs/tf/equal_run.pbtxt", "graphs/tf/queue_run.pbtxt"]),
 ]
 
 
