@@ -48,8 +48,8 @@ std::string NotANumber(const std::string& word, DType dtype, const CompatProfile
 
 // The value after '=': @FILE.npy, or a literal in the graph format's value
 // syntax, read as the tensor's dtype (the dtype feed_dict converts to).
-StatusOr<Tensor> ReadFedValue(const std::string& flag, const std::string& text, const Node& node, int64_t limit,
-                              const CompatProfile& profile) {
+StatusOr<Tensor> ReadFedValue(const std::string& flag, const std::string& text, const Node& node, DType dtype,
+                              int64_t limit, const CompatProfile& profile) {
   if (!text.empty() && text[0] == '@') {
     StatusOr<Tensor> read = ReadNpy(text.substr(1));
     if (!read.ok()) return BadInput(fmt::format("{}: {}", flag, read.status().message()));
@@ -63,15 +63,15 @@ StatusOr<Tensor> ReadFedValue(const std::string& flag, const std::string& text, 
   if (value.IsMap() || value.IsNull()) {
     return BadInput(fmt::format("{}: the value must be a number, a string or a nested list, e.g. [[1, 2, 3]]", flag));
   }
-  if (node.dtype != DType::kString) {
+  if (dtype != DType::kString) {
     if (std::optional<std::string> word = FirstWord(value)) {
-      return BadInput(fmt::format("{}: {}", flag, NotANumber(*word, node.dtype, profile)));
+      return BadInput(fmt::format("{}: {}", flag, NotANumber(*word, dtype, profile)));
     }
   }
   FieldReader fields(label);
   TensorLiteralReader literals(fields, "", limit);
   Node read;
-  TFRUN_RETURN_IF_ERROR(literals.ReadValue(value, node.name, node.dtype, &read));
+  TFRUN_RETURN_IF_ERROR(literals.ReadValue(value, node.name, dtype, &read));
   return read.value;
 }
 
@@ -112,19 +112,22 @@ StatusOr<std::vector<Feed>> ResolveFeeds(const std::vector<std::string>& specs, 
     const std::string tensor = graph.OutputName(*output, false);
     // session.py has no NumPy value for a resource handle (it fails with a
     // KeyError of its own); tfrun's handles are not the user's to make.
+    // The output's own dtype: a dequeue's components differ from each
+    // other (and from the node's first output).
     const std::optional<DType> dtype = graph.OutputDType(*output);
-    if (!dtype || *dtype != node.dtype) {
+    if (!dtype || (output->index == 0 && *dtype != node.dtype)) {
       return BadInput(fmt::format("{}: {} is a {} tensor, which a feed cannot give a value (feed a tensor it "
                                   "computes from instead)",
                                   flag, tensor, graph.OutputTypeString(*output)));
     }
-    TFRUN_ASSIGN_OR_RETURN(Tensor value, ReadFedValue(flag, spec.substr(eq + 1), node, limit, profile));
-    if ((value.dtype() == DType::kString) != (node.dtype == DType::kString)) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor value, ReadFedValue(flag, spec.substr(eq + 1), node, *dtype, limit, profile));
+    if ((value.dtype() == DType::kString) != (*dtype == DType::kString)) {
       return BadInput(fmt::format("{}: ValueError: a {} value cannot be fed to {}, a {} tensor", flag,
-                                  Name(value.dtype()), tensor, Name(node.dtype)));
+                                  Name(value.dtype()), tensor, Name(*dtype)));
     }
-    TFRUN_ASSIGN_OR_RETURN(value, CastOnHost(value, node.dtype));
-    if (!IsCompatible(node.shape, node.unknown_rank, value.shape())) {
+    TFRUN_ASSIGN_OR_RETURN(value, CastOnHost(value, *dtype));
+    // The node's static shape is its first output's.
+    if (output->index == 0 && !IsCompatible(node.shape, node.unknown_rank, value.shape())) {
       return BadInput(fmt::format("{}: {}", flag, FeedShapeError(value.shape(), tensor, node, profile)));
     }
     feeds.push_back({*output, std::move(value)});

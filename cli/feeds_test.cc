@@ -34,5 +34,24 @@ TEST(FeedsTest, AResourceHandleCannotBeFed) {
   EXPECT_TRUE(read.ok()) << read.status().message();
 }
 
+// A dequeue's components are its outputs, each of its own dtype: feeding
+// them all replaces the queue (and the reader behind it), as feed_dict
+// does. A value is read and cast as the output's dtype, not the node's
+// first output's.
+TEST(FeedsTest, EachOutputOfANodeIsFedInItsOwnDType) {
+  StatusOr<Graph> graph = LoadTfGraph("graphs/tf/queue_run.pbtxt", GraphDefImportOptions());
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  StatusOr<std::vector<Feed>> feeds =
+      ResolveFeeds({"q1_upto:0=[[1, 2], [3, 4]]", "q1_upto:1=[5, 6]"}, *graph, *FindProfile("tf2"), 1 << 20);
+  ASSERT_TRUE(feeds.ok()) << feeds.status().message();
+  ASSERT_EQ(feeds->size(), 2u);
+  EXPECT_EQ((*feeds)[0].value.dtype(), DType::kFloat32);
+  EXPECT_EQ((*feeds)[1].value.dtype(), DType::kInt32);
+  // A literal is read as the output's dtype: a float is not an int32.
+  StatusOr<std::vector<Feed>> floats =
+      ResolveFeeds({"q1_upto:1=[0.5, 2]"}, *graph, *FindProfile("tf2"), 1 << 20);
+  EXPECT_FALSE(floats.ok());
+}
+
 }  // namespace
 }  // namespace tfrun
