@@ -383,7 +383,9 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int slot = SlotOf(node.input(i));
-      const Tensor input = CurrentRef(node, i, outputs[slot]);
+      // (CurrentRef only for an empty one: copying every input's handle
+      // would cost the hot loop two atomic operations an input.)
+      const Tensor& input = outputs[slot].is_valid() ? outputs[slot] : (outputs[slot] = CurrentRef(node, i, outputs[slot]));
       // Assign writes through its reference input, IsVariableInitialized
       // asks about it; everything else reads.
       if (!input.is_valid() && !TakesUninitializedRef(node, i)) return Uninitialized(node, node.inputs[i]);
