@@ -383,9 +383,8 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     inputs.reserve(node.inputs.size());
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int slot = SlotOf(node.input(i));
-      // (CurrentRef only for an empty one: copying every input's handle
-      // would cost the hot loop two atomic operations an input.)
-      const Tensor& input = outputs[slot].is_valid() ? outputs[slot] : (outputs[slot] = CurrentRef(node, i, outputs[slot]));
+      if (!outputs[slot].is_valid()) outputs[slot] = CurrentRef(node, i);
+      const Tensor& input = outputs[slot];
       // Assign writes through its reference input, IsVariableInitialized
       // asks about it; everything else reads.
       if (!input.is_valid() && !TakesUninitializedRef(node, i)) return Uninitialized(node, node.inputs[i]);
@@ -432,12 +431,11 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   return Status::Ok();
 }
 
-Tensor Executor::CurrentRef(const Node& node, size_t input, const Tensor& value) const {
-  if (value.is_valid()) return value;
+Tensor Executor::CurrentRef(const Node& node, size_t input) const {
   const Node& producer = graph_.nodes[node.inputs[input]];
-  if (producer.op != "VariableV2") return value;
+  if (producer.op != "VariableV2") return Tensor();
   const auto it = variables_.ref.find(producer.name);
-  return it == variables_.ref.end() ? value : it->second;
+  return it == variables_.ref.end() ? Tensor() : it->second;
 }
 
 Status Executor::Uninitialized(const Node& node, int producer) const {

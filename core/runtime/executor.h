@@ -191,11 +191,13 @@ class Executor {
   Status RunKernel(const Node& node, std::vector<Tensor>* inputs, RunState* run, std::vector<Tensor>* outputs);
   Status FinishQueues(RunState* run);
   static StatusOr<Tensor> OnHost(const Tensor& tensor);
-  // A reference variable's output read before its Assign ran in the same
-  // run (a consumer behind a control edge on the initializer): the variable
-  // as the store holds it now, as TensorFlow's ref aliases the variable; an
-  // empty tensor where it still has no value.
-  Tensor CurrentRef(const Node& node, size_t input, const Tensor& value) const;
+  // For input `input` of `node` found empty: a reference variable's output
+  // read before its Assign ran in the same run (a consumer behind a control
+  // edge on the initializer) is the variable as the store holds it now, as
+  // TensorFlow's ref aliases the variable; empty where it still has no
+  // value, or the producer is no VariableV2. Only for empty inputs: looking
+  // at every input would cost the hot loop a handle copy each.
+  Tensor CurrentRef(const Node& node, size_t input) const;
   Status Uninitialized(const Node& node, int producer) const;
   void AssignSlots();
 

@@ -569,7 +569,7 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
           return graph_.ErrorAt(ErrorKind::kRuntime, node,
                                 fmt::format("node '{}': InternalError: input {} is missing", node.name, i));
         }
-        if (entry.live && !entry.value.is_valid()) entry.value = CurrentRef(node, i, entry.value);
+        if (entry.live && !entry.value.is_valid()) entry.value = CurrentRef(node, i);
         if (entry.live && !entry.value.is_valid() && !TakesUninitializedRef(node, i)) {
           return Uninitialized(node, node.inputs[i]);
         }

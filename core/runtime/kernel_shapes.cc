@@ -560,15 +560,14 @@ StatusOr<int64_t> PlanRange(KernelContext& c) {
     }
     if (in.dtype() != c.node.dtype) return c.Fail(fmt::format("Range's inputs are {}", Name(c.node.dtype)));
   }
-  switch (c.node.dtype) {
-    case DType::kFloat32: return RangeSizeOf<float>(c);
-    case DType::kFloat64: return RangeSizeOf<double>(c);
-    case DType::kInt32: return RangeSizeOf<int32_t>(c);
-    case DType::kInt64: return RangeSizeOf<int64_t>(c);
-    case DType::kFloat16: return RangeSizeOf<Eigen::half>(c);
-    case DType::kBFloat16: return RangeSizeOf<Eigen::bfloat16>(c);
-    default: return RuntimeError(fmt::format("no Range kernel for {}", Name(c.node.dtype)));
-  }
+  return DispatchDType(c.node.dtype, [&](auto tag) -> StatusOr<int64_t> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {  // bool, string
+      return RuntimeError(fmt::format("no Range kernel for {}", Name(c.node.dtype)));
+    } else {
+      return RangeSizeOf<T>(c);
+    }
+  });
 }
 
 StatusOr<ArgPlan> PlanArg(KernelContext& c) {

@@ -305,7 +305,7 @@ StatusOr<LrnPlan> PlanLrn(KernelContext& c, std::initializer_list<const Tensor*>
 
 namespace {
 
-StatusOr<BatchNormPlan> BatchNormAttrs(KernelContext& c, const Tensor& x, std::string_view device_type) {
+StatusOr<BatchNormPlan> BatchNormAttrs(KernelContext& c, const Tensor& x) {
   BatchNormPlan p;
   const std::string format = c.StringAttr("data_format", "NHWC");
   if (format != "NHWC" && format != "NCHW") {
@@ -319,7 +319,6 @@ StatusOr<BatchNormPlan> BatchNormAttrs(KernelContext& c, const Tensor& x, std::s
     return c.Fail(fmt::format("input must be 4-dimensional{}", ShapeDebugString(x.shape())));
   }
   p.channels = x.shape()[p.nchw ? 1 : 3];
-  (void)device_type;
   return p;
 }
 
@@ -334,8 +333,8 @@ Status CheckChannelVector(KernelContext& c, const BatchNormPlan& p, const Tensor
 
 }  // namespace
 
-StatusOr<BatchNormPlan> PlanBatchNorm(KernelContext& c, std::string_view device_type) {
-  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan p, BatchNormAttrs(c, c.inputs[0], device_type));
+StatusOr<BatchNormPlan> PlanBatchNorm(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan p, BatchNormAttrs(c, c.inputs[0]));
   TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[1], "scale"));
   TFRUN_RETURN_IF_ERROR(CheckChannelVector(c, p, c.inputs[2], "offset"));
   // A training step with the default factor never reads the running
@@ -349,10 +348,10 @@ StatusOr<BatchNormPlan> PlanBatchNorm(KernelContext& c, std::string_view device_
   return p;
 }
 
-StatusOr<BatchNormPlan> PlanBatchNormGrad(KernelContext& c, std::string_view device_type) {
+StatusOr<BatchNormPlan> PlanBatchNormGrad(KernelContext& c) {
   const Tensor& dy = c.inputs[0];
   const Tensor& x = c.inputs[1];
-  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan p, BatchNormAttrs(c, x, device_type));
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan p, BatchNormAttrs(c, x));
   if (dy.rank() != 4) return c.Fail(fmt::format("input must be 4-dimensional{}", ShapeDebugString(dy.shape())));
   if (dy.shape() != x.shape()) {
     return c.Fail(fmt::format("x and y_backprop must have same shape, but x has shape {} and y_backprop has shape {}",

@@ -96,9 +96,9 @@ struct BatchNormPlan {
   float epsilon = 0.0001f;
   float exponential_avg_factor = 1.0f;
 };
-StatusOr<BatchNormPlan> PlanBatchNorm(KernelContext& c, std::string_view device_type);
+StatusOr<BatchNormPlan> PlanBatchNorm(KernelContext& c);
 // FusedBatchNormGrad, V2 and V3: y_backprop and x of one 4-D shape, scale
 // and the reserve spaces (mean, variance) of x's channels.
-StatusOr<BatchNormPlan> PlanBatchNormGrad(KernelContext& c, std::string_view device_type);
+StatusOr<BatchNormPlan> PlanBatchNormGrad(KernelContext& c);
 
 }  // namespace tfrun

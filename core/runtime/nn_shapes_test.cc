@@ -136,23 +136,23 @@ TEST(NnShapesTest, BatchNormChecksTheStatisticsItReads) {
   // ones (tf.compat.v1.nn.fused_batch_norm's) are fine.
   Call train("FusedBatchNormV3", {{"is_training", {"true"}}},
              {Zeros({2, 2, 2, 3}), Zeros({3}), Zeros({3}), Zeros({0}), Zeros({0})});
-  StatusOr<BatchNormPlan> plan = PlanBatchNorm(train.context, kCpu);
+  StatusOr<BatchNormPlan> plan = PlanBatchNorm(train.context);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->channels, 3);
   // An average with them reads them.
   Call average("FusedBatchNormV3", {{"is_training", {"true"}}, {"exponential_avg_factor", {"0.5"}}},
                {Zeros({2, 2, 2, 3}), Zeros({3}), Zeros({3}), Zeros({0}), Zeros({3})});
-  EXPECT_EQ(PlanBatchNorm(average.context, kCpu).status().message(),
+  EXPECT_EQ(PlanBatchNorm(average.context).status().message(),
             "InvalidArgumentError: mean must have the same number of elements as the channels of x, got 0 and 3");
   Call nchw("FusedBatchNormV3", {{"is_training", {"false"}}, {"data_format", {"NCHW"}}},
             {Zeros({2, 3, 4, 5}), Zeros({3}), Zeros({3}), Zeros({3}), Zeros({3})});
-  plan = PlanBatchNorm(nchw.context, kCpu);
+  plan = PlanBatchNorm(nchw.context);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_TRUE(plan->nchw);
   EXPECT_EQ(plan->channels, 3);
   Call grad("FusedBatchNormGradV3", {},
             {Zeros({2, 2, 2, 3}), Zeros({2, 2, 3, 3}), Zeros({3}), Zeros({3}), Zeros({3}), Zeros({0})});
-  EXPECT_EQ(PlanBatchNormGrad(grad.context, kCpu).status().message(),
+  EXPECT_EQ(PlanBatchNormGrad(grad.context).status().message(),
             "InvalidArgumentError: x and y_backprop must have same shape, but x has shape [2,2,3,3] and y_backprop "
             "has shape [2,2,2,3]");
 }

@@ -183,17 +183,25 @@ void ForEachWindow(const PoolGeometry& g, int64_t b, F&& f) {
   }
 }
 
+// Calls f(first, last) over ranges of `rows` independent rows (images,
+// LRN's depth vectors) of `cost` each, on the pool when there is enough
+// work.
+template <typename F>
+void ParallelRows(int64_t rows, int64_t cost, F&& f) {
+  if (rows > 1 && rows * cost >= kParallelElements) {
+    PoolDevice().parallelFor(rows, Eigen::TensorOpCost(0, 0, static_cast<double>(cost)),
+                             [&](Eigen::Index first, Eigen::Index last) { f(first, last); });
+  } else {
+    f(0, rows);
+  }
+}
+
 // Over the batch on the pool: every image's work is its own.
 template <typename F>
 void ParallelBatch(int64_t batch, int64_t cost_per_image, F&& f) {
-  if (batch > 1 && batch * cost_per_image >= kParallelElements) {
-    PoolDevice().parallelFor(batch, Eigen::TensorOpCost(0, 0, static_cast<double>(cost_per_image)),
-                             [&](Eigen::Index first, Eigen::Index last) {
-                               for (Eigen::Index b = first; b < last; ++b) f(b);
-                             });
-  } else {
-    for (int64_t b = 0; b < batch; ++b) f(b);
-  }
+  ParallelRows(batch, cost_per_image, [&](int64_t first, int64_t last) {
+    for (int64_t b = first; b < last; ++b) f(b);
+  });
 }
 
 template <typename T>
@@ -348,18 +356,6 @@ float LrnNorm(const float* row, int64_t depth, const LrnPlan& p, int64_t j) {
   return scaled + p.bias;
 }
 
-// Calls f(first, last) over ranges of `rows` rows of `cost` each, on the
-// pool when there is enough work.
-template <typename F>
-void ParallelRows(int64_t rows, int64_t cost, F&& f) {
-  if (rows > 1 && rows * cost >= kParallelElements) {
-    PoolDevice().parallelFor(rows, Eigen::TensorOpCost(0, 0, static_cast<double>(cost)),
-                             [&](Eigen::Index first, Eigen::Index last) { f(first, last); });
-  } else {
-    f(0, rows);
-  }
-}
-
 // LRN, float32, depth up to 384 (TensorFlow's band-matrix path): the sum of
 // squares of each window along the depth, in depth order (its contraction
 // with a 0/1 band adds the squares in order; the zeros change nothing),
@@ -478,7 +474,7 @@ memory ChannelMemory(int64_t channels, const float* data) {
 // exponential_avg_factor and Bessel's correction (N / (N - 1)), as
 // TensorFlow's kernels do. Inference uses the given mean and variance.
 Status FusedBatchNormKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNorm(c, kCpu));
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNorm(c));
   const Tensor& x = c.inputs[0];
   const int64_t channels = plan.channels;
   TFRUN_ASSIGN_OR_RETURN(Tensor y, c.Allocate(DType::kFloat32, x.shape()));
@@ -568,7 +564,7 @@ Status FusedBatchNormKernel(KernelContext& c) {
 // statistics (the reserve spaces: the forward's batch mean and variance);
 // inference: through fixed ones (the population mean and variance).
 Status FusedBatchNormGradKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNormGrad(c, kCpu));
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNormGrad(c));
   const Tensor& dy = c.inputs[0];
   const Tensor& x = c.inputs[1];
   const int64_t channels = plan.channels;

@@ -72,7 +72,7 @@ std::optional<Shape> ParseShapeItem(const std::string& item) {
   const std::string inner = item.substr(1, item.size() - 2);
   size_t at = 0;
   while (at < inner.size()) {
-    const size_t x = inner.find('x', at == 0 ? 0 : at);
+    const size_t x = inner.find('x', at);
     const std::string dim = inner.substr(at, x == std::string::npos ? std::string::npos : x - at);
     shape.push_back(std::strtoll(dim.c_str(), nullptr, 10));
     if (x == std::string::npos) break;

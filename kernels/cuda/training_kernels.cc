@@ -491,7 +491,7 @@ cuda::BatchNormParams BatchNormParamsOf(const BatchNormPlan& plan, const Shape& 
 // reserve_space_3), as the CPU kernel (kernels/cpu/nn_kernels.cc).
 Status FusedBatchNormKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(Prepare(c, c.node.dtype).status());
-  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNorm(c, kGpu));
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNorm(c));
   const Tensor& x = c.inputs[0];
   std::vector<Tensor> outs;
   TFRUN_ASSIGN_OR_RETURN(Tensor y, c.Allocate(DType::kFloat32, x.shape()));
@@ -519,7 +519,7 @@ Status FusedBatchNormKernel(KernelContext& c) {
 
 Status FusedBatchNormGradKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(Prepare(c, c.node.dtype).status());
-  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNormGrad(c, kGpu));
+  TFRUN_ASSIGN_OR_RETURN(const BatchNormPlan plan, PlanBatchNormGrad(c));
   const Tensor& x = c.inputs[1];
   std::vector<Tensor> outs;
   TFRUN_ASSIGN_OR_RETURN(Tensor dx, c.Allocate(DType::kFloat32, x.shape()));
