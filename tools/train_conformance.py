@@ -9,6 +9,12 @@ Two kinds of case, one case each:
     Adam) on as many CPUs as towers (`device_count`), fed batches of 8 per
     tower from fixed random images (160 rows: each step its own batch, as
     `--batch` takes them);
+  - the seed's own tower sample as its author wrote it
+    (graphs/tf/golbin_tower_{1,2,4,8}.pb, tools/golbin_tower_sample.py:
+    tf.layers convolutions initialized by tf_keras's stateless
+    glorot-uniform, Adam) on its GPUs' place under soft placement (one
+    CPU), fed as the tower sample is, and run by tfrun twice: on the CPU
+    and on the 8 simulated GPUs it asks for (testdata/topologies/p40_x8.yaml);
   - random TF1 training programs (tools/random_tf1_conformance.py's
     generator: dense towers, five optimizers, reference and resource
     variables, seeded initializers) on three CPUs, each placeholder fed the
@@ -56,6 +62,7 @@ import random_tf1_conformance as placement  # noqa: E402  (the program generator
 
 STEPS = 10
 TOWER_COUNTS = [1, 2, 4]
+GOLBIN_TOWER_COUNTS = [1, 2, 4, 8]
 TOWER_BATCH = 8  # rows per tower per step
 TF_ENV = {"TF_XLA_FLAGS": "--tf_xla_enable_xla_devices", "CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
@@ -91,27 +98,56 @@ def tf_batch_program(programs, work):
     return "\n".join(lines) + "\n"
 
 
+class TowerCase:
+    """A tower program TensorFlow and tfrun train from one graph file: its
+    images and labels placeholders, and how each is told its devices."""
+
+    def __init__(self, label, graph, towers, images, labels, soft):
+        self.label, self.graph, self.towers = label, graph, towers
+        self.images, self.labels, self.soft = images, labels, soft
+        self.key = os.path.splitext(graph)[0]
+
+    def config(self):
+        if self.soft:  # its GPUs are not here: soft placement puts it on the CPU
+            return "tf.compat.v1.ConfigProto(allow_soft_placement=True)"
+        return f"tf.compat.v1.ConfigProto(device_count={{'CPU': {self.towers}}})"
+
+    def tfrun_runs(self):
+        """(name suffix, tfrun's device flags) of each tfrun run compared
+        with TensorFlow's: golbin's program also on the 8 simulated GPUs it
+        asks for (their kernels run on the host: the same losses)."""
+        if not self.soft:
+            return [("", ["--device-count", f"CPU={self.towers}"])]
+        return [(" (soft placement on the CPU)", ["--soft-placement"]),
+                (" (8 simulated GPUs)", ["--devices", os.path.join(HERE, "..", "testdata", "topologies",
+                                                                  "p40_x8.yaml")])]
+
+
+TOWER_CASES = [TowerCase("tower sample", f"tower_sample_cpu_{t}.pb", t, "x", "y", False) for t in TOWER_COUNTS] + \
+    [TowerCase("golbin's tower sample", f"golbin_tower_{t}.pb", t, "Placeholder", "Placeholder_1", True)
+     for t in GOLBIN_TOWER_COUNTS]
+
+
 def tf_tower_program(work, graphs_dir):
     lines = ["import os, numpy as np, tensorflow as tf",
              "tf.compat.v1.disable_eager_execution()"]
-    for towers in TOWER_COUNTS:
-        batch = TOWER_BATCH * towers
-        lines += [f"print('=== TOWERS {towers}', flush=True)",
+    for case in TOWER_CASES:
+        batch = TOWER_BATCH * case.towers
+        lines += [f"print('=== TOWERS {case.key}', flush=True)",
                   "gd = tf.compat.v1.GraphDef()",
-                  f"gd.ParseFromString(open({os.path.join(graphs_dir, f'tower_sample_cpu_{towers}.pb')!r}, 'rb').read())",
+                  f"gd.ParseFromString(open({os.path.join(graphs_dir, case.graph)!r}, 'rb').read())",
                   "g = tf.Graph()",
                   "with g.as_default(): tf.compat.v1.import_graph_def(gd, name='')",
-                  f"rng = np.random.RandomState({towers})",
+                  f"rng = np.random.RandomState({case.towers})",
                   f"x = rng.uniform(0, 1, ({batch * STEPS}, 28, 28, 1)).astype(np.float32)",
                   f"y = np.eye(10, dtype=np.float32)[rng.randint(0, 10, {batch * STEPS})]",
-                  f"np.save({os.path.join(work, f'towers{towers}.x.npy')!r}, x)",
-                  f"np.save({os.path.join(work, f'towers{towers}.y.npy')!r}, y)",
-                  f"config = tf.compat.v1.ConfigProto(device_count={{'CPU': {towers}}})",
-                  "with tf.compat.v1.Session(graph=g, config=config) as sess:",
+                  f"np.save({os.path.join(work, f'{case.key}.x.npy')!r}, x)",
+                  f"np.save({os.path.join(work, f'{case.key}.y.npy')!r}, y)",
+                  f"with tf.compat.v1.Session(graph=g, config={case.config()}) as sess:",
                   "    sess.run('init')",
                   f"    for step in range({STEPS}):",
-                  f"        feed = {{'x:0': x[step * {batch}:(step + 1) * {batch}], "
-                  f"'y:0': y[step * {batch}:(step + 1) * {batch}]}}",
+                  f"        feed = {{'{case.images}:0': x[step * {batch}:(step + 1) * {batch}], "
+                  f"'{case.labels}:0': y[step * {batch}:(step + 1) * {batch}]}}",
                   "        print('LOSS %r' % float(sess.run(['loss:0', 'train'], feed)[0]))"]
     return "\n".join(lines) + "\n"
 
@@ -182,24 +218,29 @@ def main():
         with open(source, "w") as f:
             f.write(tf_tower_program(work, os.path.join(HERE, "..", "graphs", "tf")))
         p = subprocess.run([a.python, "-u", source], capture_output=True, text=True, env=env)
-        parts = re.split(r"^=== TOWERS (\d+)$", p.stdout, flags=re.M)
-        theirs = {int(parts[i]): [float(l[5:]) for l in parts[i + 1].splitlines() if l.startswith("LOSS ")]
+        parts = re.split(r"^=== TOWERS (\S+)$", p.stdout, flags=re.M)
+        theirs = {parts[i]: [float(l[5:]) for l in parts[i + 1].splitlines() if l.startswith("LOSS ")]
                   for i in range(1, len(parts) - 1, 2)}
-        for towers in TOWER_COUNTS:
-            if len(theirs.get(towers, [])) != STEPS:
-                print(f"TensorFlow did not train the {towers}-tower sample:\n{p.stderr[-2000:]}")
-                failed += 1
-                continue
-            args = [a.tfrun, os.path.join(HERE, "..", "graphs", "tf", f"tower_sample_cpu_{towers}.pb"),
-                    "--device-count", f"CPU={towers}", "--init", "init", "--targets", "train", "--fetch", "loss",
-                    "--steps", str(STEPS), "--batch", str(TOWER_BATCH * towers),
-                    "--feed", f"x=@{os.path.join(work, f'towers{towers}.x.npy')}",
-                    "--feed", f"y=@{os.path.join(work, f'towers{towers}.y.npy')}"]
-            ok = compare(f"tower sample, {towers} towers", theirs[towers], tfrun_losses(args, env), a.rtol, a.atol,
-                         listing, a.late_rtol)
-            print(f"tower sample, {towers} tower{'s' if towers > 1 else ''}: {'matched' if ok else 'DIFFERS'} "
-                  f"(TensorFlow's losses {theirs[towers][0]:.6g} ... {theirs[towers][-1]:.6g})")
-            passed, failed = passed + ok, failed + (not ok)
+        for case in TOWER_CASES:
+            for suffix, flags in case.tfrun_runs():
+                name = f"{case.label}, {case.towers} tower{'s' if case.towers > 1 else ''}{suffix}"
+                if len(theirs.get(case.key, [])) != STEPS:
+                    print(f"TensorFlow did not train {name}:\n{p.stderr[-2000:]}")
+                    failed += 1
+                    continue
+                args = [a.tfrun, os.path.join(HERE, "..", "graphs", "tf", case.graph)] + flags + [
+                    "--init", "init", "--targets", "train", "--fetch", "loss",
+                    "--steps", str(STEPS), "--batch", str(TOWER_BATCH * case.towers),
+                    "--feed", f"{case.images}=@{os.path.join(work, f'{case.key}.x.npy')}",
+                    "--feed", f"{case.labels}=@{os.path.join(work, f'{case.key}.y.npy')}"]
+                # TensorFlow's CUDA_VISIBLE_DEVICES=-1 would hide the simulated GPUs too.
+                run_env = env if "--devices" not in flags else \
+                    {k: v for k, v in env.items() if k != "CUDA_VISIBLE_DEVICES"}
+                ok = compare(name, theirs[case.key], tfrun_losses(args, run_env), a.rtol, a.atol, listing,
+                             a.late_rtol)
+                print(f"{name}: {'matched' if ok else 'DIFFERS'} "
+                      f"(TensorFlow's losses {theirs[case.key][0]:.6g} ... {theirs[case.key][-1]:.6g})")
+                passed, failed = passed + ok, failed + (not ok)
 
     rng = random.Random(a.seed)
     programs = [placement.Program(rng, k).build() for k in range(a.count)]

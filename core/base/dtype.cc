@@ -15,6 +15,8 @@ constexpr DTypeInfo kInfos[] = {
     {DType::kBool, "bool", "bool", "|b1", 1, false, false},
     // .npy's descr is |S<longest element>, written by npy.cc.
     {DType::kString, "string", "string", "|S", 0, false, false},
+    {DType::kUInt8, "uint8", "uint8", "|u1", 1, false, true},
+    {DType::kUInt64, "uint64", "uint64", "<u8", 8, false, true},
 };
 
 }  // namespace

@@ -21,12 +21,18 @@ enum class DType : uint8_t {
   // Bytes of any length per element (TensorFlow's tstring, NumPy's S):
   // stored packed (tensor.h), never dispatched to numeric kernels.
   kString,
+  // Unsigned integers, after string so that the numbers other processes
+  // read (task_exchange.cc) keep their meaning. They hold what programs
+  // decode and seed with (DecodeRaw's bytes, the stateless random ops' keys
+  // and counters) and move between kernels; no arithmetic kernel takes them.
+  kUInt8,
+  kUInt64,
 };
 
-inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64,
-                                       DType::kFloat16, DType::kBFloat16,
-                                       DType::kInt32,   DType::kInt64,
-                                       DType::kBool,    DType::kString};
+inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                                       DType::kBFloat16, DType::kInt32,  DType::kInt64,
+                                       DType::kBool,     DType::kString, DType::kUInt8,
+                                       DType::kUInt64};
 
 struct DTypeInfo {
   DType dtype;
@@ -72,8 +78,12 @@ inline constexpr DTypeSet kFloatTypes = {DType::kFloat16, DType::kBFloat16,
 inline constexpr DTypeSet kIntTypes = {DType::kInt32, DType::kInt64};
 inline constexpr DTypeSet kNumericTypes = kFloatTypes | kIntTypes;
 inline constexpr DTypeSet kAllTypes = kNumericTypes | DTypeSet{DType::kBool};
-// Ops that only move tensors (Const, Identity) also take strings.
-inline constexpr DTypeSet kAllTypesAndString = kAllTypes | DTypeSet{DType::kString};
+inline constexpr DTypeSet kUnsignedTypes = {DType::kUInt8, DType::kUInt64};
+// What ops that only move tensors (Const, Identity, Cast, the slicers) take
+// besides kAllTypes.
+inline constexpr DTypeSet kMovedTypes = kAllTypes | kUnsignedTypes;
+// Ops that only move tensors and never look at an element also take strings.
+inline constexpr DTypeSet kEveryDType = kMovedTypes | DTypeSet{DType::kString};
 
 // The C++ type that stores one element of a dtype.
 template <DType D> struct CppTypeOf;
@@ -84,12 +94,17 @@ template <> struct CppTypeOf<DType::kBFloat16> { using type = Eigen::bfloat16; }
 template <> struct CppTypeOf<DType::kInt32> { using type = int32_t; };
 template <> struct CppTypeOf<DType::kInt64> { using type = int64_t; };
 template <> struct CppTypeOf<DType::kBool> { using type = bool; };
+template <> struct CppTypeOf<DType::kUInt8> { using type = uint8_t; };
+template <> struct CppTypeOf<DType::kUInt64> { using type = uint64_t; };
 
 template <typename T> struct TypeTag { using type = T; };
 
+// The element type DispatchDType gives strings: a byte that is no number.
+using StringByte = char;
+
 // Calls fn(TypeTag<T>{}) with T the element type of `dtype`. Strings have
-// no fixed-size element: callers check for them first (uint8_t, the
-// packed bytes, keeps a mistake from reading past the buffer).
+// no fixed-size element: callers check for them first (char, the packed
+// bytes, keeps a mistake from reading past the buffer).
 template <typename Fn>
 decltype(auto) DispatchDType(DType dtype, Fn&& fn) {
   switch (dtype) {
@@ -100,7 +115,9 @@ decltype(auto) DispatchDType(DType dtype, Fn&& fn) {
     case DType::kInt32: return fn(TypeTag<int32_t>{});
     case DType::kInt64: return fn(TypeTag<int64_t>{});
     case DType::kBool: return fn(TypeTag<bool>{});
-    case DType::kString: return fn(TypeTag<uint8_t>{});
+    case DType::kString: return fn(TypeTag<StringByte>{});
+    case DType::kUInt8: return fn(TypeTag<uint8_t>{});
+    case DType::kUInt64: return fn(TypeTag<uint64_t>{});
   }
   return fn(TypeTag<float>{});
 }

@@ -25,6 +25,7 @@ constexpr NpyDescr kDescrs[] = {
     {"<f4", DType::kFloat32}, {"<f8", DType::kFloat64},
     {"<f2", DType::kFloat16}, {"<i4", DType::kInt32},
     {"<i8", DType::kInt64},   {"|b1", DType::kBool},
+    {"|u1", DType::kUInt8},   {"<u8", DType::kUInt64},
 };
 
 // NumPy's header limit (numpy/lib/format.py, _MAX_HEADER_SIZE).
@@ -168,7 +169,7 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
     }
   }
   if (found == nullptr) {
-    return bad(fmt::format("unsupported dtype '{}' (supported: <f4 <f8 <f2 <i4 <i8 |b1)", ClipForMessage(descr)));
+    return bad(fmt::format("unsupported dtype '{}' (supported: <f4 <f8 <f2 <i4 <i8 |b1 |u1 <u8)", ClipForMessage(descr)));
   }
   if (shape.size() > static_cast<size_t>(kMaxRank)) {
     return bad(fmt::format("rank {} exceeds the maximum of {}", shape.size(), kMaxRank));

@@ -118,6 +118,15 @@ void PhiloxRandom::Skip(uint64_t count) {
   if (counter_[1] < hi && ++counter_[2] == 0) ++counter_[3];
 }
 
+StatelessKeyCounter GenerateStatelessKey(uint64_t seed0, uint64_t seed1) {
+  // stateless_random_ops_v2.cc, GenerateKey.
+  const PhiloxRandom::Key fixed = {0x3ec8f720, 0x02461e29};
+  const PhiloxRandom::Block seeds = {static_cast<uint32_t>(seed0), static_cast<uint32_t>(seed0 >> 32),
+                                     static_cast<uint32_t>(seed1), static_cast<uint32_t>(seed1 >> 32)};
+  const PhiloxRandom::Block mix = PhiloxRandom(seeds, fixed).Next();
+  return {{mix[0], mix[1]}, {0, 0, mix[2], mix[3]}};
+}
+
 KernelRandom::KernelRandom(int64_t seed, int64_t seed2) {
   if (seed == 0 && seed2 == 0) {
     std::random_device device;

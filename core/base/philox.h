@@ -21,6 +21,9 @@ class PhiloxRandom {
   // A kernel's generator for its op's `seed` and `seed2` attrs
   // (GuardedPhiloxRandom, when either is non-zero).
   PhiloxRandom(uint64_t seed_lo, uint64_t seed_hi);
+  // A generator at `counter` under `key`: what the stateless random ops
+  // (StatelessRandomUniformV2 and kin) are given as inputs.
+  PhiloxRandom(const Block& counter, const Key& key) : counter_(counter), key_(key) {}
 
   // The next 128-bit sample (ten rounds), advancing the counter by one.
   Block Next();
@@ -31,6 +34,15 @@ class PhiloxRandom {
   Block counter_{};
   Key key_{};
 };
+
+// The key and counter the stateless random ops draw with for a two-number
+// seed (StatelessRandomGetKeyCounter, and the V1 stateless ops' own
+// GenerateKey): the seeds scrambled by one Philox sample under a fixed key.
+struct StatelessKeyCounter {
+  PhiloxRandom::Key key;
+  PhiloxRandom::Block counter;
+};
+StatelessKeyCounter GenerateStatelessKey(uint64_t seed0, uint64_t seed1);
 
 // The generator a stateful random kernel keeps across runs
 // (GuardedPhiloxRandom): each run reserves 256 samples per output, so a

@@ -369,7 +369,7 @@ Status InferBiasAdd(ShapeContext& c) {
 const std::vector<OpDef>& Table() {
   using A = ArgType;
   static const std::vector<OpDef> table = {
-      {"Const", 0, 0, kAllTypesAndString, {"dtype", "shape", "value", "fill", "random", "npy"}, true, InferConst,
+      {"Const", 0, 0, kEveryDType, {"dtype", "shape", "value", "fill", "random", "npy"}, true, InferConst,
        {}, {"dtype"}},
       {"MatMul", 2, 2, kNumericTypes, {"transpose_a", "transpose_b"}, true, InferMatMul,
        {{"a", A::kT}, {"b", A::kT}}, {"T", "grad_a", "grad_b", "transpose_a", "transpose_b"},
@@ -378,15 +378,15 @@ const std::vector<OpDef>& Table() {
       {"SparseMatMul", 2, 2, DTypeSet{DType::kFloat32}, {}, false, InferMatMul, {{"a", A::kOwn}, {"b", A::kOwn}},
        {"Ta", "Tb", "a_is_sparse", "b_is_sparse", "transpose_a", "transpose_b"}},
       {"AddN", 1, -1, kNumericTypes, {}, true, InferAddN, {{"inputs", A::kTList}}, {"N", "T"}},
-      {"Identity", 1, 1, kAllTypesAndString, {}, true, InferUnchanged, {{"input", A::kT}}, {"T"}},
+      {"Identity", 1, 1, kEveryDType, {}, true, InferUnchanged, {{"input", A::kT}}, {"T"}},
       {"Add", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, {"T"}},
       {"Sub", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, {"T"}},
       {"Mul", 2, 2, kNumericTypes, {}, true, InferBinary, {{"x", A::kT}, {"y", A::kT}}, {"T"}},
-      {"Cast", 1, 1, kAllTypes, {"DstT"}, true, InferCast, {{"x", A::kOwn}}, {"DstT", "SrcT", "Truncate"}},
+      {"Cast", 1, 1, kMovedTypes, {"DstT"}, true, InferCast, {{"x", A::kOwn}}, {"DstT", "SrcT", "Truncate"}},
       {"NoOp", 0, -1, kAllTypes, {}, true, InferNoOp, {}, {}},
       // A value fed at run time (--feed); `shape` may leave dimensions
       // unknown (null) or be left out (no known rank).
-      {"Placeholder", 0, 0, kAllTypesAndString, {"dtype", "shape"}, true, InferConst, {}, {"dtype", "shape"}},
+      {"Placeholder", 0, 0, kEveryDType, {"dtype", "shape"}, true, InferConst, {}, {"dtype", "shape"}},
       // tf.split(value, num_split, axis) and tf.concat(values, axis): the
       // loader adds the axis Const as their Python does (split_concat.h).
       {"Split", 1, 1, kAllTypes, {"num_split", "axis"}, true, InferSplit, {{"split_dim", A::kOwn}, {"value", A::kT}},

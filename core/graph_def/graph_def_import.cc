@@ -139,6 +139,8 @@ StatusOr<Tensor> TensorFromProto(const tfproto::TensorProto& proto, DType dtype,
     case DType::kFloat16: bits16(TypeTag<Eigen::half>{}); break;
     case DType::kBFloat16: bits16(TypeTag<Eigen::bfloat16>{}); break;
     case DType::kString: break;
+    case DType::kUInt8: FillFrom<uint8_t>(proto.int_val(), &t); break;
+    case DType::kUInt64: FillFrom<uint64_t>(proto.uint64_val(), &t); break;
   }
   return t;
 }
@@ -204,6 +206,7 @@ class Importer {
     TFRUN_RETURN_IF_ERROR(ConnectBackEdges());
     if (options_.semantics == ImportSemantics::kPython) ApplyPythonImport();
     graph_.collections = file_.node_collections;
+    graph_.queue_runners = file_.queue_runners;
     graph_.variables_start_initialized = false;
     return std::move(graph_);
   }

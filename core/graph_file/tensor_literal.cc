@@ -265,15 +265,20 @@ Status TensorLiteralReader::ParseElement(const YamlNode& n, const std::string& n
   if (Info(dtype).is_integer) {
     char* end = nullptr;
     errno = 0;
-    long long v = std::strtoll(s.data(), &end, 10);  // the document's scalars end in NUL
+    // The document's scalars end in NUL. uint64 reads its whole range (its
+    // bits kept in the int64 field), a minus sign refused.
+    const bool is_u64 = dtype == DType::kUInt64;
+    const long long v = is_u64 ? static_cast<long long>(std::strtoull(s.data(), &end, 10))
+                               : std::strtoll(s.data(), &end, 10);
     if (s.empty() || *end != '\0') {
       return fields_.NodeError(n, node_name,
                                fmt::format("value '{}' is not an integer, as {} needs", s, Name(dtype)));
     }
-    const bool is32 = dtype == DType::kInt32;
-    if (errno == ERANGE || (is32 && (v < INT32_MIN || v > INT32_MAX))) {
-      return fields_.NodeError(n, node_name, fmt::format("value {} does not fit {}", s, Name(dtype)));
-    }
+    bool fits = errno != ERANGE;
+    if (dtype == DType::kInt32) fits = fits && v >= INT32_MIN && v <= INT32_MAX;
+    if (dtype == DType::kUInt8) fits = fits && v >= 0 && v <= UINT8_MAX;
+    if (is_u64) fits = fits && s.find('-') == std::string_view::npos;
+    if (!fits) return fields_.NodeError(n, node_name, fmt::format("value {} does not fit {}", s, Name(dtype)));
     out->i = v;
     return Status::Ok();
   }
@@ -352,7 +357,9 @@ Status TensorLiteralReader::ReadRandom(const YamlNode& r, const std::string& nod
   if (dist == "normal" && (r["min"] || r["max"])) {
     return fields_.NodeError(r, node_name, "normal takes mean and stddev, not min or max");
   }
-  if (dtype == DType::kBool) return fields_.NodeError(r, node_name, "random needs a numeric dtype");
+  if (dtype == DType::kBool || dtype == DType::kUInt8 || dtype == DType::kUInt64) {
+    return fields_.NodeError(r, node_name, "random needs a float, int32 or int64 dtype");
+  }
   if (dist == "normal" && Info(dtype).is_integer) {
     return fields_.NodeError(r, node_name, "a normal distribution needs a float dtype");
   }

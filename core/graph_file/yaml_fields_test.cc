@@ -46,7 +46,7 @@ TEST_F(YamlFieldsTest, DTypesAndShapes) {
   EXPECT_EQ(*fields_.ReadDType(Yaml("bfloat16"), "n"), DType::kBFloat16);
   EXPECT_EQ(fields_.ReadDType(Yaml("flaot32"), "n").status().message(),
             "g.yaml:1:1: node 'n': unknown dtype 'flaot32', did you mean 'float32'? (one of float32, float64, "
-            "float16, bfloat16, int32, int64, bool, string)");
+            "float16, bfloat16, int32, int64, bool, string, uint8, uint64)");
   Shape shape;
   EXPECT_TRUE(fields_.ReadShape(Yaml("[2, 0, 3]"), "n", &shape).ok());
   EXPECT_EQ(shape, (Shape{2, 0, 3}));

@@ -55,6 +55,16 @@ std::string PythonBytesRepr(std::string_view bytes) {
 
 namespace {
 
+// str() of an integer element, of any integer dtype.
+std::string IntegerText(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kInt32: return std::to_string(t.data<int32_t>()[i]);
+    case DType::kUInt8: return std::to_string(t.data<uint8_t>()[i]);
+    case DType::kUInt64: return std::to_string(t.data<uint64_t>()[i]);
+    default: return std::to_string(t.data<int64_t>()[i]);
+  }
+}
+
 std::string ScalarStr(const Tensor& t, bool legacy, bool numpy2) {
   if (t.dtype() == DType::kString) return PythonBytesRepr(t.StringAt(0));
   double v = t.GetAsDouble(0);
@@ -62,9 +72,10 @@ std::string ScalarStr(const Tensor& t, bool legacy, bool numpy2) {
     case DType::kBool:
       return v != 0 ? "True" : "False";
     case DType::kInt32:
-      return std::to_string(t.data<int32_t>()[0]);
     case DType::kInt64:
-      return std::to_string(t.data<int64_t>()[0]);
+    case DType::kUInt8:
+    case DType::kUInt64:
+      return IntegerText(t, 0);
     case DType::kBFloat16:
       return BFloat16Repr(v);
     default:
@@ -115,23 +126,14 @@ ElementFormatter MakeFormatter(const Tensor& t,
         return t.data<bool>()[i] ? " True" : "False";
       };
     case DType::kInt32:
-    case DType::kInt64: {
-      int64_t lo = 0, hi = 0;
-      bool first = true;
-      for (int64_t i : printed) {
-        int64_t v = t.dtype() == DType::kInt32 ? t.data<int32_t>()[i]
-                                               : t.data<int64_t>()[i];
-        lo = first ? v : std::min(lo, v);
-        hi = first ? v : std::max(hi, v);
-        first = false;
-      }
-      size_t width = std::max(std::to_string(lo).size(),
-                              std::to_string(hi).size());
-      return [&t, width](int64_t i) {
-        int64_t v = t.dtype() == DType::kInt32 ? t.data<int32_t>()[i]
-                                               : t.data<int64_t>()[i];
-        return fmt::format("{:>{}}", v, width);
-      };
+    case DType::kInt64:
+    case DType::kUInt8:
+    case DType::kUInt64: {
+      // NumPy's IntegerFormat pads to the longer of str(min) and str(max):
+      // the longest text printed.
+      size_t width = 0;
+      for (int64_t i : printed) width = std::max(width, IntegerText(t, i).size());
+      return [&t, width](int64_t i) { return fmt::format("{:>{}}", IntegerText(t, i), width); };
     }
     case DType::kBFloat16:
       return [&t](int64_t i) { return BFloat16Repr(t.GetAsDouble(i)); };
@@ -309,9 +311,10 @@ std::string PythonItemRepr(const Tensor& t) {
     case DType::kBool:
       return t.GetAsDouble(0) != 0 ? "True" : "False";
     case DType::kInt32:
-      return std::to_string(t.data<int32_t>()[0]);
     case DType::kInt64:
-      return std::to_string(t.data<int64_t>()[0]);
+    case DType::kUInt8:
+    case DType::kUInt64:
+      return IntegerText(t, 0);
     default:
       return FloatScalarStr(t.GetAsDouble(0), DType::kFloat64, false);  // a Python float
   }

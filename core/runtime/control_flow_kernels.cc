@@ -97,10 +97,10 @@ void BindControlFlowKernels(KernelRegistry* registry, std::string_view device_ty
   registry->Bind("LoopCond", device_type, DTypeSet{DType::kBool}, ForwardKernel);
   registry->Bind("ControlTrigger", device_type, dtypes, NoOpKernel);
   // StackV2's node dtype is tfrun's default (its output is a resource).
-  registry->Bind("StackV2", device_type, kAllTypesAndString, StackKernel);
+  registry->Bind("StackV2", device_type, kEveryDType, StackKernel);
   registry->Bind("StackPushV2", device_type, dtypes, StackPushKernel);
   registry->Bind("StackPopV2", device_type, dtypes, StackPopKernel);
-  registry->Bind("StackCloseV2", device_type, kAllTypesAndString, StackCloseKernel);
+  registry->Bind("StackCloseV2", device_type, kEveryDType, StackCloseKernel);
 }
 
 }  // namespace tfrun

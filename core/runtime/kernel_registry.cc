@@ -315,6 +315,117 @@ Status RandomKernel(KernelContext& c) {
   return OutputFromHost(c, std::move(drawn));
 }
 
+namespace {
+
+// A small input as host bytes (a seed, a key): copied off the device when
+// it lives there.
+StatusOr<Tensor> HostCopy(KernelContext& c, const Tensor& t) {
+  if (t.allocator() == CpuAllocator() || t.num_elements() == 0) return t;
+  return t.CopyTo(CpuAllocator(), c.device_name);
+}
+
+// The stateless ops' fill (StatelessRandomOpBase::Fill), from `gen`, by op.
+Status FillStateless(KernelContext& c, std::string_view distribution, PhiloxRandom gen, Tensor& out) {
+  const int64_t n = out.num_elements();
+  const bool single = out.dtype() == DType::kFloat32;
+  if (distribution == "uniform") {
+    single ? FillUniform(gen, out.data<float>(), n) : FillUniform(gen, out.data<double>(), n);
+  } else if (distribution == "normal") {
+    single ? FillStandardNormal(gen, out.data<float>(), n) : FillStandardNormal(gen, out.data<double>(), n);
+  } else {
+    single ? FillTruncatedNormal(gen, out.data<float>(), n) : FillTruncatedNormal(gen, out.data<double>(), n);
+  }
+  return OutputFromHost(c, std::move(out));
+}
+
+// "uniform", "normal" or "truncated" from the op's name.
+std::string_view StatelessDistribution(std::string_view op) {
+  if (op.find("Uniform") != std::string_view::npos) return "uniform";
+  if (op.find("Truncated") != std::string_view::npos) return "truncated";
+  return "normal";
+}
+
+// GenerateKey's seeds: a [2] vector of int32 or int64 (an int32 seed
+// sign-extended to 64 bits, as its C++ conversion does).
+StatusOr<StatelessKeyCounter> KeyFromSeed(KernelContext& c, const Tensor& seed_input) {
+  if (!(seed_input.rank() == 1 && seed_input.shape()[0] == 2)) {
+    return c.Fail("seed must have shape [2], not " + ShapeDebugString(seed_input.shape()));
+  }
+  TFRUN_ASSIGN_OR_RETURN(const Tensor seed, HostCopy(c, seed_input));
+  return GenerateStatelessKey(static_cast<uint64_t>(IntAt(seed, 0)), static_cast<uint64_t>(IntAt(seed, 1)));
+}
+
+// The Philox and auto-select algorithms' ids (rng_alg.h).
+constexpr int64_t kRngAlgPhilox = 1;
+constexpr int64_t kRngAlgAutoSelect = 3;
+
+}  // namespace
+
+// StatelessRandomUniform/Normal/TruncatedNormal(shape, seed): the V1
+// stateless ops (stateless_random_ops.cc).
+Status StatelessRandomKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, RandomOutputShape(c));
+  TFRUN_ASSIGN_OR_RETURN(const StatelessKeyCounter key, KeyFromSeed(c, c.inputs[1]));
+  TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
+  return FillStateless(c, StatelessDistribution(c.node.op), PhiloxRandom(key.counter, key.key), drawn);
+}
+
+// StatelessRandomGetKeyCounter(seed) -> key [1], counter [2], both uint64
+// (stateless_random_ops_v2.cc): the Philox key and counter, each pair of
+// 32-bit words one uint64, the first word low. Host memory on every device.
+Status StatelessGetKeyCounterKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const StatelessKeyCounter kc, KeyFromSeed(c, c.inputs[0]));
+  TFRUN_ASSIGN_OR_RETURN(Tensor key, Tensor::AllocateHost(DType::kUInt64, {1}));
+  TFRUN_ASSIGN_OR_RETURN(Tensor counter, Tensor::AllocateHost(DType::kUInt64, {2}));
+  const auto words = [](uint32_t lo, uint32_t hi) { return static_cast<uint64_t>(hi) << 32 | lo; };
+  key.data<uint64_t>()[0] = words(kc.key[0], kc.key[1]);
+  counter.data<uint64_t>()[0] = words(kc.counter[0], kc.counter[1]);
+  counter.data<uint64_t>()[1] = words(kc.counter[2], kc.counter[3]);
+  c.outputs = {std::move(key), std::move(counter)};
+  return Status::Ok();
+}
+
+// StatelessRandomUniformV2/NormalV2/TruncatedNormalV2(shape, key, counter,
+// alg) (StatelessRandomOpBaseWithKeyCounter), as TensorFlow 2.21 runs it,
+// measured: the checks in its order, nothing drawn for an empty output, the
+// counter's length checked against the algorithm's id itself (Philox: at
+// least 1; its second word, missing, read as 0), and no algorithm but
+// Philox (ThreeFry too is "Unsupported algorithm id: 2" on CPU).
+Status StatelessRandomV2Kernel(KernelContext& c) {
+  const Tensor& alg_input = c.inputs[3];
+  if (alg_input.rank() != 0) {
+    return c.Fail(fmt::format("input 3 (0-based) must have shape [], not {}", ShapeDebugString(alg_input.shape())));
+  }
+  TFRUN_ASSIGN_OR_RETURN(const Tensor alg_host, HostCopy(c, alg_input));
+  int64_t alg = IntAt(alg_host, 0);
+  if (alg == kRngAlgAutoSelect) alg = kRngAlgPhilox;
+  const Tensor& key_input = c.inputs[1];
+  const Tensor& counter_input = c.inputs[2];
+  if (!(key_input.rank() == 1 && key_input.shape()[0] == 1)) {
+    return c.Fail(fmt::format("key must have shape [1], not {}. (Note that batched keys are not supported yet.)",
+                              ShapeDebugString(key_input.shape())));
+  }
+  if (!(counter_input.rank() == 1 && counter_input.shape()[0] >= alg)) {
+    return c.Fail(fmt::format("counter must be a vector with length at least {}; got shape: {}. (Note that "
+                              "batched counters are not supported yet.)",
+                              alg, ShapeDebugString(counter_input.shape())));
+  }
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, RandomOutputShape(c));
+  TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
+  if (drawn.num_elements() == 0) return OutputFromHost(c, std::move(drawn));
+  if (alg != kRngAlgPhilox) return c.Fail(fmt::format("Unsupported algorithm id: {}", alg));
+  TFRUN_ASSIGN_OR_RETURN(const Tensor key, HostCopy(c, key_input));
+  TFRUN_ASSIGN_OR_RETURN(const Tensor counter, HostCopy(c, counter_input));
+  const uint64_t k = key.data<uint64_t>()[0];
+  const uint64_t c0 = counter.data<uint64_t>()[0];
+  const uint64_t c1 = counter.num_elements() > 1 ? counter.data<uint64_t>()[1] : 0;
+  const PhiloxRandom gen(
+      {static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32), static_cast<uint32_t>(c1),
+       static_cast<uint32_t>(c1 >> 32)},
+      {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)});
+  return FillStateless(c, StatelessDistribution(c.node.op), gen, drawn);
+}
+
 // RandomUniformInt(shape, minval, maxval) (random_op.cc).
 Status RandomUniformIntKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const Shape shape, RandomOutputShape(c));
@@ -453,10 +564,10 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("ExpandDims", device_type, dtypes, ExpandDimsKernel);
   registry->Bind("Squeeze", device_type, dtypes, SqueezeKernel);
   registry->Bind("Shape", device_type, DTypeSet{DType::kInt32, DType::kInt64}, ShapeKernel);
-  registry->Bind("Fill", device_type, dtypes & kAllTypes, FillKernel);
+  registry->Bind("Fill", device_type, dtypes & kMovedTypes, FillKernel);
   // Resource variables. VarHandleOp's node dtype is tfrun's default (its
   // output is a resource), AssignVariableOp has no output.
-  registry->Bind("VarHandleOp", device_type, kAllTypesAndString, VarHandleKernel);
+  registry->Bind("VarHandleOp", device_type, kEveryDType, VarHandleKernel);
   registry->Bind("ReadVariableOp", device_type, dtypes, ReadVariableKernel);
   registry->Bind("AssignVariableOp", device_type, dtypes, AssignVariableKernel);
   registry->Bind("VarIsInitializedOp", device_type, DTypeSet{DType::kBool}, VarIsInitializedKernel);
@@ -467,6 +578,17 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   }
   registry->Bind("RandomUniformInt", device_type, dtypes & DTypeSet{DType::kInt32, DType::kInt64},
                  RandomUniformIntKernel);
+  for (const char* op : {"StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"}) {
+    registry->Bind(op, device_type, floats, StatelessRandomKernel);
+  }
+  for (const char* op : {"StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2"}) {
+    registry->Bind(op, device_type, floats, StatelessRandomV2Kernel);
+  }
+  // Its outputs are host memory on every device: the CPU kernel runs it.
+  if (device_type == kCpu) {
+    registry->Bind("StatelessRandomGetKeyCounter", device_type, DTypeSet{DType::kUInt64},
+                   StatelessGetKeyCounterKernel);
+  }
 }
 
 bool TakesUninitializedRef(const Node& node, size_t input) {

@@ -562,7 +562,7 @@ StatusOr<int64_t> PlanRange(KernelContext& c) {
   }
   return DispatchDType(c.node.dtype, [&](auto tag) -> StatusOr<int64_t> {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {  // bool, string
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, StringByte> || std::is_unsigned_v<T>) {
       return RuntimeError(fmt::format("no Range kernel for {}", Name(c.node.dtype)));
     } else {
       return RangeSizeOf<T>(c);

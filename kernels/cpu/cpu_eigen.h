@@ -80,10 +80,11 @@ Status ForDType(DType dtype, Body&& body) {
   });
 }
 
-// (uint8_t stands for a string's bytes in DispatchDType: no number.)
+// The types arithmetic kernels take: no bool, no string (StringByte), no
+// unsigned (dtype.h: only moved).
 template <typename T>
-struct IsRealNumber
-    : std::bool_constant<std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, uint8_t>> {};
+struct IsRealNumber : std::bool_constant<std::is_floating_point_v<T> || std::is_same_v<T, int32_t> ||
+                                         std::is_same_v<T, int64_t>> {};
 template <typename T>
 struct IsNumber : std::bool_constant<IsRealNumber<T>::value || std::is_same_v<T, Eigen::half> ||
                                      std::is_same_v<T, Eigen::bfloat16>> {};

@@ -295,6 +295,15 @@ template <typename To, typename From>
 To CastValue(From v) {
   if constexpr (std::is_same_v<To, bool>) {
     return static_cast<double>(v) != 0.0;
+  } else if constexpr (std::is_unsigned_v<To> && !std::is_integral_v<From>) {
+    // C++ leaves out-of-range conversions undefined; TensorFlow's compiled
+    // static_cast goes through a signed integer on x86, so a value within
+    // int64's range wraps (300.0 -> uint8 44). Beyond it: 0.
+    const double d = static_cast<double>(v);
+    constexpr double two63 = 9223372036854775808.0;
+    if (std::is_same_v<To, uint64_t> && d >= 0 && d < 2 * two63) return static_cast<To>(d);
+    if (d > -two63 && d < two63) return static_cast<To>(static_cast<int64_t>(d));
+    return To(0);
   } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>) {
     const double d = static_cast<double>(v);
     constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
@@ -428,14 +437,14 @@ void RegisterCpuKernels(KernelRegistry* registry) {
       {"AddV2", kNumericTypes, BinaryKernel<BinaryOp::kAdd>},  // Add without strings: what TF 2's `+` writes
       {"Sub", kNumericTypes, BinaryKernel<BinaryOp::kSub>},
       {"Mul", kNumericTypes, BinaryKernel<BinaryOp::kMul>},
-      {"Cast", kAllTypes, CastKernel},
+      {"Cast", kMovedTypes, CastKernel},
       {"BiasAdd", kNumericTypes, BiasAddKernel},
       {"Relu", kNumericTypes, ReluKernel},
-      {"Split", kAllTypes, SplitKernel},
-      {"ConcatV2", kAllTypes, ConcatKernel},
+      {"Split", kMovedTypes, SplitKernel},
+      {"ConcatV2", kMovedTypes, ConcatKernel},
   };
   for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.dtypes, b.fn);
-  BindHandleKernels(registry, kCpu, kAllTypesAndString);
+  BindHandleKernels(registry, kCpu, kEveryDType);
   cpu::RegisterMathKernels(registry);
   cpu::RegisterArrayKernels(registry);
   cpu::RegisterSummaryKernels(registry);

@@ -225,7 +225,7 @@ Status CompareKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(same_shape ? x.shape() : plan->output));
   return ForDType<IsAnyType>(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, uint8_t>) {
+    if constexpr (std::is_same_v<T, StringByte>) {
       // Strings: TensorFlow registers Equal and NotEqual only.
       if constexpr (Op != Compare::kEqual && Op != Compare::kNotEqual) {
         return RuntimeError("no CPU kernel for string comparisons");
@@ -417,7 +417,7 @@ Status FillLikeKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(c.inputs[0].shape()));
   return ForDType<IsAnyType>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, uint8_t>) {
+    if constexpr (std::is_same_v<T, StringByte>) {
       return RuntimeError("no CPU kernel for strings");
     } else {
       std::fill_n(c.output.data<T>(), c.output.num_elements(), T(Value));
@@ -496,7 +496,7 @@ Status ReduceKernel(KernelContext& c) {
   return ForDType<IsAnyType>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     constexpr bool logical = Op == Reduce::kAll || Op == Reduce::kAny;
-    if constexpr (std::is_same_v<T, uint8_t> || (std::is_same_v<T, bool> != logical)) {
+    if constexpr (std::is_same_v<T, StringByte> || (std::is_same_v<T, bool> != logical)) {
       return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
     } else {
       const T* in = input.data<T>();

@@ -148,7 +148,7 @@ void CheckPrintedValue(const Tensor& t, const std::string& text) {
         same = w == (values[i] ? "True" : "False");
       } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
         same = std::strtoll(w.c_str(), nullptr, 10) == static_cast<long long>(values[i]);
-      } else if constexpr (!std::is_same_v<T, uint8_t>) {
+      } else if constexpr (!std::is_same_v<T, StringByte>) {
         const double read = std::strtod(w.c_str(), nullptr);
         double exact = 0;
         bool rounds_back = false;  // the text is the shortest that reads back as the narrow float
