@@ -154,6 +154,10 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("NODE")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(kInputsAndOutputs);
+  app->add_flag("--no-queue-runners", options->no_queue_runners,
+                "do not start a .meta file's queue runners (its `queue_runners` collection); feed its dequeues "
+                "instead")
+      ->group(kInputsAndOutputs);
   app->add_option("--steps", options->steps,
                   "a training loop: run the fetches and --targets together N times in one session, keeping the "
                   "variables, each step printed as print(sess.run([fetches...])) prints")

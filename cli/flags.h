@@ -35,6 +35,7 @@ struct RunOptions {
   // each step the next B rows of every .npy feed, as next_batch does.
   std::vector<std::string> init;
   int64_t steps = 0;  // 0: no loop (one run)
+  bool no_queue_runners = false;  // a .meta's queue runners not started
   int64_t print_every = 0;  // 0: every step
   int64_t batch = 0;  // 0: every step the whole feed
   double timeout_seconds = 0;  // --timeout: a run's bound (0: none)

@@ -166,6 +166,7 @@ SessionOptions SessionOptionsFor(const RunOptions& options, const CompatProfile*
   s.no_soft_placement = options.no_soft_placement;
   s.place_only = options.place_only;
   s.steps = options.steps;
+  s.start_queue_runners = !options.no_queue_runners;
   s.print_every = options.print_every;
   s.batch = options.batch;
   s.benchmark = options.benchmark_runs > 0 || options.benchmark_duration_s > 0;

@@ -223,6 +223,16 @@ struct Graph {
   // A MetaGraphDef's collections of nodes by key ("train_op": the nodes'
   // names, as written, "name" or "name:0"); `--targets` may name one.
   std::vector<std::pair<std::string, std::vector<std::string>>> collections;
+  // A MetaGraphDef's queue runners (its "queue_runners" collection of
+  // QueueRunnerDefs): the queue's node, its enqueue ops (one per thread
+  // tf.train.start_queue_runners would start) and its close op. A session
+  // fills their queues before each run (Session::FillQueues).
+  struct QueueRunner {
+    std::string queue;
+    std::vector<std::string> enqueue_ops;
+    std::string close_op;
+  };
+  std::vector<QueueRunner> queue_runners;
   // The collection `key`'s node names, or nullptr.
   const std::vector<std::string>* Collection(std::string_view key) const {
     for (const auto& [name, nodes] : collections) {

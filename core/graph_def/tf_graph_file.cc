@@ -256,7 +256,21 @@ std::vector<SourceLocation> NodeLocations(const std::string& bytes, std::vector<
   return MessageNameLocations(bytes, path, top_level);
 }
 
-void TakeCollections(const tfproto::MetaGraphDef& meta, TfGraphFile* file) {
+// The node-list collections, and the queue runners (each a serialized
+// QueueRunnerDef; one that does not parse is an error naming it).
+Status TakeCollections(const tfproto::MetaGraphDef& meta, const std::string& name, TfGraphFile* file) {
+  if (auto runners = meta.collection_def().find("queue_runners"); runners != meta.collection_def().end()) {
+    const auto& values = runners->second.bytes_list().value();
+    for (int i = 0; i < values.size(); ++i) {
+      tfproto::QueueRunnerDef def;
+      if (!def.ParseFromString(values[i]) || def.queue_name().empty() || def.enqueue_op_name().empty()) {
+        return BadInput(fmt::format("{}: collection 'queue_runners' element {} is not a QueueRunnerDef with a queue "
+                                    "and an enqueue op", name, i));
+      }
+      file->queue_runners.push_back(Graph::QueueRunner{
+          def.queue_name(), {def.enqueue_op_name().begin(), def.enqueue_op_name().end()}, def.close_op_name()});
+    }
+  }
   std::vector<std::string> keys;
   for (const auto& [key, collection] : meta.collection_def()) {
     if (collection.has_node_list()) keys.push_back(key);
@@ -266,6 +280,7 @@ void TakeCollections(const tfproto::MetaGraphDef& meta, TfGraphFile* file) {
     const auto& values = meta.collection_def().at(key).node_list().value();
     file->node_collections.emplace_back(key, std::vector<std::string>(values.begin(), values.end()));
   }
+  return Status::Ok();
 }
 
 std::string JoinTags(const tfproto::MetaGraphDef& meta) {
@@ -328,7 +343,7 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
       tfproto::MetaGraphDef meta;
       TFRUN_RETURN_IF_ERROR(ParseMessage(bytes, file.text, name, kind, &meta));
       path = {{"graph_def", -1}};
-      TakeCollections(meta, &file);
+      TFRUN_RETURN_IF_ERROR(TakeCollections(meta, name, &file));
       file.graph_def = std::move(*meta.mutable_graph_def());
       break;
     }
@@ -348,7 +363,7 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
             tag, fmt::join(sets, ", ")));
       }
       path = {{"meta_graphs", chosen}, {"graph_def", -1}};
-      TakeCollections(saved.meta_graphs(chosen), &file);
+      TFRUN_RETURN_IF_ERROR(TakeCollections(saved.meta_graphs(chosen), name, &file));
       file.graph_def = std::move(*saved.mutable_meta_graphs(chosen)->mutable_graph_def());
       break;
     }

@@ -27,6 +27,7 @@ struct TfGraphFile {
   // A MetaGraphDef's collections of node names ("train_op", "init_op",
   // "variables" are other kinds and are left out).
   std::vector<std::pair<std::string, std::vector<std::string>>> node_collections;
+  std::vector<Graph::QueueRunner> queue_runners;  // its "queue_runners" collection
 };
 
 // Whether `path` should be read as a TensorFlow graph file rather than a

@@ -140,6 +140,9 @@ class Executor {
   StatusOr<RunResult> Run(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds = {},
                           const std::vector<int>& targets = {});
   // Runs nodes for their effects (sess.run(init)): nothing is kept.
+  // The session's resources (variables, queues) as the runs left them.
+  const VariableStore& variables() const { return variables_; }
+  VariableStore& mutable_variables() { return variables_; }
   Status RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds = {});
 
   // Fails, before anything runs, when a node that running `targets` and

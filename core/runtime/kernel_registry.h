@@ -40,7 +40,8 @@ bool TakesUninitializedRef(const Node& node, size_t input);
 // INVARIANT: a resource variable keeps the dtype it was first assigned
 // (AssignVariableOp refuses another, as TensorFlow's Var does), so every
 // reader that checks its own dtype attr against it reads what it expects.
-struct QueueResource;  // kernels/cpu/queue_kernels.cc
+struct QueueResource;   // queue_resource.h
+struct ReaderResource;  // kernels/cpu/queue_kernels.cc
 struct VariableStore {
   std::map<std::string, Tensor> ref;
   std::map<std::string, Tensor> resource;
@@ -50,6 +51,17 @@ struct VariableStore {
   // do ("_0_fifo_queue").
   std::map<std::string, std::shared_ptr<QueueResource>> queues;
   int64_t queues_made = 0;
+  // The same queues by the name of the node that made each: what a
+  // session's queue runners fill.
+  std::map<std::string, std::shared_ptr<QueueResource>> queues_by_node;
+  // Readers (FixedLengthRecordReaderV2) by their handle's key: the file
+  // each is reading and where, kept across runs.
+  std::map<std::string, std::shared_ptr<ReaderResource>> readers;
+  // Set while a session's queue runner runs its enqueue op (session.cc):
+  // an enqueue_many that does not fit whole goes in whole, as TensorFlow's
+  // runner thread, blocked, would put the rest in before anything else.
+  // A runner's queue so holds at most its capacity and one enqueue more.
+  bool queue_runner_enqueue = false;
 };
 
 // A stateful random node's generator, by node id: made from its seeds at

@@ -13,6 +13,7 @@
 #include "core/placement/placement_explanation.h"
 #include "core/placement/placement_log.h"
 #include "core/printing/array_printer.h"
+#include "core/runtime/queue_resource.h"
 
 namespace tfrun {
 namespace {
@@ -71,6 +72,7 @@ Status Session::RunStages(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(RunPrePlacementPasses(&graph_, devices_));
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
   TFRUN_RETURN_IF_ERROR(ResolveTargets());
+  TFRUN_RETURN_IF_ERROR(ResolveQueueRunners());
   TFRUN_RETURN_IF_ERROR(ResolveExplain());
   TFRUN_RETURN_IF_ERROR(observer_.Resolved(graph_, fetch_));
   const bool log = options_.log_placement || graph_.config.log_device_placement;
@@ -244,6 +246,83 @@ Status Session::ResolveTargets() {
   return Status::Ok();
 }
 
+Status Session::ResolveQueueRunners() {
+  if (!options_.start_queue_runners || is_eager()) return Status::Ok();
+  for (const Graph::QueueRunner& runner : graph_.queue_runners) {
+    QueueRunnerState state;
+    state.queue = runner.queue;
+    auto id_of = [&](const std::string& name, std::string_view what) -> StatusOr<int> {
+      const int* id = graph_.by_name.Find(name);
+      if (id == nullptr) {
+        return BadInput(fmt::format("{}: the queue runner of queue '{}' names {} '{}', which is not in the graph",
+                                    graph_.path, runner.queue, what, name));
+      }
+      return *id;
+    };
+    for (const std::string& op : runner.enqueue_ops) {
+      TFRUN_ASSIGN_OR_RETURN(const int id, id_of(op, "the enqueue op"));
+      state.enqueue_ops.push_back(id);
+    }
+    if (!runner.close_op.empty()) {
+      TFRUN_ASSIGN_OR_RETURN(state.close_op, id_of(runner.close_op, "the close op"));
+    }
+    queue_runners_.push_back(std::move(state));
+  }
+  return Status::Ok();
+}
+
+// tf.train.start_queue_runners' threads, run one op at a time: before each
+// run, every runner's queue is filled to its capacity by running its
+// enqueue ops in turn, as the threads keep it filled while the program
+// runs. Runners fill in the collection's order (a program makes the
+// queues its readers dequeue from first), and before each enqueue the
+// runners before it fill theirs, so a reader never finds its filename
+// queue empty while that queue's runner could still fill it. An enqueue
+// that fails OutOfRange (its input ran out: an upstream queue closed and
+// empty, the epochs counted out) runs the close op and stops the runner,
+// as QueueRunner does. For FIFO pipelines this is TensorFlow's order;
+// where several threads race (a runner of several enqueue ops, a
+// RandomShuffleQueue), TensorFlow's order is its scheduler's.
+Status Session::FillQueues(Executor& executor) {
+  for (size_t i = 0; i < queue_runners_.size(); ++i) TFRUN_RETURN_IF_ERROR(FillQueue(executor, i));
+  return Status::Ok();
+}
+
+Status Session::FillQueue(Executor& executor, size_t runner) {
+  QueueRunnerState& r = queue_runners_[runner];
+  auto size_now = [&]() -> std::optional<int64_t> {
+    const auto& queues = executor.variables().queues_by_node;
+    auto it = queues.find(r.queue);
+    if (it == queues.end()) return std::nullopt;  // made by the first enqueue's run
+    const QueueResource& q = *it->second;
+    if (q.closed || static_cast<int64_t>(q.elements.size()) >= q.capacity) return -1;
+    return static_cast<int64_t>(q.elements.size());
+  };
+  while (!r.stopped && r.enqueue_ops.size() > 0) {
+    const std::optional<int64_t> before = size_now();
+    if (before && *before < 0) return Status::Ok();  // full or closed
+    for (size_t upstream = 0; upstream < runner; ++upstream) TFRUN_RETURN_IF_ERROR(FillQueue(executor, upstream));
+    const int enqueue = r.enqueue_ops[r.next];
+    r.next = (r.next + 1) % r.enqueue_ops.size();
+    executor.mutable_variables().queue_runner_enqueue = true;
+    const Status s = executor.RunTargets({enqueue});
+    executor.mutable_variables().queue_runner_enqueue = false;
+    if (!s.ok()) {
+      if (s.message().find(": OutOfRangeError: ") == std::string::npos) {
+        return Status(s.kind(), fmt::format("the queue runner of queue '{}': {}", r.queue, s.message()));
+      }
+      r.stopped = true;
+      if (r.close_op >= 0) TFRUN_RETURN_IF_ERROR(executor.RunTargets({r.close_op}));
+      return Status::Ok();
+    }
+    const std::optional<int64_t> after = size_now();
+    // An enqueue that added nothing (an empty enqueue_many) would spin a
+    // thread forever; here the fill stops until the next run.
+    if (after && before && *after >= 0 && *after <= *before) return Status::Ok();
+  }
+  return Status::Ok();
+}
+
 Status Session::ResolveExplain() {
   if (options_.explain.empty()) return Status::Ok();
   if (is_eager()) {
@@ -366,6 +445,10 @@ Status Session::Execute(std::string* stdout_text, bool log) {
   for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());
   std::vector<int> checked = all_targets;
   for (const std::vector<int>& run : init_runs_) checked.insert(checked.end(), run.begin(), run.end());
+  for (const QueueRunnerState& r : queue_runners_) {
+    checked.insert(checked.end(), r.enqueue_ops.begin(), r.enqueue_ops.end());
+    if (r.close_op >= 0) checked.push_back(r.close_op);
+  }
   TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, checked, feeds_));
   for (const std::vector<int>& init : init_runs_) {  // sess.run(init): run, print nothing
     TFRUN_RETURN_IF_ERROR(executor.RunTargets(init, feeds_));
@@ -377,8 +460,10 @@ Status Session::Execute(std::string* stdout_text, bool log) {
     return Status::Ok();
   }
   for (const std::vector<int>& targets : target_runs_) {  // runs before the fetches, printing nothing
+    TFRUN_RETURN_IF_ERROR(FillQueues(executor));
     TFRUN_RETURN_IF_ERROR(executor.RunTargets(targets, feeds_));
   }
+  TFRUN_RETURN_IF_ERROR(FillQueues(executor));
   StatusOr<RunResult> result = executor.Run(run_fetch, feeds_);
   if (!result.ok()) return result.status();
   result_ = std::move(*result);
@@ -430,6 +515,9 @@ Status Session::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& 
   auto last_progress = start;
   for (int64_t step = 0; step < options_.steps; ++step) {
     TFRUN_ASSIGN_OR_RETURN(const std::vector<Feed> feeds, StepFeeds(step));
+    if (Status s = FillQueues(executor); !s.ok()) {
+      return Status(s.kind(), fmt::format("step {}: {}", step + 1, s.message()));
+    }
     StatusOr<RunResult> result = executor.Run(fetch, feeds, targets);
     if (!result.ok()) {
       return Status(result.status().kind(), fmt::format("step {}: {}", step + 1, result.status().message()));

@@ -49,6 +49,9 @@ struct SessionOptions {
   bool soft_placement = false;
   bool no_soft_placement = false;
   bool place_only = false;
+  // Whether a .meta file's queue runners fill their queues before each run
+  // (tf.train.start_queue_runners; --no-queue-runners turns them off).
+  bool start_queue_runners = true;
   // A training loop: `steps` runs of fetches and targets, printed every
   // `print_every`, each fed the next `batch` rows of every .npy feed.
   int64_t steps = 0;
@@ -238,6 +241,9 @@ class Session {
   Status TrainingLoop(Executor& executor, const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
                       std::string* stdout_text);
   void PrintResults(bool log, std::string* stdout_text);
+  Status ResolveQueueRunners();
+  Status FillQueues(Executor& executor);
+  Status FillQueue(Executor& executor, size_t runner);
 
   // --place-only, or a TensorFlow graph file with nothing to fetch: place
   // and log the whole graph, run nothing.
@@ -246,6 +252,17 @@ class Session {
   // `targets:` together, or one per --targets (which replace them).
   std::vector<std::vector<int>> target_runs_;
   std::vector<std::vector<int>> init_runs_;  // --init: each once, before everything
+  // The graph's queue runners as node ids, each with the enqueue op it runs
+  // next (its threads take turns) and whether it has stopped (its input ran
+  // out: the queue is closed).
+  struct QueueRunnerState {
+    std::string queue;
+    std::vector<int> enqueue_ops;
+    int close_op = -1;
+    size_t next = 0;
+    bool stopped = false;
+  };
+  std::vector<QueueRunnerState> queue_runners_;
   std::vector<Feed> feeds_;                  // read once (a benchmark feeds them to every run)
   std::vector<SessionPhase> phases_;         // load, devices, placement
   SessionColdTimes cold_;

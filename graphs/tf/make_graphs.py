@@ -530,6 +530,68 @@ def random_int_run(tf):
     tf.random.uniform([2, 3], maxval=10, dtype=tf.int32, name="ri2")
 
 
+def stateless_random_run(tf):
+    """Issue 42 (and 44): the stateless random ops tf_keras's initializers
+    and tf.random.stateless_* write: StatelessRandomGetKeyCounter (its
+    uint64 key and counter fetched), StatelessRandomUniformV2, NormalV2 and
+    TruncatedNormalV2 with the auto-selected and the Philox algorithm, int32
+    (one negative) and int64 seeds, float32 and float64, an empty shape; the
+    V1 ops StatelessRandomUniform, StatelessRandomNormal and
+    StatelessTruncatedNormal; and a glorot-uniform kernel as tf_keras 2.21
+    initializes one in a graph."""
+    seed = tf.constant([7, 11], name="seed")
+    key, counter = tf.raw_ops.StatelessRandomGetKeyCounter(seed=seed, name="kc")
+    tf.identity(key, name="key")
+    tf.identity(counter, name="counter")
+    tf.random.stateless_uniform([3, 5], seed=[7, 11], name="u")
+    tf.random.stateless_uniform([2, 3], seed=tf.constant([-3, 2 ** 31 - 1]), dtype=tf.float64, name="u64")
+    tf.random.stateless_normal([7], seed=tf.constant([2 ** 40, -5], tf.int64), name="n")
+    tf.random.stateless_truncated_normal([70], seed=[1, 2], name="tn")
+    tf.random.stateless_truncated_normal([3], seed=[1, 2], dtype=tf.float64, name="tn64")
+    tf.random.stateless_uniform([0, 4], seed=[1, 2], name="empty")
+    tf.raw_ops.StatelessRandomUniformV2(shape=[5], key=key, counter=counter, alg=1, name="philox")
+    tf.raw_ops.StatelessRandomNormalV2(shape=[2, 2], key=key, counter=counter, alg=3, name="normal_v2")
+    tf.raw_ops.StatelessRandomUniform(shape=[6], seed=[1, 2], name="v1_uniform")
+    tf.raw_ops.StatelessRandomNormal(shape=[5], seed=tf.constant([3, 4], tf.int64), dtype=tf.float64,
+                                     name="v1_normal")
+    tf.raw_ops.StatelessTruncatedNormal(shape=[9], seed=[5, 6], name="v1_truncated")
+    tf.identity(tf.random.stateless_uniform([300, 7], seed=[5, 6])[295:], name="wide_tail")
+    limit = (6.0 / (9 + 64)) ** 0.5
+    glorot = tf.random.stateless_uniform([3, 3, 1, 64], seed=[751295828, 0], minval=-limit, maxval=limit)
+    tf.identity(glorot[0, 0, 0, :6], name="glorot")
+
+
+def reader_pipeline(tf):
+    """Issue 42: a TF1 input pipeline as CIFAR-10's reader builds one,
+    started by the .meta's queue runners: string_input_producer over two
+    files of fixed-length records (data/records_{0,1}.bin: a 2-byte header,
+    3 records of a label byte and a 3x2x2 image, a 1-byte footer, written
+    here), FixedLengthRecordReader, decode_raw to uint8, the label and the
+    image sliced out, the image transposed to HWC and cast, and
+    tf.train.batch of 4 (one thread: FIFO, TensorFlow's order). The
+    program runs three steps, each print(sess.run([images, labels, keys]))."""
+    data = os.path.join(HERE, "data")
+    os.makedirs(data, exist_ok=True)
+    for f in range(2):
+        records = b"".join(bytes([10 * f + r]) + bytes((f * 64 + r * 16 + k) % 251 for k in range(12))
+                           for r in range(3))
+        with open(os.path.join(data, f"records_{f}.bin"), "wb") as out:
+            out.write(b"HD" + records + b"F")
+    names = ["data/records_0.bin", "data/records_1.bin"]  # relative: both run in graphs/tf
+    queue = tf.compat.v1.train.string_input_producer(names, shuffle=False, name="files")
+    reader = tf.compat.v1.FixedLengthRecordReader(record_bytes=13, header_bytes=2, footer_bytes=1, name="reader")
+    key, value = reader.read(queue, name="read")
+    raw = tf.io.decode_raw(value, tf.uint8, name="raw")
+    label = tf.cast(tf.strided_slice(raw, [0], [1]), tf.int32)
+    label.set_shape([1])  # as cifar10_input.py does
+    image = tf.reshape(tf.strided_slice(raw, [1], [13]), [3, 2, 2])
+    image = tf.cast(tf.transpose(image, [1, 2, 0]), tf.float32)
+    images, labels, keys = tf.compat.v1.train.batch([image, label, key], batch_size=4, capacity=8, name="batch")
+    tf.identity(images, name="images")
+    tf.identity(labels, name="labels")
+    tf.identity(keys, name="keys")
+
+
 def equal_run(tf):
     """Issue 42: Equal and NotEqual on every dtype: strings (also
     broadcast), bools, int64, float16 with a NaN."""
@@ -818,6 +880,14 @@ CASES = {
     "random_int_run": (random_int_run, "random_int_run.pbtxt", [
         ("run", {}, False, "session", "", ["ri", "rl", "ri2"]),
     ]),
+    "stateless_random_run": (stateless_random_run, "stateless_random_run.pbtxt", [
+        ("run", {}, False, "session", "",
+         ["key", "counter", "u", "u64", "n", "tn", "tn64", "empty", "philox", "normal_v2", "v1_uniform",
+          "v1_normal", "v1_truncated", "wide_tail", "glorot"]),
+    ]),
+    "reader_pipeline": (reader_pipeline, "reader_pipeline.meta", [
+        ("steps", {}, False, "session", "", ["!queue_runners", "@3 images,labels,keys"]),
+    ]),
     "equal_run": (equal_run, "equal_run.pbtxt", [
         ("run", {}, False, "session", "", ["eq_str", "ne_bool", "eq_i64", "eq_half", "ne_bcast"]),
     ]),
@@ -1023,6 +1093,19 @@ def run_case(name, variant):
         try:
             if fetches:
                 for name in fetches[0]:
+                    if name == "!queue_runners":  # tf.train.start_queue_runners (tfrun: a .meta's, by default)
+                        coordinator = tf.compat.v1.train.Coordinator()
+                        tf.compat.v1.train.start_queue_runners(sess=s, coord=coordinator)
+                        continue
+                    if name.startswith("@"):  # "@N a,b": N steps of print(sess.run([a, b])) (tfrun --steps N)
+                        steps, names = name[1:].split(" ")
+                        tensors = [g.get_tensor_by_name(n + ":0") for n in names.split(",")]
+                        for _ in range(int(steps)):
+                            values = s.run(tensors)
+                            sys.stdout.flush()
+                            ctypes.CDLL(None).fflush(None)
+                            print(values, flush=True)
+                        continue
                     if name.startswith("^"):
                         ops = [op for op in g.get_operations() if op.name == name[1:]] or g.get_collection(name[1:])
                         s.run(ops)
@@ -1064,6 +1147,19 @@ def tfrun_error(line, file_name):
     return f"tfrun: error: {node_location(file_name, node)}: InvalidArgumentError: " + "\n".join(lines) + "\n"
 
 
+def tfrun_fetch_args(entry):
+    """A CASES fetch entry as tfrun's flags: "^op" a target, "!queue_runners"
+    nothing (tfrun starts a .meta's), "@N a,b" N steps fetching a and b."""
+    if entry.startswith("^"):
+        return f" --targets {entry[1:]}"
+    if entry == "!queue_runners":
+        return ""
+    if entry.startswith("@"):
+        steps, names = entry[1:].split(" ")
+        return f" --steps {steps}" + "".join(f" --fetch {n}" for n in names.split(","))
+    return f" --fetch {entry}"
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--cluster":
         run_cluster(sys.argv[2])
@@ -1102,8 +1198,7 @@ def main():
             if not mapping:
                 sys.exit(f"{name}.{variant}: no device mapping in TensorFlow's log:\n{p.stderr[-2000:]}")
             tfrun_args = ("TF_XLA_FLAGS=--tf_xla_enable_xla_devices " if xla else "") + \
-                (("--log-placement " + args).rstrip() + "".join(f" --targets {f[1:]}" if f[0] == "^" else f" --fetch {f}"
-                                                     for f in fetches[0]) if fetches
+                (("--log-placement " + args).rstrip() + "".join(tfrun_fetch_args(f) for f in fetches[0]) if fetches
                  else "--place-only --log-placement " + args)
             stem = os.path.join(HERE, f"{name}.{variant}")
             with open(stem + ".expected", "w") as f:

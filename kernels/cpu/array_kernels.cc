@@ -3,6 +3,8 @@
 // the shape arithmetic gradients use (ShapeN, Size, Rank, Range,
 // BroadcastGradientArgs, ConcatOffset). They copy bytes, so one kernel
 // serves every dtype; their checks and texts are TensorFlow's.
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -156,6 +158,55 @@ Status StridedSliceGradKernel(KernelContext& c) {
   std::memset(out, 0, c.output.num_elements() * element);
   const char* in = static_cast<const char*>(dy.raw());
   ForEachStridedIndex(plan, shape, [&](int64_t i, int64_t to) { std::memcpy(out + to * element, in + i * element, element); });
+  return Status::Ok();
+}
+
+// Transpose(x, perm) (transpose_op.cc): output dimension i is input
+// dimension perm[i]; elements moved as bytes, any dtype but strings.
+Status TransposeKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& perm = c.inputs[1];
+  if (perm.rank() != 1) return c.Fail("perm must be rank 1, got shape " + ShapeDebugString(perm.shape()));
+  const int dims = x.rank();
+  if (perm.num_elements() != dims) {
+    return c.Fail(fmt::format("transpose expects a vector of size {}. But input(1) is a vector of size {}", dims,
+                              perm.num_elements()));
+  }
+  std::vector<int64_t> order(dims);
+  std::vector<bool> seen(dims, false);
+  for (int i = 0; i < dims; ++i) {
+    const int64_t d = perm.GetAsInt64(i);
+    if (d < 0 || d >= dims) return c.Fail(fmt::format("{} is out of range [0 .. {})", d, dims));
+    order[i] = d;
+    seen[d] = true;
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (!seen[i]) return c.Fail(fmt::format("{} is missing from {{{}}}.", i, fmt::join(order, ",")));
+  }
+  Shape shape(dims);
+  for (int i = 0; i < dims; ++i) shape[i] = x.shape()[order[i]];
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  const int64_t n = x.num_elements();
+  if (n == 0) return Status::Ok();
+  // Input strides in the output's order: output index -> input offset.
+  std::vector<int64_t> in_stride(dims, 1);
+  for (int d = dims - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * x.shape()[d + 1];
+  std::vector<int64_t> stride(dims);
+  for (int i = 0; i < dims; ++i) stride[i] = in_stride[order[i]];
+  const size_t element = Info(x.dtype()).size;
+  const char* src = static_cast<const char*>(x.raw());
+  char* dst = static_cast<char*>(c.output.raw());
+  std::vector<int64_t> at(dims, 0);
+  int64_t from = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    std::memcpy(dst + k * element, src + from * element, element);
+    for (int d = dims - 1; d >= 0; --d) {  // the next output index, odometer style
+      from += stride[d];
+      if (++at[d] < shape[d]) break;
+      from -= stride[d] * shape[d];
+      at[d] = 0;
+    }
+  }
   return Status::Ok();
 }
 
@@ -373,13 +424,14 @@ Status ConcatOffsetKernel(KernelContext& c) {
 
 void RegisterArrayKernels(KernelRegistry* registry) {
   const DTypeSet ints{DType::kInt32, DType::kInt64};
-  registry->Bind("Pack", kCpu, kAllTypes, PackKernel);
-  registry->Bind("Unpack", kCpu, kAllTypes, UnpackKernel);
-  registry->Bind("Slice", kCpu, kAllTypes, SliceKernel);
-  registry->Bind("Tile", kCpu, kAllTypes, TileKernel);
-  registry->Bind("StridedSlice", kCpu, kAllTypes, StridedSliceKernel);
+  registry->Bind("Pack", kCpu, kMovedTypes, PackKernel);
+  registry->Bind("Unpack", kCpu, kMovedTypes, UnpackKernel);
+  registry->Bind("Slice", kCpu, kMovedTypes, SliceKernel);
+  registry->Bind("Tile", kCpu, kMovedTypes, TileKernel);
+  registry->Bind("Transpose", kCpu, kMovedTypes, TransposeKernel);
+  registry->Bind("StridedSlice", kCpu, kMovedTypes, StridedSliceKernel);
   registry->Bind("StridedSliceGrad", kCpu, kAllTypes, StridedSliceGradKernel);
-  registry->Bind("GatherV2", kCpu, kAllTypes, GatherKernel);
+  registry->Bind("GatherV2", kCpu, kMovedTypes, GatherKernel);
   registry->Bind("ResourceGather", kCpu, kAllTypes, ResourceGatherKernel);
   registry->Bind("ShapeN", kCpu, ints, ShapeNKernel);
   registry->Bind("Size", kCpu, ints, SizeKernel);

@@ -11,6 +11,10 @@
 // thread: it fails at once, saying so, where TensorFlow would wait.
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -21,43 +25,21 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/queue_resource.h"
 #include "core/tables/tf_tables.h"
 #include "kernels/cpu/cpu_eigen.h"
 
 namespace tfrun {
 
-enum class QueueKind { kFifo, kPaddingFifo, kRandomShuffle };
-
-struct QueueResource {
-  QueueKind kind = QueueKind::kFifo;
-  std::string name;  // TensorFlow's: the shared_name, or "_N_" and the node's
-  std::vector<DType> types;
-  // Each component's shape: nullopt unknown; dims of -1 unknown (padding).
-  std::vector<std::optional<Shape>> shapes;
-  int64_t capacity = std::numeric_limits<int32_t>::max();
-  int64_t min_after_dequeue = 0;
-  bool closed = false;
-  std::deque<std::vector<Tensor>> elements;  // each a tuple of components
-  PhiloxRandom generator;                    // RandomShuffleQueue's
-  std::array<uint32_t, 4> samples{};         // SingleSampleAdapter's buffer
-  int used = 4;
-
-  std::string_view KindName() const {
-    switch (kind) {
-      case QueueKind::kFifo: return "FIFOQueue";
-      case QueueKind::kPaddingFifo: return "PaddingFIFOQueue";
-      case QueueKind::kRandomShuffle: return "RandomShuffleQueue";
-    }
-    return "";
-  }
-  // SingleSampleAdapter<PhiloxRandom>: one 32-bit sample at a time.
-  uint32_t NextSample() {
-    if (used == 4) {
-      samples = generator.Next();
-      used = 0;
-    }
-    return samples[used++];
-  }
+// A FixedLengthRecordReader (fixed_length_record_reader_op.cc, ReaderBase):
+// the file it reads (a name dequeued from a queue) and where it is.
+struct ReaderResource {
+  std::string name;  // "FixedLengthRecordReader 'node'", as TensorFlow's messages
+  int64_t header_bytes = 0, record_bytes = 0, footer_bytes = 0;
+  bool working = false;  // a file is open
+  std::string work;      // its name
+  std::string contents;  // the whole file (read at work start)
+  int64_t position = 0, limit = 0, record_number = 0;
 };
 
 namespace cpu {
@@ -120,12 +102,13 @@ Status QueueOpKernel(KernelContext& c) {
     }
     queue = std::move(q);
   }
+  c.variables->queues_by_node[c.node.name] = queue;
   TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromStrings({}, {std::string(kContainer) + key}));
   return Status::Ok();
 }
 
-StatusOr<QueueResource*> LookupQueue(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(const std::string handle, ResourceKey(c, 0));
+StatusOr<QueueResource*> LookupQueue(KernelContext& c, int input = 0) {
+  TFRUN_ASSIGN_OR_RETURN(const std::string handle, ResourceKey(c, input));
   const std::string key = handle.compare(0, kContainer.size(), kContainer) == 0 ? handle.substr(kContainer.size())
                                                                                : handle;
   auto it = c.variables->queues.find(key);
@@ -139,8 +122,8 @@ StatusOr<QueueResource*> LookupQueue(KernelContext& c) {
 // Where TensorFlow would wait for another thread, which tfrun has none of.
 Status WouldWait(KernelContext& c, const QueueResource& q, std::string_view what) {
   return RuntimeError(fmt::format(
-      "node '{}': {} '{}' {}; TensorFlow waits here for another thread (a queue runner) to change that, and tfrun "
-      "runs none",
+      "node '{}': {} '{}' {}; TensorFlow waits here for another thread (a queue runner) to change that; tfrun "
+      "runs one op at a time and fills a .meta's queue runners' queues only before each run",
       c.node.name, q.KindName(), q.name, what));
 }
 
@@ -189,7 +172,10 @@ Status EnqueueKernel(KernelContext& c) {
     c.op_error = true;
     return RuntimeError(fmt::format("CancelledError: {} '{}' is closed.", q->KindName(), q->name));
   }
-  if (static_cast<int64_t>(q->elements.size()) + count > q->capacity) {
+  // A queue runner's enqueue that does not fit whole goes in whole: its
+  // blocked thread would put the rest in before anything else.
+  const int64_t room = c.variables->queue_runner_enqueue ? 1 : count;
+  if (static_cast<int64_t>(q->elements.size()) + room > q->capacity) {
     return WouldWait(c, *q, fmt::format("is full ({} of {} elements)", q->elements.size(), q->capacity));
   }
   for (int64_t row = 0; row < count; ++row) {
@@ -341,6 +327,159 @@ Status DequeueKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// FixedLengthRecordReaderV2: the reader's handle, the reader made at the
+// first run. hop_bytes and compressed encodings are not read.
+Status FixedLengthRecordReaderKernel(KernelContext& c) {
+  const std::string shared = c.StringAttr("shared_name");
+  const std::string key = "reader:" + (shared.empty() ? "node:" + c.node.name : "shared:" + shared);
+  auto& reader = c.variables->readers[key];
+  if (reader == nullptr) {
+    auto r = std::make_shared<ReaderResource>();
+    r->name = fmt::format("FixedLengthRecordReader '{}'", c.node.name);
+    r->header_bytes = c.IntAttr("header_bytes");
+    r->record_bytes = c.IntAttr("record_bytes");
+    r->footer_bytes = c.IntAttr("footer_bytes");
+    for (auto [attr, value] : {std::pair<const char*, int64_t>{"header_bytes", r->header_bytes},
+                               {"record_bytes", r->record_bytes}, {"footer_bytes", r->footer_bytes}}) {
+      if (value < 0) return c.Fail(fmt::format("{} must be >= 0 not {}", attr, value));
+    }
+    if (c.IntAttr("hop_bytes") != 0 || !c.StringAttr("encoding").empty()) {
+      return RuntimeError(fmt::format("node '{}': tfrun's FixedLengthRecordReader reads no hop_bytes and no "
+                                      "compressed encoding", c.node.name));
+    }
+    reader = std::move(r);
+  }
+  TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromStrings({}, {std::string(kContainer) + key}));
+  return Status::Ok();
+}
+
+// A whole file's bytes, or TensorFlow's NotFound text. Only a regular
+// file: a device or a pipe (/dev/zero) could be read forever.
+StatusOr<std::string> ReadWholeFile(KernelContext& c, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    c.op_error = true;
+    return RuntimeError(fmt::format("FailedPreconditionError: {} is not a regular file; tfrun reads only files",
+                                    path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    c.op_error = true;
+    return RuntimeError(fmt::format("NotFoundError: {}; No such file or directory", path));
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// ReaderReadV2(reader, queue) -> key, value (ReaderBase::Read): the next
+// record, starting the next file (a one-string element dequeued from the
+// queue) when there is none or it is done. The record's key is
+// "<file>:<record number>".
+Status ReaderReadKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const std::string handle, ResourceKey(c, 0));
+  const std::string key = handle.compare(0, kContainer.size(), kContainer) == 0 ? handle.substr(kContainer.size())
+                                                                               : handle;
+  auto found = c.variables->readers.find(key);
+  if (found == c.variables->readers.end()) {
+    c.op_error = true;
+    return RuntimeError(fmt::format("NotFoundError: Resource {} does not exist.", handle));
+  }
+  ReaderResource& r = *found->second;
+  while (true) {
+    if (!r.working) {
+      TFRUN_ASSIGN_OR_RETURN(QueueResource * q, LookupQueue(c, 1));
+      if (q->elements.empty()) {
+        if (!q->closed) return WouldWait(c, *q, fmt::format("is empty and {} asked for a file name", r.name));
+        c.op_error = true;
+        return RuntimeError(fmt::format("OutOfRangeError: {} '{}' is closed and has insufficient elements (requested "
+                                        "1, current size 0)",
+                                        q->KindName(), q->name));
+      }
+      const std::vector<Tensor> tuple = TakeOne(*q);
+      if (tuple.size() != 1) return c.Fail("Expected single component queue");
+      if (tuple[0].dtype() != DType::kString) return c.Fail("Expected queue with single string component");
+      if (tuple[0].num_elements() != 1) return c.Fail("Expected to dequeue a one-element string tensor");
+      r.work = std::string(tuple[0].StringAt(0));
+      TFRUN_ASSIGN_OR_RETURN(r.contents, ReadWholeFile(c, r.work));
+      r.working = true;
+      r.record_number = 0;
+      r.limit = static_cast<int64_t>(r.contents.size()) - r.footer_bytes;
+      r.position = r.header_bytes;
+      if (r.position > static_cast<int64_t>(r.contents.size())) {
+        c.op_error = true;
+        return RuntimeError("OutOfRangeError: reached end of file");
+      }
+    }
+    if (r.position >= r.limit) {  // at its end: the next file
+      r.working = false;
+      r.contents.clear();
+      continue;
+    }
+    if (r.position + r.record_bytes > static_cast<int64_t>(r.contents.size())) {
+      c.op_error = true;
+      return RuntimeError("OutOfRangeError: reached end of file");
+    }
+    c.outputs.clear();
+    TFRUN_ASSIGN_OR_RETURN(Tensor record_key,
+                           Tensor::FromStrings({}, {fmt::format("{}:{}", r.work, r.record_number)}));
+    TFRUN_ASSIGN_OR_RETURN(Tensor value, Tensor::FromStrings({}, {r.contents.substr(r.position, r.record_bytes)}));
+    c.outputs.push_back(std::move(record_key));
+    c.outputs.push_back(std::move(value));
+    r.position += r.record_bytes;
+    ++r.record_number;
+    return Status::Ok();
+  }
+}
+
+// ReadFile(filename) -> its contents.
+Status ReadFileKernel(KernelContext& c) {
+  const Tensor& name = c.inputs[0];
+  if (name.dtype() != DType::kString || name.rank() != 0) {
+    return c.Fail(fmt::format("Input filename tensor must be scalar, but had shape: {}",
+                              ShapeDebugString(name.shape())));
+  }
+  TFRUN_ASSIGN_OR_RETURN(const std::string contents, ReadWholeFile(c, std::string(name.StringAt(0))));
+  TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromStrings({}, {contents}));
+  return Status::Ok();
+}
+
+// DecodeRaw(bytes, out_type, little_endian) (decode_raw_op.cc): each
+// string's bytes as a vector of out_type, all strings one size.
+Status DecodeRawKernel(KernelContext& c) {
+  const Tensor& in = c.inputs[0];
+  if (in.dtype() != DType::kString) return c.Fail("DecodeRaw decodes strings");
+  int64_t size = -1;
+  for (int64_t i = 0; i < in.num_elements(); ++i) {
+    const int64_t n = static_cast<int64_t>(in.StringAt(i).size());
+    if (size == -1) {
+      size = n;
+    } else if (n != size) {
+      return c.Fail(fmt::format("DecodeRaw requires input strings to all be the same size, but element {} has size "
+                                "{} != {}",
+                                i, size, n));
+    }
+  }
+  Shape shape = in.shape();
+  const int64_t element = static_cast<int64_t>(Info(c.node.dtype).size);
+  if (size <= 0) {
+    shape.push_back(0);
+    return c.AllocateOutput(shape);
+  }
+  if (size % element != 0) {
+    return c.Fail(fmt::format("Input to DecodeRaw has length {} that is not a multiple of {}, the size of {}", size,
+                              element, Info(c.node.dtype).tf_name));
+  }
+  shape.push_back(size / element);
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  char* out = static_cast<char*>(c.output.raw());
+  for (int64_t i = 0; i < in.num_elements(); ++i) std::memcpy(out + i * size, in.StringAt(i).data(), size);
+  if (!c.BoolAttr("little_endian", true) && element > 1) {  // this machine is little-endian: swap each element
+    for (int64_t e = 0; e < c.output.num_elements(); ++e) std::reverse(out + e * element, out + (e + 1) * element);
+  }
+  return Status::Ok();
+}
+
 Status QueueCloseKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(QueueResource * q, LookupQueue(c));
   q->closed = true;
@@ -365,17 +504,21 @@ Status QueueIsClosedKernel(KernelContext& c) {
 
 void RegisterQueueKernels(KernelRegistry* registry) {
   // A resource output's node has no dtype of its own to bind by: any.
-  registry->Bind("FIFOQueueV2", kCpu, kAllTypesAndString, QueueOpKernel<QueueKind::kFifo>);
-  registry->Bind("PaddingFIFOQueueV2", kCpu, kAllTypesAndString, QueueOpKernel<QueueKind::kPaddingFifo>);
-  registry->Bind("RandomShuffleQueueV2", kCpu, kAllTypesAndString, QueueOpKernel<QueueKind::kRandomShuffle>);
-  registry->Bind("QueueEnqueueV2", kCpu, kAllTypesAndString, EnqueueKernel<false>);
-  registry->Bind("QueueEnqueueManyV2", kCpu, kAllTypesAndString, EnqueueKernel<true>);
-  registry->Bind("QueueDequeueV2", kCpu, kAllTypesAndString, DequeueKernel<0>);
-  registry->Bind("QueueDequeueManyV2", kCpu, kAllTypesAndString, DequeueKernel<1>);
-  registry->Bind("QueueDequeueUpToV2", kCpu, kAllTypesAndString, DequeueKernel<2>);
-  registry->Bind("QueueCloseV2", kCpu, kAllTypesAndString, QueueCloseKernel);
+  registry->Bind("FIFOQueueV2", kCpu, kEveryDType, QueueOpKernel<QueueKind::kFifo>);
+  registry->Bind("PaddingFIFOQueueV2", kCpu, kEveryDType, QueueOpKernel<QueueKind::kPaddingFifo>);
+  registry->Bind("RandomShuffleQueueV2", kCpu, kEveryDType, QueueOpKernel<QueueKind::kRandomShuffle>);
+  registry->Bind("QueueEnqueueV2", kCpu, kEveryDType, EnqueueKernel<false>);
+  registry->Bind("QueueEnqueueManyV2", kCpu, kEveryDType, EnqueueKernel<true>);
+  registry->Bind("QueueDequeueV2", kCpu, kEveryDType, DequeueKernel<0>);
+  registry->Bind("QueueDequeueManyV2", kCpu, kEveryDType, DequeueKernel<1>);
+  registry->Bind("QueueDequeueUpToV2", kCpu, kEveryDType, DequeueKernel<2>);
+  registry->Bind("QueueCloseV2", kCpu, kEveryDType, QueueCloseKernel);
   registry->Bind("QueueSizeV2", kCpu, DTypeSet{DType::kInt32}, QueueSizeKernel);
   registry->Bind("QueueIsClosedV2", kCpu, DTypeSet{DType::kBool}, QueueIsClosedKernel);
+  registry->Bind("FixedLengthRecordReaderV2", kCpu, kEveryDType, FixedLengthRecordReaderKernel);
+  registry->Bind("ReaderReadV2", kCpu, DTypeSet{DType::kString}, ReaderReadKernel);
+  registry->Bind("ReadFile", kCpu, DTypeSet{DType::kString}, ReadFileKernel);
+  registry->Bind("DecodeRaw", kCpu, kMovedTypes, DecodeRawKernel);
 }
 
 }  // namespace cpu

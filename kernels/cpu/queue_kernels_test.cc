@@ -49,7 +49,7 @@ TEST_F(QueueRuns, ADequeueTensorFlowWouldWaitOnFailsAtOnce) {
   ASSERT_FALSE(third.ok());
   EXPECT_NE(third.status().message().find("RandomShuffleQueue '_0_q2' has 4 elements (min_after_dequeue 2) and "
                                           "QueueDequeueManyV2 asked for 8; TensorFlow waits here for another thread "
-                                          "(a queue runner) to change that, and tfrun runs none"),
+                                          "(a queue runner) to change that; tfrun runs one op at a time"),
             std::string::npos)
       << third.status().message();
 }

@@ -215,11 +215,54 @@ def queue_many_without_shapes(tf, rv):
     return "--fetch rows"
 
 
+def stateless_seed_shape(tf, rv):
+    """StatelessRandomGetKeyCounter of a seed of 3 numbers."""
+    tf.raw_ops.StatelessRandomGetKeyCounter(seed=held(tf, [1, 2, 3], "int32", "seed"), name="kc")
+    return "--fetch kc"
+
+
+def stateless_counter_short(tf, rv):
+    """StatelessRandomUniformV2 with ThreeFry's id and a counter of one
+    number (TensorFlow checks the counter's length against the id)."""
+    key, counter = tf.raw_ops.StatelessRandomGetKeyCounter(seed=[1, 2])
+    tf.raw_ops.StatelessRandomUniformV2(shape=[3], key=key, counter=counter[:1], alg=held(tf, 2, "int32", "alg"),
+                                        name="u")
+    return "--fetch u"
+
+
+def stateless_unknown_algorithm(tf, rv):
+    """StatelessRandomNormalV2 with an algorithm id TensorFlow has not."""
+    key, counter = tf.raw_ops.StatelessRandomGetKeyCounter(seed=[1, 2])
+    tf.raw_ops.StatelessRandomNormalV2(shape=[3], key=key, counter=counter, alg=held(tf, 7, "int32", "alg"),
+                                       name="n")
+    return "--fetch n"
+
+
+def decode_raw_sizes_differ(tf, rv):
+    """DecodeRaw of two strings of 4 and 2 bytes."""
+    tf.io.decode_raw(held(tf, [b"abcd", b"ef"], "object", "bytes"), tf.uint8, name="raw")
+    return "--fetch raw"
+
+
+def decode_raw_not_a_multiple(tf, rv):
+    """DecodeRaw of 6 bytes as int32."""
+    tf.io.decode_raw(held(tf, [b"abcdef"], "object", "bytes"), tf.int32, name="raw")
+    return "--fetch raw"
+
+
+def transpose_perm_repeats(tf, rv):
+    """Transpose of a 2x3 matrix by perm [0, 0]."""
+    tf.transpose(tf.constant([[1, 2, 3], [4, 5, 6]]), held(tf, [0, 0], "int32", "perm"), name="t")
+    return "--fetch t"
+
+
 CASES = [read_wrong_dtype, assign_wrong_dtype, assign_add_wrong_dtype, sum_duplicate_axes, max_duplicate_axes,
          conv_empty_filter, floormod_most_negative, reshape_overflow, range_wider_than_int64, const_of_another_dtype,
          avg_pool_grad_wrong_grad, lrn_of_a_matrix, lrn_grad_shapes, batch_norm_short_scale,
          scatter_index_out_of_range, histogram_of_nan, queue_closed_and_short, queue_enqueue_after_close,
-         queue_shape_mismatch, queue_signature_mismatch, queue_many_without_shapes]
+         queue_shape_mismatch, queue_signature_mismatch, queue_many_without_shapes, stateless_seed_shape,
+         stateless_counter_short, stateless_unknown_algorithm, decode_raw_sizes_differ, decode_raw_not_a_multiple,
+         transpose_perm_repeats]
 
 
 def node_line(text, node):
