@@ -63,9 +63,6 @@ Status Session::RunStages(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(CheckTrainingOptions());
   TFRUN_RETURN_IF_ERROR(Load());
   TFRUN_RETURN_IF_ERROR(host_.StartCluster(graph_, is_eager()));
-  if (options_.steps > 0 && graph_.config.cluster.size() > 1) {
-    return BadInput(fmt::format("--steps: {} spans a cluster; tfrun runs a cluster's graph for one step", graph_.path));
-  }
   TFRUN_RETURN_IF_ERROR(observer_.Loaded(graph_));
   // TensorFlow's passes before placement (core/passes): after the graph
   // is written as given, before its fetches are found.

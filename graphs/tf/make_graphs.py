@@ -1020,6 +1020,9 @@ CLUSTER_RUNS = {
     # The session places the whole graph at its first run: `init` logs every
     # node, the training step's included.
     "tf_ps_worker_train.log": ("ps_worker_train.pbtxt", ["^init"], True),
+    # Ten training steps, each print(sess.run([loss, train])[:1]) (tfrun:
+    # --init init --targets train --fetch loss --steps 10).
+    "tf_ps_worker_train.steps": ("ps_worker_train.pbtxt", ["^init", "@10 loss ^train"], False),
     "tf_ps_worker_loop.log": ("ps_worker_loop.pbtxt", ["^init", "y"], True),
     "tf_ps_worker_loop.plain": ("ps_worker_loop.pbtxt", ["^init", "y"], False),
     "tf_ps_worker_grad.log": ("ps_worker_grad.pbtxt", ["^init", "y", "dw"], True),
@@ -1052,6 +1055,14 @@ def run_cluster(golden):
         for step in steps:
             if step.startswith("^"):
                 s.run(g.get_operation_by_name(step[1:]))
+                continue
+            if step.startswith("@"):  # "@N fetch ^target": N steps, each printing the fetch in a list
+                count, fetch, target = step[1:].split(" ")
+                for _ in range(int(count)):
+                    value = s.run([g.get_tensor_by_name(fetch + ":0"), g.get_operation_by_name(target[1:])])[:1]
+                    sys.stdout.flush()
+                    ctypes.CDLL(None).fflush(None)
+                    print(value, flush=True)
                 continue
             value = s.run(g.get_tensor_by_name(step + ":0"))
             sys.stdout.flush()
