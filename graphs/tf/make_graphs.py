@@ -561,7 +561,7 @@ def stateless_random_run(tf):
     tf.identity(glorot[0, 0, 0, :6], name="glorot")
 
 
-def reader_pipeline(tf):
+def reader_pipeline(tf, num_epochs=None):
     """Issue 42: a TF1 input pipeline as CIFAR-10's reader builds one,
     started by the .meta's queue runners: string_input_producer over two
     files of fixed-length records (data/records_{0,1}.bin: a 2-byte header,
@@ -569,7 +569,11 @@ def reader_pipeline(tf):
     here), FixedLengthRecordReader, decode_raw to uint8, the label and the
     image sliced out, the image transposed to HWC and cast, and
     tf.train.batch of 4 (one thread: FIFO, TensorFlow's order). The
-    program runs three steps, each print(sess.run([images, labels, keys]))."""
+    program runs three steps, each print(sess.run([images, labels, keys])).
+    With `num_epochs` (2), string_input_producer counts the epochs with
+    CountUpTo on a local variable: after 12 records the filename queue
+    closes, then the reader's read and the batch queue, and a fourth step
+    fails OutOfRange, as TensorFlow's does."""
     data = os.path.join(HERE, "data")
     os.makedirs(data, exist_ok=True)
     for f in range(2):
@@ -578,7 +582,7 @@ def reader_pipeline(tf):
         with open(os.path.join(data, f"records_{f}.bin"), "wb") as out:
             out.write(b"HD" + records + b"F")
     names = ["data/records_0.bin", "data/records_1.bin"]  # relative: both run in graphs/tf
-    queue = tf.compat.v1.train.string_input_producer(names, shuffle=False, name="files")
+    queue = tf.compat.v1.train.string_input_producer(names, shuffle=False, num_epochs=num_epochs, name="files")
     reader = tf.compat.v1.FixedLengthRecordReader(record_bytes=13, header_bytes=2, footer_bytes=1, name="reader")
     key, value = reader.read(queue, name="read")
     raw = tf.io.decode_raw(value, tf.uint8, name="raw")
@@ -590,6 +594,9 @@ def reader_pipeline(tf):
     tf.identity(images, name="images")
     tf.identity(labels, name="labels")
     tf.identity(keys, name="keys")
+    if num_epochs:
+        tf.group(tf.compat.v1.global_variables_initializer(), tf.compat.v1.local_variables_initializer(),
+                 name="init_all")  # "init" is global_variables_initializer's
 
 
 def equal_run(tf):
@@ -786,6 +793,7 @@ def queue_run(tf):
     tf.identity(q6.is_closed(), name="q6_closed")
 
 
+CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 PS_WORKER_CLUSTER = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
 
 
@@ -887,6 +895,9 @@ CASES = {
     ]),
     "reader_pipeline": (reader_pipeline, "reader_pipeline.meta", [
         ("steps", {}, False, "session", "", ["!queue_runners", "@3 images,labels,keys"]),
+    ]),
+    "reader_pipeline_epochs": (functools.partial(reader_pipeline, num_epochs=2), "reader_pipeline_epochs.meta", [
+        ("steps", {}, False, "session", "", ["%init_all", "!queue_runners", "@4 images,labels,keys"]),
     ]),
     "equal_run": (equal_run, "equal_run.pbtxt", [
         ("run", {}, False, "session", "", ["eq_str", "ne_bool", "eq_i64", "eq_half", "ne_bcast"]),
@@ -1111,13 +1122,21 @@ def run_case(name, variant):
                     if name.startswith("@"):  # "@N a,b": N steps of print(sess.run([a, b])) (tfrun --steps N)
                         steps, names = name[1:].split(" ")
                         tensors = [g.get_tensor_by_name(n + ":0") for n in names.split(",")]
-                        for _ in range(int(steps)):
-                            values = s.run(tensors)
+                        for step in range(int(steps)):
+                            try:
+                                values = s.run(tensors)
+                            except tf.errors.OpError as e:
+                                sys.stdout.flush()
+                                ctypes.CDLL(None).fflush(None)
+                                text = e.message.splitlines()
+                                text = "\\n".join(text[text.index(f"Node: '{e.op.name}'") + 1:])
+                                print(f"TF-STEP-ERROR: {step + 1} {type(e).__name__} {e.op.name} {text}", flush=True)
+                                break
                             sys.stdout.flush()
                             ctypes.CDLL(None).fflush(None)
                             print(values, flush=True)
                         continue
-                    if name.startswith("^"):
+                    if name.startswith("^") or name.startswith("%"):
                         ops = [op for op in g.get_operations() if op.name == name[1:]] or g.get_collection(name[1:])
                         s.run(ops)
                         continue
@@ -1159,10 +1178,13 @@ def tfrun_error(line, file_name):
 
 
 def tfrun_fetch_args(entry):
-    """A CASES fetch entry as tfrun's flags: "^op" a target, "!queue_runners"
+    """A CASES fetch entry as tfrun's flags: "^op" a target, "%op" an init,
+    "!queue_runners"
     nothing (tfrun starts a .meta's), "@N a,b" N steps fetching a and b."""
     if entry.startswith("^"):
         return f" --targets {entry[1:]}"
+    if entry.startswith("%"):  # sess.run(init) before the steps
+        return f" --init {entry[1:]}"
     if entry == "!queue_runners":
         return ""
     if entry.startswith("@"):
@@ -1197,6 +1219,9 @@ def main():
             printed = [l for l in p.stdout.splitlines() if l not in placement and not l.startswith("TF-ERROR: ")] \
                 if fetches else []
             errors = [l for l in p.stdout.splitlines() if l.startswith("TF-ERROR: ")]
+            # A run's error in a --steps loop: tfrun's line for the step, the node and TensorFlow's text.
+            step_errors = [l.split(" ", 4)[1:] for l in p.stdout.splitlines() if l.startswith("TF-STEP-ERROR: ")]
+            printed = [l for l in printed if not l.startswith("TF-STEP-ERROR: ")]
             # The mapping DirectSession logs (standard error, LOG(INFO)).
             mapping = []
             lines = p.stderr.splitlines()
@@ -1214,6 +1239,7 @@ def main():
             stem = os.path.join(HERE, f"{name}.{variant}")
             with open(stem + ".expected", "w") as f:
                 f.write(f"# args: {tfrun_args}\n" + ("# exit: 3\n" if errors else "") +
+                        ("# exit: 4\n" if step_errors else "") +
                         "".join(x + "\n" for x in mapping + placement + printed))
             # What TensorFlow logs while it builds the colocation groups
             # (LOG(INFO)), which tfrun prints as its own info lines.
@@ -1223,6 +1249,9 @@ def main():
                 f.write("".join(f"tfrun: info: {n}\n" for n in notes))
                 if errors:
                     f.write(tfrun_error(errors[0], file_name))
+                for step, kind, node, text in step_errors:
+                    text = text.replace("\\n", "\n")
+                    f.write(f"tfrun: error: step {step}: {file_name}: node '{node}' on {CPU0}: {kind}: {text}\n")
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
     if only is not None:
         return

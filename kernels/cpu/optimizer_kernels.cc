@@ -107,6 +107,45 @@ Status AssignUpdateKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// CountUpTo(ref, limit) and ResourceCountUpTo(resource, limit)
+// (count_up_to_op.cc): the variable's value before adding 1, or OutOfRange
+// once it has reached `limit` (what ends string_input_producer's
+// num_epochs). The resource form writes a new buffer, as TensorFlow's does,
+// so a read that holds the old value keeps it.
+template <bool Resource>
+Status CountUpToKernel(KernelContext& c) {
+  Tensor var;
+  Tensor* stored = nullptr;
+  if constexpr (Resource) {
+    TFRUN_ASSIGN_OR_RETURN(stored, LookupResourceVariable(c, 0));
+    if (stored->dtype() != c.node.dtype) {
+      return c.Fail(fmt::format("Trying to read variable with wrong dtype. Expected {} got {}",
+                                Info(c.node.dtype).tf_name, Info(stored->dtype()).tf_name));
+    }
+    if (stored->rank() != 0) return c.Fail("input is not a scalar: " + ShapeDebugString(stored->shape()));
+    TFRUN_ASSIGN_OR_RETURN(var, stored->CopyTo(stored->allocator(), c.device_name));
+  } else {
+    var = c.inputs[0];
+  }
+  if (var.rank() != 0) return c.Fail("input is not a scalar: " + ShapeDebugString(var.shape()));
+  const int64_t limit = c.IntAttr("limit");
+  const int64_t before = var.GetAsInt64(0);
+  if (before >= limit) {
+    c.op_error = true;
+    return RuntimeError(fmt::format("OutOfRangeError: Reached limit of {}", limit));
+  }
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput({}));
+  if (var.dtype() == DType::kInt32) {
+    c.output.data<int32_t>()[0] = static_cast<int32_t>(before);
+    var.data<int32_t>()[0] = static_cast<int32_t>(before + 1);
+  } else {
+    c.output.data<int64_t>()[0] = before;
+    var.data<int64_t>()[0] = before + 1;
+  }
+  if constexpr (Resource) *stored = std::move(var);
+  return Status::Ok();
+}
+
 enum class Scatter { kAdd, kSub, kUpdate };
 
 // ScatterAdd/Sub/Update (ref) and their Resource forms: each index's row of
@@ -161,6 +200,8 @@ void RegisterOptimizerKernels(KernelRegistry* registry) {
   registry->Bind("ApplyRMSProp", kCpu, floats, ApplyKernel<Optimizer::kRMSProp, false>);
   registry->Bind("ResourceApplyRMSProp", kCpu, floats, ApplyKernel<Optimizer::kRMSProp, true>);
   registry->Bind("AssignAdd", kCpu, kNumericTypes, AssignUpdateKernel<true, false>);
+  registry->Bind("CountUpTo", kCpu, kIntTypes, CountUpToKernel<false>);
+  registry->Bind("ResourceCountUpTo", kCpu, kIntTypes, CountUpToKernel<true>);
   registry->Bind("AssignSub", kCpu, kNumericTypes, AssignUpdateKernel<false, false>);
   registry->Bind("AssignAddVariableOp", kCpu, kNumericTypes, AssignUpdateKernel<true, true>);
   registry->Bind("AssignSubVariableOp", kCpu, kNumericTypes, AssignUpdateKernel<false, true>);
