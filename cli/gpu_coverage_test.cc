@@ -70,6 +70,16 @@ TEST(GpuCoverageTest, TheTowerSampleTrainsOnGpusAtOneToEightTowers) {
   }
 }
 
+// The real programs issue 42 trains: golbin's tower sample (tf.layers,
+// stateless initializers) and TensorFlow's CIFAR-10 trainer (soft placement
+// puts its summaries on the host, as its session asks).
+TEST(GpuCoverageTest, TheRealTowerProgramsTrainOnGpus) {
+  for (const char* path : {"graphs/tf/golbin_tower_1.pb", "graphs/tf/golbin_tower_8.pb",
+                           "graphs/tf/cifar10_multi_gpu_1.pb", "graphs/tf/cifar10_multi_gpu_4.pb"}) {
+    EXPECT_EQ(MissingKernels(path, {"init", "train", "loss"}), "") << path;
+  }
+}
+
 TEST(GpuCoverageTest, TheTrainingGoldensRunOnAGpu) {
   for (const char* path : {"graphs/tf/training_ops.pbtxt", "graphs/tf/optimizers.pbtxt", "graphs/tf/nan_loss.pbtxt",
                            "graphs/tf/initializers_run.pbtxt", "graphs/tf/resource_run.pbtxt"}) {
@@ -84,7 +94,7 @@ TEST(GpuCoverageTest, TheRealProgramsOpsRunOnAGpu) {
   for (const char* path :
        {"graphs/tf/classifier_ops_run.pbtxt", "graphs/tf/strided_slice_run.pbtxt", "graphs/tf/pool_lrn_run.pbtxt",
         "graphs/tf/batch_norm_run.pbtxt", "graphs/tf/scatter_run.pbtxt", "graphs/tf/random_int_run.pbtxt",
-        "graphs/tf/equal_run.pbtxt"}) {
+        "graphs/tf/equal_run.pbtxt", "graphs/tf/stateless_random_run.pbtxt"}) {
     EXPECT_EQ(MissingKernels(path, {}), "") << path;
   }
 }

@@ -148,6 +148,20 @@ export -f ops_vs_cpu
 for g in classifier_ops_run strided_slice_run pool_lrn_run batch_norm_run scatter_run; do
   step "ops:$g on GPU vs CPU" 60 ops_vs_cpu "$g"
 done
+# The real programs on the GPU against the CPU: golbin's tf.layers towers
+# (stateless initializers) fed as train_conformance feeds them, and
+# TensorFlow's CIFAR-10 trainer (its data drawn in the graph).
+real_program_vs_cpu() {
+  local graph=$1; shift
+  CUDA_VISIBLE_DEVICES=-1 .device/tfrun "graphs/tf/$graph" --soft-placement --quiet --init init --targets train \
+    --fetch loss --steps 5 "$@" > "/tmp/$graph.cpu" || return 1
+  .device/tfrun "graphs/tf/$graph" --soft-placement --quiet --init init --targets train --fetch loss --steps 5 "$@" \
+    --expect "/tmp/$graph.cpu" --rtol 1e-3 --atol 1e-4 > /dev/null
+}
+export -f real_program_vs_cpu
+step "train:golbin's towers (1) on GPU vs CPU" 60 real_program_vs_cpu golbin_tower_1.pb --batch 8 \
+  --feed Placeholder=@testdata/train/tower_x16.npy --feed Placeholder_1=@testdata/train/tower_y16.npy
+step "train:CIFAR-10 trainer (1 tower) on GPU vs CPU" 60 real_program_vs_cpu cifar10_multi_gpu_1.pb
 step "train:tower sample, 4 steps at batch 8" 60 \
   .device/tfrun graphs/tf/tower_sample_1.pb --init init --targets train --fetch loss --steps 4 --batch 8 \
   --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy

@@ -20,12 +20,14 @@ ROOT = os.path.join(HERE, "..")
 # (title, graph files): the programs people run, then the op goldens.
 PROGRAMS = [
     ("golbin's tower sample (tf.layers, 8 towers)", ["graphs/tf/golbin_tower_8.pb"]),
+    ("TensorFlow's CIFAR-10 multi-GPU trainer (4 towers)", ["graphs/tf/cifar10_multi_gpu_4.pb"]),
     ("the README's tower sample (tf.nn, 8 towers)", ["graphs/tf/tower_sample_8.pb"]),
     ("issue 42's op goldens", ["graphs/tf/classifier_ops_run.pbtxt", "graphs/tf/strided_slice_run.pbtxt",
                                "graphs/tf/pool_lrn_run.pbtxt", "graphs/tf/batch_norm_run.pbtxt",
                                "graphs/tf/scatter_run.pbtxt", "graphs/tf/summary_run.pbtxt",
                                "graphs/tf/math_ops_run.pbtxt", "graphs/tf/random_int_run.pbtxt",
-                               "graphs/tf/equal_run.pbtxt", "graphs/tf/queue_run.pbtxt"]),
+                               "graphs/tf/equal_run.pbtxt", "graphs/tf/queue_run.pbtxt",
+                               "graphs/tf/stateless_random_run.pbtxt", "graphs/tf/reader_pipeline.meta"]),
 ]
 
 

@@ -15,6 +15,10 @@ Two kinds of case, one case each:
     glorot-uniform, Adam) on its GPUs' place under soft placement (one
     CPU), fed as the tower sample is, and run by tfrun twice: on the CPU
     and on the 8 simulated GPUs it asks for (testdata/topologies/p40_x8.yaml);
+  - TensorFlow's CIFAR-10 multi-GPU trainer (graphs/tf/cifar10_multi_gpu_
+    {1,2,4}.pb, tools/cifar10_multi_gpu_sample.py: its synthetic data drawn
+    by seeded random ops inside the graph, so nothing is fed), run as
+    golbin's is;
   - random TF1 training programs (tools/random_tf1_conformance.py's
     generator: dense towers, five optimizers, reference and resource
     variables, seeded initializers) on three CPUs, each placeholder fed the
@@ -63,6 +67,7 @@ import random_tf1_conformance as placement  # noqa: E402  (the program generator
 STEPS = 10
 TOWER_COUNTS = [1, 2, 4]
 GOLBIN_TOWER_COUNTS = [1, 2, 4, 8]
+CIFAR10_TOWER_COUNTS = [1, 2, 4]
 TOWER_BATCH = 8  # rows per tower per step
 TF_ENV = {"TF_XLA_FLAGS": "--tf_xla_enable_xla_devices", "CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
@@ -103,6 +108,7 @@ class TowerCase:
     images and labels placeholders, and how each is told its devices."""
 
     def __init__(self, label, graph, towers, images, labels, soft):
+        # images, labels: the placeholders fed; None where the graph draws its own data.
         self.label, self.graph, self.towers = label, graph, towers
         self.images, self.labels, self.soft = images, labels, soft
         self.key = os.path.splitext(graph)[0]
@@ -114,18 +120,22 @@ class TowerCase:
 
     def tfrun_runs(self):
         """(name suffix, tfrun's device flags) of each tfrun run compared
-        with TensorFlow's: golbin's program also on the 8 simulated GPUs it
-        asks for (their kernels run on the host: the same losses)."""
+        with TensorFlow's: a GPU program also on 8 simulated GPUs (their
+        kernels run on the host: the same losses), under soft placement as
+        the CIFAR-10 program's session asks (its summaries have no GPU
+        kernel)."""
         if not self.soft:
             return [("", ["--device-count", f"CPU={self.towers}"])]
         return [(" (soft placement on the CPU)", ["--soft-placement"]),
-                (" (8 simulated GPUs)", ["--devices", os.path.join(HERE, "..", "testdata", "topologies",
-                                                                  "p40_x8.yaml")])]
+                (" (8 simulated GPUs)", ["--soft-placement", "--devices",
+                                         os.path.join(HERE, "..", "testdata", "topologies", "p40_x8.yaml")])]
 
 
 TOWER_CASES = [TowerCase("tower sample", f"tower_sample_cpu_{t}.pb", t, "x", "y", False) for t in TOWER_COUNTS] + \
     [TowerCase("golbin's tower sample", f"golbin_tower_{t}.pb", t, "Placeholder", "Placeholder_1", True)
-     for t in GOLBIN_TOWER_COUNTS]
+     for t in GOLBIN_TOWER_COUNTS] + \
+    [TowerCase("CIFAR-10 multi-GPU trainer", f"cifar10_multi_gpu_{t}.pb", t, None, None, True)
+     for t in CIFAR10_TOWER_COUNTS]
 
 
 def tf_tower_program(work, graphs_dir):
@@ -146,8 +156,9 @@ def tf_tower_program(work, graphs_dir):
                   f"with tf.compat.v1.Session(graph=g, config={case.config()}) as sess:",
                   "    sess.run('init')",
                   f"    for step in range({STEPS}):",
-                  f"        feed = {{'{case.images}:0': x[step * {batch}:(step + 1) * {batch}], "
-                  f"'{case.labels}:0': y[step * {batch}:(step + 1) * {batch}]}}",
+                  (f"        feed = {{'{case.images}:0': x[step * {batch}:(step + 1) * {batch}], "
+                   f"'{case.labels}:0': y[step * {batch}:(step + 1) * {batch}]}}" if case.images else
+                   "        feed = None"),
                   "        print('LOSS %r' % float(sess.run(['loss:0', 'train'], feed)[0]))"]
     return "\n".join(lines) + "\n"
 
@@ -229,10 +240,11 @@ def main():
                     failed += 1
                     continue
                 args = [a.tfrun, os.path.join(HERE, "..", "graphs", "tf", case.graph)] + flags + [
-                    "--init", "init", "--targets", "train", "--fetch", "loss",
-                    "--steps", str(STEPS), "--batch", str(TOWER_BATCH * case.towers),
-                    "--feed", f"{case.images}=@{os.path.join(work, f'{case.key}.x.npy')}",
-                    "--feed", f"{case.labels}=@{os.path.join(work, f'{case.key}.y.npy')}"]
+                    "--init", "init", "--targets", "train", "--fetch", "loss", "--steps", str(STEPS)]
+                if case.images:
+                    args += ["--batch", str(TOWER_BATCH * case.towers),
+                             "--feed", f"{case.images}=@{os.path.join(work, f'{case.key}.x.npy')}",
+                             "--feed", f"{case.labels}=@{os.path.join(work, f'{case.key}.y.npy')}"]
                 # TensorFlow's CUDA_VISIBLE_DEVICES=-1 would hide the simulated GPUs too.
                 run_env = env if "--devices" not in flags else \
                     {k: v for k, v in env.items() if k != "CUDA_VISIBLE_DEVICES"}

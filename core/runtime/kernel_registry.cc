@@ -426,6 +426,39 @@ Status StatelessRandomV2Kernel(KernelContext& c) {
   return FillStateless(c, StatelessDistribution(c.node.op), gen, drawn);
 }
 
+// Assert(condition, data...) (logging_ops.cc): nothing when the condition
+// holds, else InvalidArgumentError "assertion failed: [...] [...]", each
+// data tensor's first `summarize` elements space-separated (strings as
+// they are, floats in six significant digits, as StrCat writes them),
+// "..." after a cut. Its inputs are host memory on every device.
+Status AssertKernel(KernelContext& c) {
+  const Tensor& condition = c.inputs[0];
+  if (condition.num_elements() != 1 || condition.rank() > 1) {
+    return c.Fail("In[0] expected to be a scalar, got: " + ShapeDebugString(condition.shape()));
+  }
+  if (condition.GetAsDouble(0) != 0) return Status::Ok();
+  const int64_t summarize = c.IntAttr("summarize", 3);
+  std::string message = "assertion failed: ";
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    const Tensor& t = c.inputs[i];
+    std::string values;
+    for (int64_t k = 0; k < t.num_elements() && k < summarize; ++k) {
+      if (k > 0) values += " ";
+      if (t.dtype() == DType::kString) {
+        values += std::string(t.StringAt(k));
+      } else if (Info(t.dtype()).is_float) {
+        values += fmt::format("{:.6g}", t.GetAsDouble(k));
+      } else {
+        values += fmt::format("{}", t.GetAsInt64(k));
+      }
+    }
+    if (t.num_elements() > summarize) values += "...";
+    message += "[" + values + "]" + (i + 1 < c.inputs.size() ? " " : "");
+  }
+  return c.Fail(message);
+}
+
+
 // RandomUniformInt(shape, minval, maxval) (random_op.cc).
 Status RandomUniformIntKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const Shape shape, RandomOutputShape(c));
@@ -578,6 +611,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   }
   registry->Bind("RandomUniformInt", device_type, dtypes & DTypeSet{DType::kInt32, DType::kInt64},
                  RandomUniformIntKernel);
+  registry->Bind("Assert", device_type, kEveryDType, AssertKernel);
   for (const char* op : {"StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"}) {
     registry->Bind(op, device_type, floats, StatelessRandomKernel);
   }
@@ -592,7 +626,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
 }
 
 bool TakesUninitializedRef(const Node& node, size_t input) {
-  return input == 0 && (node.op == "Assign" || node.op == "IsVariableInitialized");
+  return input == 0 && (node.op == "Assign" || node.op == "IsVariableInitialized" || node.op == "RefSwitch");
 }
 
 bool QueuesDeviceWork(const Node& node) {

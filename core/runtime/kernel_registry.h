@@ -28,8 +28,10 @@ namespace tfrun {
 bool QueuesDeviceWork(const Node& node);
 
 // Whether input `input` of `node` may be a reference variable not yet
-// assigned: Assign's `ref`, which gives it its value, and
-// IsVariableInitialized's, which asks. Every other reader of one fails
+// assigned: Assign's `ref`, which gives it its value, IsVariableInitialized's,
+// which asks, and RefSwitch's, which forwards the reference unread (the
+// guard `initialized_value()` builds: read only on the branch where the
+// variable is initialized). Every other reader of one fails
 // (FailedPreconditionError: Attempting to use uninitialized value).
 bool TakesUninitializedRef(const Node& node, size_t input);
 

@@ -977,8 +977,9 @@ for _towers in TOWER_COUNTS:
 
 
 def imported_graph(tf, file_name):
-    """A graph another tool wrote (tools/golbin_tower_sample.py), imported
-    as it is: make_graphs writes it back unchanged and places it."""
+    """A graph another tool wrote (tools/golbin_tower_sample.py,
+    tools/cifar10_multi_gpu_sample.py), imported as it is: make_graphs
+    writes it back unchanged and places it."""
     graph_def = tf.compat.v1.GraphDef()
     with open(os.path.join(HERE, file_name), "rb") as f:
         graph_def.ParseFromString(f.read())
@@ -988,6 +989,13 @@ def imported_graph(tf, file_name):
 # The seed's own tower sample (golbin's many-GPUs-MNIST.py with tf.layers,
 # tools/golbin_tower_sample.py): its GPU towers on this machine's one CPU,
 # as TensorFlow's soft placement puts them.
+# TensorFlow's CIFAR-10 multi-GPU trainer (tools/cifar10_multi_gpu_sample.py),
+# placed as its session asks (allow_soft_placement) on this machine's CPU.
+for _towers in (1, 2, 4):
+    CASES[f"cifar10_multi_gpu_{_towers}"] = (
+        functools.partial(imported_graph, file_name=f"cifar10_multi_gpu_{_towers}.pb"),
+        f"cifar10_multi_gpu_{_towers}.pb",
+        [("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet")])
 for _towers in TOWER_COUNTS:
     CASES[f"golbin_tower_{_towers}"] = (
         functools.partial(imported_graph, file_name=f"golbin_tower_{_towers}.pb"), f"golbin_tower_{_towers}.pb",

@@ -207,42 +207,9 @@ Status MergeSummaryKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-// Assert(condition, data...) (logging_ops.cc): nothing when the condition
-// holds, else InvalidArgumentError "assertion failed: [...] [...]", each
-// data tensor's first `summarize` elements space-separated (strings as
-// they are, floats in six significant digits, as StrCat writes them),
-// "..." after a cut.
-Status AssertKernel(KernelContext& c) {
-  const Tensor& condition = c.inputs[0];
-  if (condition.num_elements() != 1 || condition.rank() > 1) {
-    return c.Fail("In[0] expected to be a scalar, got: " + ShapeDebugString(condition.shape()));
-  }
-  if (condition.GetAsDouble(0) != 0) return Status::Ok();
-  const int64_t summarize = c.IntAttr("summarize", 3);
-  std::string message = "assertion failed: ";
-  for (size_t i = 1; i < c.inputs.size(); ++i) {
-    const Tensor& t = c.inputs[i];
-    std::string values;
-    for (int64_t k = 0; k < t.num_elements() && k < summarize; ++k) {
-      if (k > 0) values += " ";
-      if (t.dtype() == DType::kString) {
-        values += std::string(t.StringAt(k));
-      } else if (Info(t.dtype()).is_float) {
-        values += fmt::format("{:.6g}", t.GetAsDouble(k));
-      } else {
-        values += fmt::format("{}", t.GetAsInt64(k));
-      }
-    }
-    if (t.num_elements() > summarize) values += "...";
-    message += "[" + values + "]" + (i + 1 < c.inputs.size() ? " " : "");
-  }
-  return c.Fail(message);
-}
-
 }  // namespace
 
 void RegisterSummaryKernels(KernelRegistry* registry) {
-  registry->Bind("Assert", kCpu, kEveryDType, AssertKernel);
   const DTypeSet string{DType::kString};
   registry->Bind("ScalarSummary", kCpu, string, ScalarSummaryKernel);
   registry->Bind("MergeSummary", kCpu, string, MergeSummaryKernel);

@@ -288,17 +288,19 @@ DeviceSet::GpuBackendParts MakeCudaBackend(const LogicalGpu& gpu) {
 
 void RegisterCudaKernels(KernelRegistry* registry) {
   // Handles, and Split and ConcatV2 (byte copies), take any fixed-size
-  // dtype; the elementwise kernels the numeric ones (cuda::ElementType);
-  // cuBLAS the float ones. Strings never live in GPU memory.
-  BindHandleKernels(registry, kGpu, kAllTypes);
+  // dtype (uint8 and uint64 too: a stateless random op's key and counter
+  // pass through an Identity on the GPU); the elementwise kernels the
+  // numeric ones (cuda::ElementType); cuBLAS the float ones. Strings never
+  // live in GPU memory.
+  BindHandleKernels(registry, kGpu, kMovedTypes);
   RegisterCudaTrainingKernels(registry);
   registry->Bind("MatMul", kGpu, kFloatTypes, MatMulKernel);
   registry->Bind("AddN", kGpu, kNumericTypes, AddNKernel);
   registry->Bind("BiasAdd", kGpu, kNumericTypes, BiasAddKernel);
   registry->Bind("Relu", kGpu, kNumericTypes, ReluKernel);
   registry->Bind("Cast", kGpu, kAllTypes, CastKernel);
-  registry->Bind("Split", kGpu, kAllTypes, SplitKernel);
-  registry->Bind("ConcatV2", kGpu, kAllTypes, ConcatKernel);
+  registry->Bind("Split", kGpu, kMovedTypes, SplitKernel);
+  registry->Bind("ConcatV2", kGpu, kMovedTypes, ConcatKernel);
 }
 
 }  // namespace tfrun
