@@ -80,6 +80,16 @@ TEST(GpuCoverageTest, TheRealTowerProgramsTrainOnGpus) {
   }
 }
 
+// tf_cnn_benchmarks' three models, one variable mode each (the modes place
+// the same ops): its initializers and its training step.
+TEST(GpuCoverageTest, TfCnnBenchmarksTrainsOnGpus) {
+  for (const char* path : {"graphs/tf/tfcnn_trivial_ps.pb", "graphs/tf/tfcnn_lenet_replicated.pb",
+                           "graphs/tf/tfcnn_resnet20_independent.pb"}) {
+    EXPECT_EQ(MissingKernels(path, {"init", "local_var_init_op_group", "main_fetch_group", "average_loss/Mean"}), "")
+        << path;
+  }
+}
+
 TEST(GpuCoverageTest, TheTrainingGoldensRunOnAGpu) {
   for (const char* path : {"graphs/tf/training_ops.pbtxt", "graphs/tf/optimizers.pbtxt", "graphs/tf/nan_loss.pbtxt",
                            "graphs/tf/initializers_run.pbtxt", "graphs/tf/resource_run.pbtxt"}) {

@@ -162,6 +162,14 @@ export -f real_program_vs_cpu
 step "train:golbin's towers (1) on GPU vs CPU" 60 real_program_vs_cpu golbin_tower_1.pb --batch 8 \
   --feed Placeholder=@testdata/train/tower_x16.npy --feed Placeholder_1=@testdata/train/tower_y16.npy
 step "train:CIFAR-10 trainer (1 tower) on GPU vs CPU" 60 real_program_vs_cpu cifar10_multi_gpu_1.pb
+tfcnn_vs_cpu() {  # tf_cnn_benchmarks' resnet20 (Pad's CUDA kernel among others), 3 steps
+  CUDA_VISIBLE_DEVICES=-1 .device/tfrun graphs/tf/tfcnn_resnet20_ps.pb --soft-placement --quiet --init init \
+    --init local_var_init_op_group --targets main_fetch_group --fetch average_loss/Mean --steps 3 > /tmp/tfcnn.cpu || return 1
+  .device/tfrun graphs/tf/tfcnn_resnet20_ps.pb --soft-placement --quiet --init init --init local_var_init_op_group \
+    --targets main_fetch_group --fetch average_loss/Mean --steps 3 --expect /tmp/tfcnn.cpu --rtol 1e-3 --atol 1e-4
+}
+export -f tfcnn_vs_cpu
+step "train:tf_cnn_benchmarks resnet20 on GPU vs CPU" 90 tfcnn_vs_cpu
 step "train:tower sample, 4 steps at batch 8" 60 \
   .device/tfrun graphs/tf/tower_sample_1.pb --init init --targets train --fetch loss --steps 4 --batch 8 \
   --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy

@@ -21,6 +21,9 @@ ROOT = os.path.join(HERE, "..")
 PROGRAMS = [
     ("golbin's tower sample (tf.layers, 8 towers)", ["graphs/tf/golbin_tower_8.pb"]),
     ("TensorFlow's CIFAR-10 multi-GPU trainer (4 towers)", ["graphs/tf/cifar10_multi_gpu_4.pb"]),
+    ("tf_cnn_benchmarks (trivial, lenet, resnet20; 2 towers; each variable mode)",
+     [f"graphs/tf/tfcnn_{m}_{u}.pb" for m in ("trivial", "lenet", "resnet20")
+      for u in ("ps", "replicated", "independent")]),
     ("the README's tower sample (tf.nn, 8 towers)", ["graphs/tf/tower_sample_8.pb"]),
     ("issue 42's op goldens", ["graphs/tf/classifier_ops_run.pbtxt", "graphs/tf/strided_slice_run.pbtxt",
                                "graphs/tf/pool_lrn_run.pbtxt", "graphs/tf/batch_norm_run.pbtxt",

@@ -283,6 +283,33 @@ StatusOr<BiasGradPlan> PlanBiasAddGrad(KernelContext& c) {
 }
 
 // slice_op.cc (SharedSliceValidation)
+StatusOr<SlicePlan> PlanPad(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& paddings = c.inputs[1];
+  if (paddings.rank() != 2 || paddings.shape()[1] != 2) {
+    return c.Fail("paddings must be a matrix with 2 columns: " + ShapeDebugString(paddings.shape()));
+  }
+  const int dims = x.rank();
+  if (paddings.shape()[0] != dims) {
+    return c.Fail(fmt::format("The first dimension of paddings must be the rank of inputs{} {}",
+                              ShapeDebugString(paddings.shape()), ShapeDebugString(x.shape())));
+  }
+  if (c.inputs.size() > 2 && c.inputs[2].num_elements() != 1) {
+    return c.Fail("constant_values must be a scalar. Shape of constant_values is: " +
+                  ShapeDebugString(c.inputs[2].shape()));
+  }
+  SlicePlan plan;
+  plan.begin.resize(dims);
+  plan.output.resize(dims);
+  for (int d = 0; d < dims; ++d) {
+    const int64_t before = paddings.GetAsInt64(2 * d), after = paddings.GetAsInt64(2 * d + 1);
+    if (before < 0 || after < 0) return c.Fail(fmt::format("Paddings must be non-negative: {} {}", before, after));
+    plan.begin[d] = before;
+    plan.output[d] = x.shape()[d] + before + after;
+  }
+  return plan;
+}
+
 StatusOr<SlicePlan> PlanSlice(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   const Tensor& begin_t = c.inputs[1];

@@ -101,6 +101,10 @@ struct SlicePlan {
   Shape output;
 };
 StatusOr<SlicePlan> PlanSlice(KernelContext& c);
+// Pad(input, paddings) and PadV2(..., constant_values) (pad_op.cc): the
+// input lands at `begin` (each dimension's padding before) in an output of
+// shape `output`; TensorFlow's checks and texts.
+StatusOr<SlicePlan> PlanPad(KernelContext& c);
 // StridedSlice(input, begin, end, strides) and StridedSliceGrad's
 // indexing (util/strided_slice_op.cc ValidateStridedSliceOp, every mask):
 // per input dimension its first index, step and count (`processing`, one

@@ -978,8 +978,8 @@ for _towers in TOWER_COUNTS:
 
 def imported_graph(tf, file_name):
     """A graph another tool wrote (tools/golbin_tower_sample.py,
-    tools/cifar10_multi_gpu_sample.py), imported as it is: make_graphs
-    writes it back unchanged and places it."""
+    tools/cifar10_multi_gpu_sample.py, tools/tf_cnn_benchmarks_graphs.py),
+    imported as it is: make_graphs writes it back unchanged and places it."""
     graph_def = tf.compat.v1.GraphDef()
     with open(os.path.join(HERE, file_name), "rb") as f:
         graph_def.ParseFromString(f.read())
@@ -996,6 +996,15 @@ for _towers in (1, 2, 4):
         functools.partial(imported_graph, file_name=f"cifar10_multi_gpu_{_towers}.pb"),
         f"cifar10_multi_gpu_{_towers}.pb",
         [("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet")])
+# tf_cnn_benchmarks' graphs (tools/tf_cnn_benchmarks_graphs.py): two GPU
+# towers, placed with the soft placement its session asks for on this
+# machine's CPU.
+for _model in ("trivial", "lenet", "resnet20"):
+    for _update in ("ps", "replicated", "independent"):
+        CASES[f"tfcnn_{_model}_{_update}"] = (
+            functools.partial(imported_graph, file_name=f"tfcnn_{_model}_{_update}.pb"),
+            f"tfcnn_{_model}_{_update}.pb",
+            [("soft", {"allow_soft_placement": True}, False, "session", "--soft-placement --quiet")])
 for _towers in TOWER_COUNTS:
     CASES[f"golbin_tower_{_towers}"] = (
         functools.partial(imported_graph, file_name=f"golbin_tower_{_towers}.pb"), f"golbin_tower_{_towers}.pb",

@@ -210,6 +210,49 @@ Status TransposeKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// Pad(input, paddings) and PadV2(input, paddings, constant_values)
+// (pad_op.cc): each dimension widened by paddings[d] = [before, after],
+// the new elements 0 (or the constant); the input's rows copied as bytes.
+Status PadKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  TFRUN_ASSIGN_OR_RETURN(const SlicePlan plan, PlanPad(c));
+  const Shape& shape = plan.output;
+  const std::vector<int64_t>& before = plan.begin;
+  const int dims = x.rank();
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
+  const size_t element = Info(x.dtype()).size;
+  char* out = static_cast<char*>(c.output.raw());
+  const int64_t total = c.output.num_elements();
+  if (c.inputs.size() > 2) {
+    for (int64_t i = 0; i < total; ++i) std::memcpy(out + i * element, c.inputs[2].raw(), element);
+  } else {
+    std::memset(out, 0, c.output.num_bytes());
+  }
+  if (x.num_elements() == 0) return Status::Ok();
+  if (dims == 0) {
+    std::memcpy(out, x.raw(), element);
+    return Status::Ok();
+  }
+  // Each input row (its last dimension) lands at the output offset of its
+  // index plus `before`, walked odometer style over the other dimensions.
+  std::vector<int64_t> out_stride(dims, 1);
+  for (int d = dims - 2; d >= 0; --d) out_stride[d] = out_stride[d + 1] * shape[d + 1];
+  const int64_t row = x.shape()[dims - 1];
+  const int64_t rows = x.num_elements() / row;
+  const char* in = static_cast<const char*>(x.raw());
+  std::vector<int64_t> at(dims, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = before[dims - 1];
+    for (int d = 0; d + 1 < dims; ++d) offset += (at[d] + before[d]) * out_stride[d];
+    std::memcpy(out + offset * element, in + r * row * element, row * element);
+    for (int d = dims - 2; d >= 0; --d) {
+      if (++at[d] < x.shape()[d]) break;
+      at[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
 Status TileKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   const int rank = input.rank();
@@ -429,6 +472,8 @@ void RegisterArrayKernels(KernelRegistry* registry) {
   registry->Bind("Slice", kCpu, kMovedTypes, SliceKernel);
   registry->Bind("Tile", kCpu, kMovedTypes, TileKernel);
   registry->Bind("Transpose", kCpu, kMovedTypes, TransposeKernel);
+  registry->Bind("Pad", kCpu, kMovedTypes, PadKernel);
+  registry->Bind("PadV2", kCpu, kMovedTypes, PadKernel);
   registry->Bind("StridedSlice", kCpu, kMovedTypes, StridedSliceKernel);
   registry->Bind("StridedSliceGrad", kCpu, kAllTypes, StridedSliceGradKernel);
   registry->Bind("GatherV2", kCpu, kMovedTypes, GatherKernel);

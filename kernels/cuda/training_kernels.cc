@@ -274,6 +274,26 @@ Status StridedSliceGradKernel(KernelContext& c) {
                       "scatter kernel launch");
 }
 
+// Pad(input, paddings) on a GPU: a zeroed output with the input scattered
+// into the slice the paddings leave (paddings in host memory, as
+// TensorFlow's GPU kernel keeps them). PadV2's constant is not 0 in
+// general: it has no GPU kernel here (coverage lists it).
+Status PadKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const SlicePlan plan, PlanPad(c));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  TFRUN_RETURN_IF_ERROR(
+      LaunchResult(cudaMemsetAsync(c.output.raw(), 0, c.output.num_bytes(), ContextOf(c).stream), "cudaMemsetAsync"));
+  if (input.num_elements() == 0) return Status::Ok();
+  const SlicePlan slice{plan.begin, input.shape()};  // where the input lands in the output
+  return LaunchResult(cuda::StridedScatter(ElementBytes(input.dtype()), input.raw(), cuda::SliceMap(slice, plan.output),
+                                           input.num_elements(), c.output.raw(), Stream(c)),
+                      "scatter kernel launch");
+}
+
 // Range on a GPU: start, limit and delta in host memory, the values
 // start + i * delta computed on the device (TensorFlow's GPU RangeFunctor).
 Status RangeKernel(KernelContext& c) {
@@ -849,6 +869,7 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"SoftmaxCrossEntropyWithLogits", f32_64, SoftmaxXentKernel},
       {"Slice", any, SliceKernel},
       {"Tile", any, TileKernel},
+      {"Pad", any, PadKernel},
       {"Pack", any, PackKernel},
       {"GatherV2", any, GatherKernel},
       {"StridedSlice", any, StridedSliceKernel},
