@@ -107,16 +107,24 @@ Status QueueOpKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-StatusOr<QueueResource*> LookupQueue(KernelContext& c, int input = 0) {
+// The session resource (a queue, a reader) input `input`'s handle names in
+// `store`, or TensorFlow's NotFound text.
+template <typename Resource>
+StatusOr<Resource*> LookupResource(KernelContext& c, int input,
+                                   const std::map<std::string, std::shared_ptr<Resource>>& store) {
   TFRUN_ASSIGN_OR_RETURN(const std::string handle, ResourceKey(c, input));
   const std::string key = handle.compare(0, kContainer.size(), kContainer) == 0 ? handle.substr(kContainer.size())
                                                                                : handle;
-  auto it = c.variables->queues.find(key);
-  if (it == c.variables->queues.end()) {
+  auto it = store.find(key);
+  if (it == store.end()) {
     c.op_error = true;
     return RuntimeError(fmt::format("NotFoundError: Resource {} does not exist.", handle));
   }
   return it->second.get();
+}
+
+StatusOr<QueueResource*> LookupQueue(KernelContext& c, int input = 0) {
+  return LookupResource(c, input, c.variables->queues);
 }
 
 // Where TensorFlow would wait for another thread, which tfrun has none of.
@@ -377,15 +385,8 @@ StatusOr<std::string> ReadWholeFile(KernelContext& c, const std::string& path) {
 // queue) when there is none or it is done. The record's key is
 // "<file>:<record number>".
 Status ReaderReadKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(const std::string handle, ResourceKey(c, 0));
-  const std::string key = handle.compare(0, kContainer.size(), kContainer) == 0 ? handle.substr(kContainer.size())
-                                                                               : handle;
-  auto found = c.variables->readers.find(key);
-  if (found == c.variables->readers.end()) {
-    c.op_error = true;
-    return RuntimeError(fmt::format("NotFoundError: Resource {} does not exist.", handle));
-  }
-  ReaderResource& r = *found->second;
+  TFRUN_ASSIGN_OR_RETURN(ReaderResource * reader, LookupResource(c, 0, c.variables->readers));
+  ReaderResource& r = *reader;
   while (true) {
     if (!r.working) {
       TFRUN_ASSIGN_OR_RETURN(QueueResource * q, LookupQueue(c, 1));
