@@ -362,13 +362,20 @@ Status FixedLengthRecordReaderKernel(KernelContext& c) {
 }
 
 // A whole file's bytes, or TensorFlow's NotFound text. Only a regular
-// file: a device or a pipe (/dev/zero) could be read forever.
+// file of at most 2 GiB: a device or a pipe (/dev/zero) could be read
+// forever, and /proc/kcore claims terabytes.
 StatusOr<std::string> ReadWholeFile(KernelContext& c, const std::string& path) {
+  constexpr uintmax_t kMaxBytes = uintmax_t{1} << 31;
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
     c.op_error = true;
     return RuntimeError(fmt::format("FailedPreconditionError: {} is not a regular file; tfrun reads only files",
                                     path));
+  }
+  if (const uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > kMaxBytes) {
+    c.op_error = true;
+    return RuntimeError(fmt::format("ResourceExhaustedError: {} has {} bytes; tfrun reads files of at most 2 GiB",
+                                    path, size));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
