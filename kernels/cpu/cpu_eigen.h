@@ -11,6 +11,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "core/runtime/kernel_registry.h"
+#include "kernels/elementwise_family.h"
 
 namespace tfrun {
 namespace cpu {
@@ -122,6 +123,10 @@ void RegisterSummaryKernels(KernelRegistry* registry);
 void RegisterQueueKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterOptimizerKernels(KernelRegistry* registry);
+// Add, Sub and Mul's kernels (cpu_kernels.cc), for the binary family's
+// table (math_kernels.cc binds it); nullptr for the family's other
+// functions.
+KernelFn ArithmeticKernel(BinaryFn fn);
 
 }  // namespace cpu
 }  // namespace tfrun

@@ -227,7 +227,7 @@ Status AddNKernel(KernelContext& c) {
   });
 }
 
-enum class BinaryOp { kAdd, kSub, kMul };
+using BinaryOp = BinaryFn;  // Add, Sub and Mul of the binary family
 
 template <BinaryOp Op, typename A>
 A ApplyBinary(A a, A b) {
@@ -415,6 +415,19 @@ Status ConcatKernel(KernelContext& c) {
 
 }  // namespace
 
+namespace cpu {
+
+KernelFn ArithmeticKernel(BinaryFn fn) {
+  switch (fn) {
+    case BinaryFn::kAdd: return BinaryKernel<BinaryOp::kAdd>;
+    case BinaryFn::kSub: return BinaryKernel<BinaryOp::kSub>;
+    case BinaryFn::kMul: return BinaryKernel<BinaryOp::kMul>;
+    default: return nullptr;  // math_kernels.cc's
+  }
+}
+
+}  // namespace cpu
+
 StatusOr<Tensor> CastOnHost(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
   TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(dtype, t.shape()));
@@ -433,10 +446,6 @@ void RegisterCpuKernels(KernelRegistry* registry) {
       {"MatMul", kNumericTypes, MatMulKernel},
       {"SparseMatMul", DTypeSet{DType::kFloat32}, SparseMatMulKernel},
       {"AddN", kNumericTypes, AddNKernel},
-      {"Add", kNumericTypes, BinaryKernel<BinaryOp::kAdd>},
-      {"AddV2", kNumericTypes, BinaryKernel<BinaryOp::kAdd>},  // Add without strings: what TF 2's `+` writes
-      {"Sub", kNumericTypes, BinaryKernel<BinaryOp::kSub>},
-      {"Mul", kNumericTypes, BinaryKernel<BinaryOp::kMul>},
       {"Cast", kMovedTypes, CastKernel},
       {"BiasAdd", kNumericTypes, BiasAddKernel},
       {"Relu", kNumericTypes, ReluKernel},

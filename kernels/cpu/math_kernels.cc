@@ -52,10 +52,9 @@ void ForEachBroadcast(const BroadcastPlan& plan, F&& f) {
 
 // ---- Elementwise binary ops ----
 
-enum class Binary {
-  kRealDiv, kFloorDiv, kFloorMod, kMaximum, kMinimum, kSquaredDifference, kPow, kDivNoNan,
-  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad, kRelu6Grad, kEluGrad
-};
+// The binary family's functions (elementwise_family.h); Add, Sub and Mul
+// have their kernels in cpu_kernels.cc (ArithmeticKernel).
+using Binary = BinaryFn;
 
 template <typename T>
 T FloorModOf(T x, T y) {
@@ -124,8 +123,7 @@ struct BinaryFunctor {
 };
 
 template <Binary Op>
-constexpr bool kFloatOnly = Op == Binary::kRealDiv || Op == Binary::kPow || Op == Binary::kDivNoNan ||
-                            Op >= Binary::kReluGrad;
+constexpr bool kFloatOnly = BinaryFloatOnly(Op);
 
 // The gradient ops take two tensors of one shape (no broadcasting).
 template <Binary Op>
@@ -204,7 +202,7 @@ Status LeakyReluGradKernel(KernelContext& c) {
 
 // ---- Comparisons and Select ----
 
-enum class Compare { kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual };
+using Compare = CompareFn;  // the comparison family (elementwise_family.h)
 
 template <Compare Op, typename T>
 bool ApplyCompare(T x, T y) {
@@ -428,7 +426,7 @@ Status FillLikeKernel(KernelContext& c) {
 
 // ---- Reductions (Sum, Mean, Prod, Max, Min, All, Any) ----
 
-enum class Reduce { kSum, kMean, kProd, kMax, kMin, kAll, kAny };
+using Reduce = ReduceFn;  // the reduction family (elementwise_family.h)
 
 template <Reduce Op, typename T>
 T Identity() {
@@ -846,6 +844,62 @@ Status BiasAddGradKernel(KernelContext& c) {
 
 }  // namespace
 
+namespace {
+
+// Each family function's CPU kernel (a switch: the compiler says when a
+// function of the table has none).
+KernelFn BinaryKernelFor(BinaryFn fn) {
+  switch (fn) {
+    case BinaryFn::kAdd:
+    case BinaryFn::kSub:
+    case BinaryFn::kMul: return ArithmeticKernel(fn);
+    case BinaryFn::kRealDiv: return BinaryKernel<Binary::kRealDiv>;
+    case BinaryFn::kFloorDiv: return BinaryKernel<Binary::kFloorDiv>;
+    case BinaryFn::kFloorMod: return BinaryKernel<Binary::kFloorMod>;
+    case BinaryFn::kMaximum: return BinaryKernel<Binary::kMaximum>;
+    case BinaryFn::kMinimum: return BinaryKernel<Binary::kMinimum>;
+    case BinaryFn::kSquaredDifference: return BinaryKernel<Binary::kSquaredDifference>;
+    case BinaryFn::kPow: return BinaryKernel<Binary::kPow>;
+    case BinaryFn::kDivNoNan: return BinaryKernel<Binary::kDivNoNan>;
+    case BinaryFn::kReluGrad: return BinaryKernel<Binary::kReluGrad>;
+    case BinaryFn::kSigmoidGrad: return BinaryKernel<Binary::kSigmoidGrad>;
+    case BinaryFn::kTanhGrad: return BinaryKernel<Binary::kTanhGrad>;
+    case BinaryFn::kRsqrtGrad: return BinaryKernel<Binary::kRsqrtGrad>;
+    case BinaryFn::kSqrtGrad: return BinaryKernel<Binary::kSqrtGrad>;
+    case BinaryFn::kReciprocalGrad: return BinaryKernel<Binary::kReciprocalGrad>;
+    case BinaryFn::kRelu6Grad: return BinaryKernel<Binary::kRelu6Grad>;
+    case BinaryFn::kEluGrad: return BinaryKernel<Binary::kEluGrad>;
+  }
+  return nullptr;
+}
+
+KernelFn CompareKernelFor(CompareFn fn) {
+  switch (fn) {
+    case CompareFn::kLess: return CompareKernel<Compare::kLess>;
+    case CompareFn::kLessEqual: return CompareKernel<Compare::kLessEqual>;
+    case CompareFn::kGreater: return CompareKernel<Compare::kGreater>;
+    case CompareFn::kGreaterEqual: return CompareKernel<Compare::kGreaterEqual>;
+    case CompareFn::kEqual: return CompareKernel<Compare::kEqual>;
+    case CompareFn::kNotEqual: return CompareKernel<Compare::kNotEqual>;
+  }
+  return nullptr;
+}
+
+KernelFn ReduceKernelFor(ReduceFn fn) {
+  switch (fn) {
+    case ReduceFn::kSum: return ReduceKernel<Reduce::kSum>;
+    case ReduceFn::kMean: return ReduceKernel<Reduce::kMean>;
+    case ReduceFn::kProd: return ReduceKernel<Reduce::kProd>;
+    case ReduceFn::kMax: return ReduceKernel<Reduce::kMax>;
+    case ReduceFn::kMin: return ReduceKernel<Reduce::kMin>;
+    case ReduceFn::kAll: return ReduceKernel<Reduce::kAll>;
+    case ReduceFn::kAny: return ReduceKernel<Reduce::kAny>;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void RegisterMathKernels(KernelRegistry* registry) {
   struct Binding {
     const char* op;
@@ -858,40 +912,10 @@ void RegisterMathKernels(KernelRegistry* registry) {
   const DTypeSet boolean{DType::kBool};
   const DTypeSet f32_64{DType::kFloat32, DType::kFloat64};
   const Binding bindings[] = {
-      {"RealDiv", floats, BinaryKernel<Binary::kRealDiv>},
-      {"Div", floats, BinaryKernel<Binary::kRealDiv>},
-      {"FloorDiv", numbers, BinaryKernel<Binary::kFloorDiv>},
-      {"FloorMod", numbers, BinaryKernel<Binary::kFloorMod>},
-      {"Maximum", numbers, BinaryKernel<Binary::kMaximum>},
-      {"Minimum", numbers, BinaryKernel<Binary::kMinimum>},
-      {"SquaredDifference", numbers, BinaryKernel<Binary::kSquaredDifference>},
-      {"Pow", floats, BinaryKernel<Binary::kPow>},
-      {"ReluGrad", floats, BinaryKernel<Binary::kReluGrad>},
-      {"SigmoidGrad", floats, BinaryKernel<Binary::kSigmoidGrad>},
-      {"TanhGrad", floats, BinaryKernel<Binary::kTanhGrad>},
-      {"RsqrtGrad", floats, BinaryKernel<Binary::kRsqrtGrad>},
-      {"SqrtGrad", floats, BinaryKernel<Binary::kSqrtGrad>},
-      {"ReciprocalGrad", floats, BinaryKernel<Binary::kReciprocalGrad>},
-      {"Relu6Grad", floats, BinaryKernel<Binary::kRelu6Grad>},
-      {"EluGrad", floats, BinaryKernel<Binary::kEluGrad>},
-      {"DivNoNan", floats, BinaryKernel<Binary::kDivNoNan>},
-      {"Less", boolean, CompareKernel<Compare::kLess>},
-      {"LessEqual", boolean, CompareKernel<Compare::kLessEqual>},
-      {"Greater", boolean, CompareKernel<Compare::kGreater>},
-      {"GreaterEqual", boolean, CompareKernel<Compare::kGreaterEqual>},
-      {"Equal", boolean, CompareKernel<Compare::kEqual>},
-      {"NotEqual", boolean, CompareKernel<Compare::kNotEqual>},
       {"SelectV2", any, SelectV2Kernel},
       {"Select", any, SelectKernel},
       {"OnesLike", any, FillLikeKernel<1>},
       {"ZerosLike", any, FillLikeKernel<0>},
-      {"Sum", numbers, ReduceKernel<Reduce::kSum>},
-      {"Mean", numbers, ReduceKernel<Reduce::kMean>},
-      {"Prod", numbers, ReduceKernel<Reduce::kProd>},
-      {"Max", numbers, ReduceKernel<Reduce::kMax>},
-      {"Min", numbers, ReduceKernel<Reduce::kMin>},
-      {"All", boolean, ReduceKernel<Reduce::kAll>},
-      {"Any", boolean, ReduceKernel<Reduce::kAny>},
       {"Softmax", f32_64, SoftmaxKernel<false>},
       {"LogSoftmax", f32_64, SoftmaxKernel<true>},
       {"SoftmaxCrossEntropyWithLogits", f32_64, SoftmaxXentKernel},
@@ -907,6 +931,13 @@ void RegisterMathKernels(KernelRegistry* registry) {
   constexpr auto kUnaryOps = std::make_index_sequence<static_cast<size_t>(UnaryOp::kCount)>();
   for (const UnaryFamilyRow& row : kUnaryFamily) {
     registry->Bind(row.op, kCpu, row.types == UnaryTypes::kFloats ? floats : numbers, UnaryKernelFor(row.fn, kUnaryOps));
+  }
+  for (const BinaryFamilyRow& row : kBinaryFamily) {
+    registry->Bind(row.op, kCpu, row.types == UnaryTypes::kFloats ? floats : numbers, BinaryKernelFor(row.fn));
+  }
+  for (const CompareFamilyRow& row : kCompareFamily) registry->Bind(row.op, kCpu, boolean, CompareKernelFor(row.fn));
+  for (const ReduceFamilyRow& row : kReduceFamily) {
+    registry->Bind(row.op, kCpu, row.logical ? boolean : numbers, ReduceKernelFor(row.fn));
   }
 }
 

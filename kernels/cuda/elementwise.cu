@@ -63,6 +63,21 @@ __device__ W ApplyBinary(W x, W y) {
   if constexpr (Op == BinaryOp::kMaximum) return x < y ? y : x;
   if constexpr (Op == BinaryOp::kMinimum) return y < x ? y : x;
   if constexpr (Op == BinaryOp::kSquaredDifference) return (x - y) * (x - y);
+  if constexpr (std::is_integral_v<W>) {
+    // floor_div/floor_mod (cwise_ops.h) for integers: toward minus
+    // infinity. A zero divisor gives 0 (TensorFlow's GPU kernel does not
+    // check; its CPU kernel, and tfrun's, fail).
+    if constexpr (Op == BinaryOp::kFloorDiv) {
+      if (y == W(0)) return W(0);
+      const W q = x / y;
+      return (x % y != W(0) && ((x < W(0)) != (y < W(0)))) ? q - W(1) : q;
+    }
+    if constexpr (Op == BinaryOp::kFloorMod) {
+      if (y == W(0)) return W(0);
+      const W r = x % y;
+      return r != W(0) && ((r < W(0)) != (y < W(0))) ? r + y : r;
+    }
+  }
   if constexpr (std::is_floating_point_v<W>) {
     if constexpr (Op == BinaryOp::kRealDiv) return x / y;
     if constexpr (Op == BinaryOp::kPow) return pow(x, y);
@@ -86,9 +101,7 @@ __device__ W ApplyBinary(W x, W y) {
 }
 
 template <BinaryOp Op>
-constexpr bool kBinaryFloatOnly = Op != BinaryOp::kAdd && Op != BinaryOp::kSub && Op != BinaryOp::kMul &&
-                                  Op != BinaryOp::kMaximum && Op != BinaryOp::kMinimum &&
-                                  Op != BinaryOp::kSquaredDifference;
+constexpr bool kBinaryFloatOnly = BinaryFloatOnly(Op);
 
 template <typename T, BinaryOp Op>
 __global__ void BinaryKernel(const T* x, bool xs, const T* y, bool ys, const Broadcast bc, int64_t n, T* out) {

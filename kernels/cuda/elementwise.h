@@ -6,20 +6,16 @@
 
 #include <cstdint>
 
+#include "kernels/elementwise_family.h"
+
 namespace tfrun {
 namespace cuda {
 
 enum class ElementType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kBool };
 
-enum class BinaryOp {
-  kAdd, kSub, kMul,
-  // Float types only (cudaErrorInvalidValue for integers):
-  kRealDiv, kPow, kFloorDiv, kFloorMod, kDivNoNan,
-  // Numbers:
-  kMaximum, kMinimum, kSquaredDifference,
-  // The gradient ops, (gradients, features) or (y, dy) as TensorFlow's, float only:
-  kReluGrad, kSigmoidGrad, kTanhGrad, kRsqrtGrad, kSqrtGrad, kReciprocalGrad, kRelu6Grad, kEluGrad
-};
+// The binary family's functions (kernels/elementwise_family.h); those its
+// table marks float-only give cudaErrorInvalidValue for integers.
+using BinaryOp = ::tfrun::BinaryFn;
 
 // out[i] = in[0][i] + in[1][i] + ... left to right, each sum rounded to the
 // element type (as TensorFlow's AddN). `inputs` is a host array of

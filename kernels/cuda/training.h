@@ -27,7 +27,7 @@ int Unary(ElementType type, UnaryOp op, const void* in, int64_t n, void* out, vo
 // OnesLike, a reduction's identity over nothing).
 int Fill(ElementType type, double value, int64_t n, void* out, void* stream);
 
-enum class CompareOp { kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual };
+using CompareOp = ::tfrun::CompareFn;  // the comparison family (elementwise_family.h)
 // out[i] (bool) = x op y, broadcast as Binary's.
 int Compare(ElementType type, CompareOp op, const void* x, bool x_scalar, const void* y, bool y_scalar,
             const Broadcast& broadcast, int64_t n, bool* out, void* stream);

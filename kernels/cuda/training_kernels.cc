@@ -801,6 +801,61 @@ Status ResourceGatherKernel(KernelContext& c) {
                       "gather kernel launch");
 }
 
+// Each family function's CUDA kernel (a switch: the compiler says when a
+// function of the table has none).
+KernelFn BinaryKernelFor(BinaryFn fn) {
+  using B = cuda::BinaryOp;
+  switch (fn) {
+    case B::kAdd: return BinaryKernel<B::kAdd>;
+    case B::kSub: return BinaryKernel<B::kSub>;
+    case B::kMul: return BinaryKernel<B::kMul>;
+    case B::kRealDiv: return BinaryKernel<B::kRealDiv>;
+    case B::kFloorDiv: return BinaryKernel<B::kFloorDiv>;
+    case B::kFloorMod: return BinaryKernel<B::kFloorMod>;
+    case B::kMaximum: return BinaryKernel<B::kMaximum>;
+    case B::kMinimum: return BinaryKernel<B::kMinimum>;
+    case B::kSquaredDifference: return BinaryKernel<B::kSquaredDifference>;
+    case B::kPow: return BinaryKernel<B::kPow>;
+    case B::kDivNoNan: return BinaryKernel<B::kDivNoNan>;
+    case B::kReluGrad: return BinaryKernel<B::kReluGrad>;
+    case B::kSigmoidGrad: return BinaryKernel<B::kSigmoidGrad>;
+    case B::kTanhGrad: return BinaryKernel<B::kTanhGrad>;
+    case B::kRsqrtGrad: return BinaryKernel<B::kRsqrtGrad>;
+    case B::kSqrtGrad: return BinaryKernel<B::kSqrtGrad>;
+    case B::kReciprocalGrad: return BinaryKernel<B::kReciprocalGrad>;
+    case B::kRelu6Grad: return BinaryKernel<B::kRelu6Grad>;
+    case B::kEluGrad: return BinaryKernel<B::kEluGrad>;
+  }
+  return nullptr;
+}
+
+KernelFn CompareKernelFor(CompareFn fn) {
+  using C = cuda::CompareOp;
+  switch (fn) {
+    case C::kLess: return CompareKernel<C::kLess>;
+    case C::kLessEqual: return CompareKernel<C::kLessEqual>;
+    case C::kGreater: return CompareKernel<C::kGreater>;
+    case C::kGreaterEqual: return CompareKernel<C::kGreaterEqual>;
+    case C::kEqual: return CompareKernel<C::kEqual>;
+    case C::kNotEqual: return CompareKernel<C::kNotEqual>;
+  }
+  return nullptr;
+}
+
+KernelFn ReduceKernelFor(ReduceFn fn) {
+  using R = cuda::ReduceOp;
+  switch (fn) {
+    case ReduceFn::kSum: return ReduceKernel<R::kSum>;
+    case ReduceFn::kMean: return ReduceKernel<R::kMean>;
+    case ReduceFn::kProd: return ReduceKernel<R::kProd>;
+    case ReduceFn::kMax: return ReduceKernel<R::kMax>;
+    case ReduceFn::kMin: return ReduceKernel<R::kMin>;
+    case ReduceFn::kAll: return ReduceKernel<R::kAll>;
+    case ReduceFn::kAny: return ReduceKernel<R::kAny>;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void RegisterCudaTrainingKernels(KernelRegistry* registry) {
@@ -820,48 +875,11 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
   const DTypeSet f32{DType::kFloat32};
   const DTypeSet boolean{DType::kBool};
   const DTypeSet any = kAllTypes;
-  using B = cuda::BinaryOp;
-  using R = cuda::ReduceOp;
-  using C = cuda::CompareOp;
   const Binding bindings[] = {
-      {"Add", numbers, BinaryKernel<B::kAdd>},
-      {"AddV2", numbers, BinaryKernel<B::kAdd>},
-      {"Sub", numbers, BinaryKernel<B::kSub>},
-      {"Mul", numbers, BinaryKernel<B::kMul>},
-      {"RealDiv", floats, BinaryKernel<B::kRealDiv>},
-      {"Div", floats, BinaryKernel<B::kRealDiv>},
-      {"FloorDiv", floats, BinaryKernel<B::kFloorDiv>},
-      {"FloorMod", floats, BinaryKernel<B::kFloorMod>},
-      {"Pow", floats, BinaryKernel<B::kPow>},
-      {"Maximum", numbers, BinaryKernel<B::kMaximum>},
-      {"Minimum", numbers, BinaryKernel<B::kMinimum>},
-      {"SquaredDifference", numbers, BinaryKernel<B::kSquaredDifference>},
-      {"ReluGrad", floats, BinaryKernel<B::kReluGrad>},
-      {"SigmoidGrad", floats, BinaryKernel<B::kSigmoidGrad>},
-      {"TanhGrad", floats, BinaryKernel<B::kTanhGrad>},
-      {"RsqrtGrad", floats, BinaryKernel<B::kRsqrtGrad>},
-      {"SqrtGrad", floats, BinaryKernel<B::kSqrtGrad>},
-      {"ReciprocalGrad", floats, BinaryKernel<B::kReciprocalGrad>},
-      {"Relu6Grad", floats, BinaryKernel<B::kRelu6Grad>},
-      {"EluGrad", floats, BinaryKernel<B::kEluGrad>},
-      {"DivNoNan", floats, BinaryKernel<B::kDivNoNan>},
-      {"Less", boolean, CompareKernel<C::kLess>},
-      {"LessEqual", boolean, CompareKernel<C::kLessEqual>},
-      {"Greater", boolean, CompareKernel<C::kGreater>},
-      {"GreaterEqual", boolean, CompareKernel<C::kGreaterEqual>},
-      {"Equal", boolean, CompareKernel<C::kEqual>},
-      {"NotEqual", boolean, CompareKernel<C::kNotEqual>},
       {"SelectV2", any, SelectV2Kernel},
       {"Select", any, SelectKernel},
       {"ZerosLike", any, FillLikeKernel<0>},
       {"OnesLike", any, FillLikeKernel<1>},
-      {"Sum", numbers, ReduceKernel<R::kSum>},
-      {"Mean", numbers, ReduceKernel<R::kMean>},
-      {"Prod", numbers, ReduceKernel<R::kProd>},
-      {"Max", numbers, ReduceKernel<R::kMax>},
-      {"Min", numbers, ReduceKernel<R::kMin>},
-      {"All", boolean, ReduceKernel<R::kAll>},
-      {"Any", boolean, ReduceKernel<R::kAny>},
       {"L2Loss", floats, L2LossKernel},
       {"BiasAddGrad", numbers, BiasAddGradKernel},
       {"Softmax", f32_64, SoftmaxKernel<false>},
@@ -922,6 +940,13 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
   for (const UnaryFamilyRow& row : kUnaryFamily) {
     registry->Bind(row.op, kGpu, row.types == UnaryTypes::kFloats ? floats : numbers,
                    UnaryKernelFor(row.fn, kUnaryOps));
+  }
+  for (const BinaryFamilyRow& row : kBinaryFamily) {
+    registry->Bind(row.op, kGpu, row.types == UnaryTypes::kFloats ? floats : numbers, BinaryKernelFor(row.fn));
+  }
+  for (const CompareFamilyRow& row : kCompareFamily) registry->Bind(row.op, kGpu, boolean, CompareKernelFor(row.fn));
+  for (const ReduceFamilyRow& row : kReduceFamily) {
+    registry->Bind(row.op, kGpu, row.logical ? boolean : numbers, ReduceKernelFor(row.fn));
   }
 }
 
