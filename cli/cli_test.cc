@@ -62,15 +62,21 @@ TEST(CliTest, ADriverWithoutWorkingCudaIsReported) {
 }
 
 // Under TFRUN_REQUIRE_GPU=1 a GPU test that finds no GPU fails instead of
-// skipping, so a GPU run that never reached a GPU cannot pass.
+// skipping, so a GPU run that never reached a GPU cannot pass. The GPU
+// tests run whole: this test's own shard and filter (Bazel's sharding and
+// --test_filter variables, which gtest reads) are not theirs.
 TEST(CliTest, RequireGpuTurnsSkipsIntoFailures) {
-  if (RunCommand("kernels/cuda_elementwise_test --gtest_brief=1").out.find("[  SKIPPED ]") == std::string::npos) {
+  const std::string whole =
+      "env -u TEST_SHARD_INDEX -u TEST_TOTAL_SHARDS -u TEST_SHARD_STATUS_FILE -u GTEST_SHARD_INDEX "
+      "-u GTEST_TOTAL_SHARDS -u GTEST_SHARD_STATUS_FILE -u TESTBRIDGE_TEST_ONLY -u GTEST_FILTER ";
+  if (RunCommand(whole + "kernels/cuda_elementwise_test --gtest_brief=1").out.find("[  SKIPPED ]") ==
+      std::string::npos) {
     GTEST_SKIP() << "a GPU is visible: the GPU tests run instead of skipping";
   }
   for (const char* test :
        {"kernels/cuda_elementwise_test", "kernels/cublas_test", "kernels/cudnn_test", "cli/gpu_kernels_test",
         "cli/gpu_test"}) {
-    const Outcome r = RunCommand(std::string("TFRUN_REQUIRE_GPU=1 ") + test + " --gtest_brief=1");
+    const Outcome r = RunCommand(whole + "TFRUN_REQUIRE_GPU=1 " + test + " --gtest_brief=1");
     EXPECT_NE(r.exit_code, 0) << test;
     EXPECT_NE(r.out.find("TFRUN_REQUIRE_GPU=1 but no GPU visible"), std::string::npos) << test << "\n" << r.out;
   }
