@@ -113,6 +113,13 @@ int64_t IntAt(const Tensor& t, int64_t i) { return t.GetAsInt64(i); }
 
 bool IsVector(const Tensor& t) { return t.rank() == 1; }
 
+// A small input as host bytes (a seed, a key, Fill's value): copied off the
+// device when it lives there.
+StatusOr<Tensor> HostCopy(KernelContext& c, const Tensor& t) {
+  if (t.allocator() == CpuAllocator() || t.num_elements() == 0) return t;
+  return t.CopyTo(CpuAllocator(), c.device_name);
+}
+
 // A result made in host memory becomes the output in the device's memory.
 Status OutputFromHost(KernelContext& c, Tensor host) {
   if (c.allocator == CpuAllocator()) {
@@ -274,10 +281,7 @@ Status FillKernel(KernelContext& c) {
   if (!IsVector(dims)) return c.Fail("dims must represent a vector, got shape " + ShapeDebugString(dims.shape()));
   if (value.rank() != 0) return c.Fail("value must represent a scalar, got shape " + ShapeDebugString(value.shape()));
   TFRUN_ASSIGN_OR_RETURN(const Shape shape, ShapeFromVector(c, dims));
-  Tensor host_value = value;
-  if (value.allocator() != CpuAllocator()) {
-    TFRUN_ASSIGN_OR_RETURN(host_value, value.CopyTo(CpuAllocator(), c.device_name));
-  }
+  TFRUN_ASSIGN_OR_RETURN(const Tensor host_value, HostCopy(c, value));
   TFRUN_ASSIGN_OR_RETURN(Tensor filled, Tensor::AllocateHost(value.dtype(), shape));
   const size_t element = Info(value.dtype()).size;
   auto* out = static_cast<char*>(filled.raw());
@@ -316,13 +320,6 @@ Status RandomKernel(KernelContext& c) {
 }
 
 namespace {
-
-// A small input as host bytes (a seed, a key): copied off the device when
-// it lives there.
-StatusOr<Tensor> HostCopy(KernelContext& c, const Tensor& t) {
-  if (t.allocator() == CpuAllocator() || t.num_elements() == 0) return t;
-  return t.CopyTo(CpuAllocator(), c.device_name);
-}
 
 // The stateless ops' fill (StatelessRandomOpBase::Fill), from `gen`, by op.
 Status FillStateless(KernelContext& c, std::string_view distribution, PhiloxRandom gen, Tensor& out) {
