@@ -15,6 +15,7 @@
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/node_def_summary.h"
 #include "core/graph/op_registry.h"
+#include "core/runtime/unread_values.h"
 #include "core/tables/tf_tables.h"
 
 namespace tfrun {
@@ -55,6 +56,24 @@ std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const s
     stack.insert(stack.end(), n.control_inputs.begin(), n.control_inputs.end());
   }
   return needed;
+}
+
+std::vector<bool> Executor::Unread(const std::vector<bool>& needed, const std::vector<NodeOutput>& wanted,
+                                   const std::vector<Feed>& feeds) const {
+  const size_t n = graph_.nodes.size();
+  if (may_become_noop_.size() != n) {
+    may_become_noop_.assign(n, false);
+    for (const Node& node : graph_.nodes) may_become_noop_[node.id] = MayBecomeNoOp(graph_, node);
+  }
+  // Grappler's nodes_to_preserve: the fetched and target nodes, the fed ones.
+  std::vector<bool> preserved(n, false);
+  for (const NodeOutput& w : wanted) preserved[w.node] = true;
+  std::set<std::pair<int, int>> fed;
+  for (const Feed& f : feeds) {
+    preserved[f.output.node] = true;
+    fed.emplace(f.output.node, f.output.index);
+  }
+  return UnreadValues(graph_, needed, preserved, may_become_noop_, fed);
 }
 
 int Executor::TaskOf(int id) const {
@@ -299,13 +318,17 @@ void Executor::AssignSlots() {
 }
 
 Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
-                          const std::vector<Feed>& feeds, RunResult* result, bool keep) {
+                          const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result,
+                          bool keep) {
   AssignSlots();
   stacks_.reset();  // a run's stacks end with it (TensorFlow's step container)
   // Every kernel runs with denormals flushed, as in TensorFlow's executor;
   // set once here, not per kernel (two MXCSR writes each).
   ScopedFlushDenormal flush;
-  if (has_control_flow_) return RunFrames(fetch, needed, feeds, result, keep);
+  if (has_control_flow_) return RunFrames(fetch, needed, unread, feeds, result, keep);
+  // In id order an unread node is simply left out: nothing reads it, and
+  // what it waits for runs before what waits for it anyway.
+  const auto runs = [&](size_t id) { return needed[id] && (unread.empty() || !unread[id]); };
   const size_t n = graph_.nodes.size();
   const size_t slots = static_cast<size_t>(first_slot_[n]);
   const int here = channel_ == nullptr ? 0 : channel_->local_task();
@@ -335,7 +358,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     }
   };
   for (size_t id = 0; id < n; ++id) {
-    if (!needed[id]) continue;
+    if (!runs(id)) continue;
     const Node& node = graph_.nodes[id];
     const int task = TaskOf(static_cast<int>(id));
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -369,7 +392,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   // Without control flow, run_order_ is a topological order.
   std::vector<Tensor> inputs, produced;
   for (const int id : run_order_) {
-    if (!needed[id]) continue;
+    if (!runs(id)) continue;
     const Node& node = graph_.nodes[id];
     if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it
       for (int i = 0; i < node.num_outputs; ++i) {
@@ -461,7 +484,7 @@ Status Executor::RunInitializers(const std::vector<bool>& needed, RunResult* res
   const std::vector<NodeOutput> assigns = InitializersFor(needed);
   if (assigns.empty() || variables_initialized_) return Status::Ok();
   variables_initialized_ = true;
-  return RunNodes(assigns, Needed(assigns, {}), {}, result, false);
+  return RunNodes(assigns, Needed(assigns, {}), {}, {}, result, false);
 }
 
 void Executor::StartDeadline() {
@@ -485,7 +508,7 @@ StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const st
   for (int t : targets) wanted.push_back({t, 0});
   const std::vector<bool> needed = Needed(wanted, feeds);
   TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
-  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, feeds, &result, true));
+  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, Unread(needed, wanted, feeds), feeds, &result, true));
   result.end_ns = NowNs();
   return result;
 }
@@ -496,6 +519,8 @@ Status Executor::CheckKernels(const std::vector<NodeOutput>& fetch, const std::v
   std::vector<NodeOutput> outputs = fetch;
   for (int t : targets) outputs.push_back({t, 0});
   std::vector<bool> runs = Needed(outputs, feeds);
+  const std::vector<bool> unread = Unread(runs, outputs, feeds);
+  for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] && !unread[i];  // no kernel needed
   if (const std::vector<NodeOutput> assigns = InitializersFor(runs); !assigns.empty()) {
     const std::vector<bool> init = Needed(assigns, {});
     for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] || init[i];
@@ -526,7 +551,7 @@ Status Executor::RunTargets(const std::vector<int>& targets, const std::vector<F
   for (int t : targets) outputs.push_back({t, 0});
   const std::vector<bool> needed = Needed(outputs, feeds);
   TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
-  return RunNodes(outputs, needed, feeds, &result, false);
+  return RunNodes(outputs, needed, Unread(needed, outputs, feeds), feeds, &result, false);
 }
 
 }  // namespace tfrun

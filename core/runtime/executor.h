@@ -205,13 +205,15 @@ class Executor {
   void AssignSlots();
 
   // Runs the nodes marked in `needed` (what `fetch` reads); keeps the
-  // fetched outputs when `keep`. A graph without control flow runs in id
-  // order; one with it on the frame-aware propagator (RunFrames,
-  // frame_propagator.cc), as TensorFlow's executor chooses.
+  // fetched outputs when `keep`. Those `unread` marks (empty: none) run no
+  // kernel: a live one's outputs are live and empty, read by no kernel. A
+  // graph without control flow runs in id order; one with it on the
+  // frame-aware propagator (RunFrames, frame_propagator.cc), as
+  // TensorFlow's executor chooses.
   Status RunFrames(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
-                   const std::vector<Feed>& feeds, RunResult* result, bool keep);
+                   const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep);
   Status RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
-                  const std::vector<Feed>& feeds, RunResult* result, bool keep);
+                  const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep);
   Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
   // What runs first when the `needed` nodes read a Variable: every
   // Assign (the graph's init); empty when they read none, or when the
@@ -223,6 +225,12 @@ class Executor {
   // The nodes `fetch` needs: its producers and what they read, through
   // every edge that no feed replaces.
   std::vector<bool> Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const;
+  // Of the nodes a run of `wanted` needs, the values nothing reads that
+  // TensorFlow's Grappler makes NoOps (unread_values.h): they run no kernel.
+  std::vector<bool> Unread(const std::vector<bool>& needed, const std::vector<NodeOutput>& wanted,
+                           const std::vector<Feed>& feeds) const;
+  // MayBecomeNoOp of each node, filled by the first Unread.
+  mutable std::vector<bool> may_become_noop_;
   // Output slots: node `id`'s output i is slot first_slot_[id] + i.
   int SlotOf(NodeOutput output) const { return first_slot_[output.node] + output.index; }
   // "\t [[{{node x}}]]" or "\t [[Node: x = ...]]" for op errors.

@@ -74,8 +74,13 @@ struct TaggedNode {
 }  // namespace
 
 Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
-                           const std::vector<Feed>& feeds, RunResult* result, bool keep) {
+                           const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result,
+                           bool keep) {
   const int n = static_cast<int>(graph_.nodes.size());
+  // An unread node goes through the frames as the NoOp Grappler makes of
+  // it: live or dead as its inputs say, its outputs live and empty. Not
+  // across tasks, whose outcomes carry the values other tasks read.
+  const bool skips_unread = channel_ == nullptr && !unread.empty();
   // Fed outputs reach their consumers when the run starts, in the root
   // frame; their producers do not run.
   std::map<std::pair<int, int>, Tensor> fed;
@@ -559,6 +564,9 @@ Status Executor::RunFrames(const std::vector<NodeOutput>& fetch, const std::vect
     if (remote) {
       TFRUN_RETURN_IF_ERROR(hear(node, tagged, &outputs));
       for (size_t i = 0; i < node.inputs.size(); ++i) in[i] = Entry();
+    } else if (!tagged.dead && skips_unread && unread[tagged.id]) {
+      for (size_t i = 0; i < node.inputs.size(); ++i) in[i] = Entry();
+      for (Entry& e : outputs) e.live = true;
     } else if (!tagged.dead && fast && Forward(node, in, &outputs)) {
       // Moved by the propagator (not timed: `fast` means no times are kept).
     } else if (!tagged.dead) {

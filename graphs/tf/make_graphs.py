@@ -633,6 +633,29 @@ def summary_run(tf):
                             name="duplicate_merge")
 
 
+def unread_values_run(tf):
+    """A value read only through control edges, as a gradient's tuple reads
+    the first layer's input gradient: Grappler makes it and its inputs
+    NoOps, so a run that needs it only for its control edge does not fail
+    on its bad shape; fetching it does."""
+    x = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], name="x")
+    shape = tf.compat.v1.placeholder_with_default(tf.constant([4, 4]), [None], name="shape")
+    bad = tf.reshape(x, shape, name="bad")
+    t = tf.identity(tf.square(bad), name="t")
+    group = tf.group(t, name="group")
+    with tf.control_dependencies([group]):
+        return tf.identity(x * 2.0, name="out")
+
+
+def unread_values_cond_run(tf):
+    """The same under v1 control flow (the frame-aware executor): a cond
+    reads the result."""
+    tf.compat.v1.disable_control_flow_v2()
+    out = unread_values_run(tf)
+    p = tf.compat.v1.placeholder_with_default(True, [], name="p")
+    tf.compat.v1.cond(p, lambda: out + 1.0, lambda: out - 1.0, name="c")
+
+
 def pool_lrn_run(tf):
     """Issue 42: AvgPool (SAME and VALID, strided, float64, a window wider
     than the input) and AvgPoolGrad through tf.gradients, whose window
@@ -864,6 +887,13 @@ CASES = {
     ]),
     "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
         ("run", {}, False, "session", "", ["a", "b", "c", "d", "e", "dims", "dx"]),
+    ]),
+    "unread_values_run": (unread_values_run, "unread_values_run.pbtxt", [
+        ("run", {}, False, "session", "", ["out"]),
+        ("fetched", {}, False, "session", "", ["@1 t"]),
+    ]),
+    "unread_values_cond_run": (unread_values_cond_run, "unread_values_cond_run.pbtxt", [
+        ("run", {}, False, "session", "", ["c/Merge"]),
     ]),
     "pool_lrn_run": (pool_lrn_run, "pool_lrn_run.pbtxt", [
         ("run", {}, False, "session", "",
@@ -1268,7 +1298,8 @@ def main():
                     f.write(tfrun_error(errors[0], file_name))
                 for step, kind, node, text in step_errors:
                     text = text.replace("\\n", "\n")
-                    f.write(f"tfrun: error: step {step}: {file_name}: node '{node}' on {CPU0}: {kind}: {text}\n")
+                    f.write(f"tfrun: error: step {step}: {node_location(file_name, node)}: node '{node}' on {CPU0}: "
+                            f"{kind}: {text}\n")
             print(f"{name}.{variant}: {len(placement)} placement lines{', an error' if errors else ''}")
     if only is not None:
         return
