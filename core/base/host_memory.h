@@ -12,8 +12,9 @@
 namespace tfrun {
 
 void* AllocateHostBytes(size_t bytes);
-// Frees a block of `bytes` from AllocateHostBytes; a large one (4 MiB and
-// up) may be kept, up to 1 GiB in all, for the next request of its size.
+// Frees a block of `bytes` from AllocateHostBytes; one of 64 KiB and up may
+// be kept, up to 1 GiB in all, for the next request of its size (in whole
+// pages).
 void FreeHostBytes(void* p, size_t bytes);
 
 }  // namespace tfrun
