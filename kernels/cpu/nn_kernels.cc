@@ -4,6 +4,8 @@
 // them (TF_ENABLE_ONEDNN_OPTS rewrites them to oneDNN ops); pooling is the
 // window scan of TensorFlow's own CPU kernels (maxpooling_op.cc), with its
 // checks and error texts.
+#include <emmintrin.h>
+
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -220,6 +222,42 @@ void MaxPoolImage(const PoolGeometry& g, const T* in, T* out, int64_t b) {
 }
 
 
+// Where v[k] > best[k]: best[k] = v[k], place[k] = at. Comparisons false
+// for NaN, as TensorFlow's `>`. The float case four at a time (a branch per
+// element was a tenth of CIFAR-10's training step, and the compiler keeps
+// the branch: a float comparison may trap).
+template <typename T>
+void KeepGreater(const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
+  for (int64_t k = 0; k < depth; ++k) {
+    if (v[k] > best[k]) {
+      best[k] = v[k];
+      place[k] = at;
+    }
+  }
+}
+
+template <>
+void KeepGreater<float>(const float* v, float* best, int32_t* place, int32_t at, int64_t depth) {
+  const __m128i at4 = _mm_set1_epi32(at);
+  int64_t k = 0;
+  for (; k + 4 <= depth; k += 4) {
+    const __m128 value = _mm_loadu_ps(v + k);
+    const __m128 old = _mm_loadu_ps(best + k);
+    const __m128 greater = _mm_cmpgt_ps(value, old);
+    _mm_storeu_ps(best + k, _mm_or_ps(_mm_and_ps(greater, value), _mm_andnot_ps(greater, old)));
+    const __m128i mask = _mm_castps_si128(greater);
+    const __m128i old_place = _mm_loadu_si128(reinterpret_cast<const __m128i*>(place + k));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(place + k),
+                     _mm_or_si128(_mm_and_si128(mask, at4), _mm_andnot_si128(mask, old_place)));
+  }
+  for (; k < depth; ++k) {
+    if (v[k] > best[k]) {
+      best[k] = v[k];
+      place[k] = at;
+    }
+  }
+}
+
 // MaxPoolGrad(orig_input, orig_output, grad): each output's gradient goes
 // to the first position of its window holding the maximum (maxpooling_op.cc
 // SpatialMaxPoolWithArgMaxHelper: strictly greater replaces).
@@ -236,25 +274,31 @@ Status MaxPoolGradKernel(KernelContext& c) {
     std::fill_n(out, c.output.num_elements(), T(0));
     const int64_t depth = g.depth;
     ParallelBatch(g.batch, g.in_rows * g.in_cols * depth, [&](int64_t b) {
+      // Per depth: the best value so far and its place in the window (the
+      // window's positions counted row by row).
       std::vector<T> best(depth);
-      std::vector<int64_t> where(depth);
+      std::vector<int32_t> place(depth);
       ForEachWindow(g, b, [&](int64_t r, int64_t q, int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
-        std::fill(best.begin(), best.end(), std::numeric_limits<T>::lowest());
-        std::fill(where.begin(), where.end(), -1);
+        if (r0 >= r1 || q0 >= q1) return;
+        // The window's first position holds the first maximum until a
+        // strictly greater value comes: a NaN never replaces nor is
+        // replaced, as in TensorFlow's loop.
+        const T* first = in + ((b * g.in_rows + r0) * g.in_cols + q0) * depth;
+        std::copy_n(first, depth, best.begin());
+        std::fill(place.begin(), place.end(), 0);
+        int32_t at = 0;
         for (int64_t y = r0; y < r1; ++y) {
-          for (int64_t x = q0; x < q1; ++x) {
-            const int64_t base = ((b * g.in_rows + y) * g.in_cols + x) * depth;
-            for (int64_t k = 0; k < depth; ++k) {
-              if (in[base + k] > best[k] || where[k] < 0) {
-                best[k] = in[base + k];
-                where[k] = base + k;
-              }
-            }
+          for (int64_t x = q0; x < q1; ++x, ++at) {
+            if (at == 0) continue;
+            KeepGreater(in + ((b * g.in_rows + y) * g.in_cols + x) * depth, best.data(), place.data(), at, depth);
           }
         }
         const T* go = gr + ((b * g.out_rows + r) * g.out_cols + q) * depth;
+        const int64_t cols = q1 - q0;
         for (int64_t k = 0; k < depth; ++k) {
-          if (where[k] >= 0) out[where[k]] += go[k];
+          const int64_t y = r0 + place[k] / cols;
+          const int64_t x = q0 + place[k] % cols;
+          out[((b * g.in_rows + y) * g.in_cols + x) * depth + k] += go[k];
         }
       });
     });
@@ -341,19 +385,24 @@ Status AvgPoolGradKernel(KernelContext& c) {
 
 // ---- Local response normalization (lrn_op.cc) ----
 
-// bias + alpha * the sum of the squares within the radius of j, the squares
-// added in depth order (TensorFlow's band contraction adds them so; its
-// gradient's loop too).
-float LrnNorm(const float* row, int64_t depth, const LrnPlan& p, int64_t j) {
-  const int64_t k0 = std::max<int64_t>(0, j - p.radius);
-  const int64_t k1 = std::min<int64_t>(depth, j + p.radius + 1);
-  float sum = 0;
-  for (int64_t k = k0; k < k1; ++k) {
-    const float square = row[k] * row[k];
-    sum += square;
+// bias + alpha * the sum of the squares within the radius of each j of a
+// depth vector, into norm: the squares added in depth order (TensorFlow's
+// band contraction adds them so; its gradient's loop too). Summed over the
+// offsets from -radius for every j at once, out-of-range squares as the
+// zeros of `squares` (depth + 2 * radius long): adding +0 to a sum of
+// squares changes nothing, and the loop over j is vectorized.
+void LrnNorms(const float* row, int64_t depth, const LrnPlan& p, std::vector<float>& squares, float* norm) {
+  squares.assign(depth + 2 * p.radius, 0.0f);
+  for (int64_t k = 0; k < depth; ++k) squares[p.radius + k] = row[k] * row[k];
+  std::fill_n(norm, depth, 0.0f);
+  for (int64_t d = 0; d <= 2 * p.radius; ++d) {
+    const float* s = squares.data() + d;
+    for (int64_t j = 0; j < depth; ++j) norm[j] += s[j];
   }
-  const float scaled = sum * p.alpha;
-  return scaled + p.bias;
+  for (int64_t j = 0; j < depth; ++j) {
+    const float scaled = norm[j] * p.alpha;
+    norm[j] = scaled + p.bias;
+  }
 }
 
 // LRN, float32, depth up to 384 (TensorFlow's band-matrix path): the sum of
@@ -363,7 +412,8 @@ float LrnNorm(const float* row, int64_t depth, const LrnPlan& p, int64_t j) {
 // reciprocal for beta 1, its rsqrt for 0.5, else exp(log(s) * -beta), each
 // with Eigen's packet functions on whole packets of 8 and the scalar ones
 // on the rest (ApplyTfFloatFunction). Deeper tensors with beta 1 or 0.5 take
-// TensorFlow's running-sum path (SingleThreadedLRN).
+// TensorFlow's running-sum path (SingleThreadedLRN). Each thread takes its
+// rows through every stage while they are in its cache.
 Status LrnKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   TFRUN_ASSIGN_OR_RETURN(const LrnPlan p, PlanLrn(c, {&input}, kCpu));
@@ -374,7 +424,7 @@ Status LrnKernel(KernelContext& c) {
   const float* x = input.data<float>();
   float* out = c.output.data<float>();
   const bool running_sum = depth > 384 && (p.beta == 1.0f || p.beta == 0.5f);
-  ParallelRows(rows, depth * (2 * p.radius + 1), [&](int64_t first, int64_t last) {
+  ParallelRows(rows, depth * (2 * p.radius + 12), [&](int64_t first, int64_t last) {
     std::vector<float> padded;
     for (int64_t i = first; i < last; ++i) {
       const float* xi = x + i * depth;
@@ -393,19 +443,21 @@ Status LrnKernel(KernelContext& c) {
         }
         continue;
       }
-      for (int64_t j = 0; j < depth; ++j) si[j] = LrnNorm(xi, depth, p, j);
+      LrnNorms(xi, depth, p, padded, si);
     }
+    const int64_t begin = first * depth;
+    const int64_t end = last * depth;
+    if (p.beta == 1.0f) {
+      ApplyTfFloatFunctionPart(TfFloatFunction::kReciprocal, out, out, begin, end, n);
+    } else if (p.beta == 0.5f) {
+      ApplyTfFloatFunctionPart(TfFloatFunction::kRsqrt, out, out, begin, end, n);
+    } else {
+      ApplyTfFloatFunctionPart(TfFloatFunction::kLog, out, out, begin, end, n);
+      for (int64_t i = begin; i < end; ++i) out[i] *= -p.beta;
+      ApplyTfFloatFunctionPart(TfFloatFunction::kExp, out, out, begin, end, n);
+    }
+    for (int64_t i = begin; i < end; ++i) out[i] = x[i] * out[i];
   });
-  if (p.beta == 1.0f) {
-    ApplyTfFloatFunction(TfFloatFunction::kReciprocal, out, out, n);
-  } else if (p.beta == 0.5f) {
-    ApplyTfFloatFunction(TfFloatFunction::kRsqrt, out, out, n);
-  } else {
-    ApplyTfFloatFunction(TfFloatFunction::kLog, out, out, n);
-    for (int64_t i = 0; i < n; ++i) out[i] *= -p.beta;
-    ApplyTfFloatFunction(TfFloatFunction::kExp, out, out, n);
-  }
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * out[i];
   return Status::Ok();
 }
 
@@ -424,16 +476,18 @@ Status LrnGradKernel(KernelContext& c) {
   float* out = c.output.data<float>();
   std::fill_n(out, c.output.num_elements(), 0.0f);
   const float alpha_beta_2 = -2.0f * p.alpha * p.beta;
-  ParallelRows(rows, depth * depth, [&](int64_t first, int64_t last) {
+  ParallelRows(rows, depth * (2 * p.radius + 1) * 4, [&](int64_t first, int64_t last) {
+    std::vector<float> squares, norms(depth);
     for (int64_t i = first; i < last; ++i) {
       const float* xi = x + i * depth;
       float* oi = out + i * depth;
+      LrnNorms(xi, depth, p, squares, norms.data());
       for (int64_t j = 0; j < depth; ++j) {
         const float gs = g[i * depth + j];
         if (gs == 0.0f) continue;
         const int64_t k0 = std::max<int64_t>(0, j - p.radius);
         const int64_t k1 = std::min<int64_t>(depth, j + p.radius + 1);
-        const float norm = LrnNorm(xi, depth, p, j);
+        const float norm = norms[j];
         const float pow = std::pow(norm, -p.beta);
         const float activations_ab2 = alpha_beta_2 * y[i * depth + j];
         for (int64_t k = k0; k < k1; ++k) {

@@ -24,5 +24,15 @@ enum class TfFloatFunction { kTanh, kSigmoid, kExp, kLog, kReciprocal, kRsqrt };
 // out[i] = f(in[i]) for i < n, as TensorFlow computes it (in == out allowed).
 void ApplyTfFloatFunction(TfFloatFunction f, const float* in, float* out, int64_t n);
 
+// The same for i in [begin, end) only, with the values the call over all n
+// elements gives them (which take the packet path depends on n), on this
+// thread: for a kernel that fuses the function into its own parallel pass.
+void ApplyTfFloatFunctionPart(TfFloatFunction f, const float* in, float* out, int64_t begin, int64_t end,
+                              int64_t n);
+
+// ApplyTfFloatFunction one element at a time, single-threaded: the
+// reference its four-at-a-time code is tested against.
+void ApplyTfFloatFunctionOneByOne(TfFloatFunction f, const float* in, float* out, int64_t n);
+
 }  // namespace cpu
 }  // namespace tfrun
