@@ -1163,6 +1163,15 @@ TEST(Cli, TowerSampleTrainsAsInTensorFlow) {
   while (std::getline(all, line)) printed.push_back(line);
   ASSERT_EQ(printed.size(), 4u);
   EXPECT_EQ(every.out, printed[1] + "\n" + printed[3] + "\n");
+  // --trace: the last step, the update's kernels in it once.
+  const std::string trace = TmpDir() + "/steps_trace.json";
+  const Outcome traced = Tfrun(
+      "graphs/tf/tower_sample_cpu_1.pb --device-count CPU=1 --init init --targets train --fetch loss --steps 2 "
+      "--batch 8 --feed x=@testdata/train/tower_x16.npy --feed y=@testdata/train/tower_y16.npy --quiet --trace " +
+      trace);
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  const Outcome checked = RunCommand("python3 tools/check_trace.py " + trace + " --runs 1 --nodes loss,train");
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
 }
 
 // Each step is one session run: the dropout mask is drawn once per step

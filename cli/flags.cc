@@ -255,7 +255,7 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->group(kBenchmarking)
       ->check(NonEmptyPath());
   app->add_option("--trace", options->trace_path,
-                  "write the run as a Chrome trace for Perfetto or chrome://tracing (with --benchmark: the last run)")
+                  "write the run as a Chrome trace for Perfetto or chrome://tracing (with --benchmark: the last run; with --steps: the last step)")
       ->type_name("FILE")
       ->group(kBenchmarking)
       ->check(NonEmptyPath());

@@ -242,6 +242,7 @@ class GraphRun final : public SessionHost, public SessionObserver {
   Status Resolved(const Graph& graph, const std::vector<NodeOutput>& fetch) override;
   Status Placed(const Graph& graph, const DeviceSet& devices, const Placement& placement) override;
   Status FirstRun(Executor& executor, const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) override;
+  Status StepsDone() override;
   Status StepsPrinted(std::string* stdout_text) override;
 
  private:
@@ -426,6 +427,9 @@ Status GraphRun::FirstRun(Executor& executor, const std::vector<NodeOutput>& fet
   if (!options_.trace_path.empty()) TFRUN_RETURN_IF_ERROR(WriteTrace());
   return Status::Ok();
 }
+
+// --trace of a training loop: its last step.
+Status GraphRun::StepsDone() { return options_.trace_path.empty() ? Status::Ok() : WriteTrace(); }
 
 Status GraphRun::StepsPrinted(std::string* stdout_text) {
   if (!stream_steps_ || cluster_ != nullptr) return Status::Ok();

@@ -454,7 +454,7 @@ Status Session::Execute(std::string* stdout_text, bool log) {
     TFRUN_RETURN_IF_ERROR(TrainingLoop(executor, run_fetch, all_targets, stdout_text));
     record_.timings.run_ms = MsSince(t0);
     record_.peak_rss_bytes.run = PeakResidentBytes();
-    return Status::Ok();
+    return observer_.StepsDone();
   }
   for (const std::vector<int>& targets : target_runs_) {  // runs before the fetches, printing nothing
     TFRUN_RETURN_IF_ERROR(FillQueues(executor));

@@ -153,6 +153,8 @@ class SessionObserver {
   // A training loop's text so far: the observer may write it out now and
   // clear it (Python prints each step as it comes), or leave it.
   virtual Status StepsPrinted(std::string* stdout_text) { return Status::Ok(); }
+  // After a training loop's last step (--trace of that step).
+  virtual Status StepsDone() { return Status::Ok(); }
 };
 
 class Session {
