@@ -4,18 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "core/graph/graph_testing.h"
+
 namespace tfrun {
 namespace {
-
-int AddOp(Graph* g, const std::string& name, const std::string& op, std::vector<int> inputs = {},
-          std::vector<int> control = {}) {
-  Node node;
-  node.name = name;
-  node.op = op;
-  node.inputs = std::move(inputs);
-  node.control_inputs = std::move(control);
-  return g->Add(std::move(node));
-}
 
 std::vector<bool> MayBecomeNoOps(const Graph& g) {
   std::vector<bool> may;
