@@ -45,10 +45,17 @@ struct Library {
 const Library& Loaded() {
   static const Library* library = [] {
     auto* l = new Library();
-    // oneDNN's OpenMP threads would otherwise spin for a while after each
-    // convolution, taking the cores from the Eigen pool's next kernel
-    // (perf: 8% of a training step on two cores). A user's own setting wins.
-    setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+    // oneDNN's OpenMP threads spin briefly after each parallel region, then
+    // sleep. libgomp's default spin (300,000 rounds, milliseconds) took the
+    // cores from the Eigen pool's next kernel (perf: 8% of a training step
+    // on two cores); never spinning (PASSIVE) made each of the hundreds of
+    // small convolutions and batch norms of a step wake a sleeping thread
+    // (resnet20 on two towers of 4: 33 ms a step, 20 with the short spin;
+    // bench/RESULTS.md). A user's own setting of either wins.
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
+      setenv("OMP_WAIT_POLICY", "ACTIVE", /*overwrite=*/0);
+      setenv("GOMP_SPINCOUNT", "20000", /*overwrite=*/0);
+    }
     l->handle = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL | kDeepBind);
     if (l->handle == nullptr) {
       const char* e = dlerror();
