@@ -76,6 +76,24 @@ std::vector<bool> Executor::Unread(const std::vector<bool>& needed, const std::v
   return UnreadValues(graph_, needed, preserved, may_become_noop_, fed);
 }
 
+Executor::RunSet Executor::RunSetFor(const std::vector<NodeOutput>& wanted, const std::vector<Feed>& feeds) {
+  constexpr size_t kKept = 8;
+  std::vector<NodeOutput> fed;
+  fed.reserve(feeds.size());
+  for (const Feed& f : feeds) fed.push_back(f.output);
+  auto it = std::find_if(run_sets_.begin(), run_sets_.end(),
+                         [&](const RunSet& s) { return s.wanted == wanted && s.fed == fed; });
+  if (it == run_sets_.end()) {
+    RunSet set{wanted, std::move(fed), Needed(wanted, feeds), {}};
+    set.unread = Unread(set.needed, wanted, feeds);
+    if (run_sets_.size() == kKept) run_sets_.pop_back();
+    run_sets_.insert(run_sets_.begin(), std::move(set));
+  } else if (it != run_sets_.begin()) {
+    std::rotate(run_sets_.begin(), it, it + 1);
+  }
+  return run_sets_.front();
+}
+
 int Executor::TaskOf(int id) const {
   return channel_ == nullptr ? 0 : devices_[placement_.device_of[id]].task;
 }
@@ -506,9 +524,9 @@ StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const st
   result.start_ns = NowNs();
   std::vector<NodeOutput> wanted = fetch;
   for (int t : targets) wanted.push_back({t, 0});
-  const std::vector<bool> needed = Needed(wanted, feeds);
-  TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
-  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, needed, Unread(needed, wanted, feeds), feeds, &result, true));
+  const RunSet set = RunSetFor(wanted, feeds);
+  TFRUN_RETURN_IF_ERROR(RunInitializers(set.needed, &result));
+  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, set.needed, set.unread, feeds, &result, true));
   result.end_ns = NowNs();
   return result;
 }
@@ -518,9 +536,9 @@ Status Executor::CheckKernels(const std::vector<NodeOutput>& fetch, const std::v
   if (plans_.size() != graph_.nodes.size()) plans_.assign(graph_.nodes.size(), NodePlan());
   std::vector<NodeOutput> outputs = fetch;
   for (int t : targets) outputs.push_back({t, 0});
-  std::vector<bool> runs = Needed(outputs, feeds);
-  const std::vector<bool> unread = Unread(runs, outputs, feeds);
-  for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] && !unread[i];  // no kernel needed
+  const RunSet set = RunSetFor(outputs, feeds);
+  std::vector<bool> runs = set.needed;
+  for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] && !set.unread[i];  // no kernel needed
   if (const std::vector<NodeOutput> assigns = InitializersFor(runs); !assigns.empty()) {
     const std::vector<bool> init = Needed(assigns, {});
     for (size_t i = 0; i < runs.size(); ++i) runs[i] = runs[i] || init[i];
@@ -549,9 +567,9 @@ Status Executor::RunTargets(const std::vector<int>& targets, const std::vector<F
   RunResult result;
   std::vector<NodeOutput> outputs;
   for (int t : targets) outputs.push_back({t, 0});
-  const std::vector<bool> needed = Needed(outputs, feeds);
-  TFRUN_RETURN_IF_ERROR(RunInitializers(needed, &result));
-  return RunNodes(outputs, needed, Unread(needed, outputs, feeds), feeds, &result, false);
+  const RunSet set = RunSetFor(outputs, feeds);
+  TFRUN_RETURN_IF_ERROR(RunInitializers(set.needed, &result));
+  return RunNodes(outputs, set.needed, set.unread, feeds, &result, false);
 }
 
 }  // namespace tfrun

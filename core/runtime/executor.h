@@ -231,6 +231,18 @@ class Executor {
                            const std::vector<Feed>& feeds) const;
   // MayBecomeNoOp of each node, filled by the first Unread.
   mutable std::vector<bool> may_become_noop_;
+  // Needed and Unread of one run's wanted outputs (fetches, then targets)
+  // and fed outputs, which depend on nothing else: a training loop asks for
+  // the same sets every step. The few most recent are kept (a step, its
+  // queue runners' enqueues); a copy is returned, the bits are few.
+  struct RunSet {
+    std::vector<NodeOutput> wanted;
+    std::vector<NodeOutput> fed;
+    std::vector<bool> needed;
+    std::vector<bool> unread;
+  };
+  RunSet RunSetFor(const std::vector<NodeOutput>& wanted, const std::vector<Feed>& feeds);
+  std::vector<RunSet> run_sets_;  // most recently used first
   // Output slots: node `id`'s output i is slot first_slot_[id] + i.
   int SlotOf(NodeOutput output) const { return first_slot_[output.node] + output.index; }
   // "\t [[{{node x}}]]" or "\t [[Node: x = ...]]" for op errors.
