@@ -227,13 +227,18 @@ void MaxPoolImage(const PoolGeometry& g, const T* in, T* out, int64_t b) {
 // element was a tenth of CIFAR-10's training step, and the compiler keeps
 // the branch: a float comparison may trap).
 template <typename T>
-void KeepGreater(const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
-  for (int64_t k = 0; k < depth; ++k) {
+void KeepGreaterFrom(int64_t k, const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
+  for (; k < depth; ++k) {
     if (v[k] > best[k]) {
       best[k] = v[k];
       place[k] = at;
     }
   }
+}
+
+template <typename T>
+void KeepGreater(const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
+  KeepGreaterFrom<T>(0, v, best, place, at, depth);
 }
 
 template <>
@@ -250,12 +255,7 @@ void KeepGreater<float>(const float* v, float* best, int32_t* place, int32_t at,
     _mm_storeu_si128(reinterpret_cast<__m128i*>(place + k),
                      _mm_or_si128(_mm_and_si128(mask, at4), _mm_andnot_si128(mask, old_place)));
   }
-  for (; k < depth; ++k) {
-    if (v[k] > best[k]) {
-      best[k] = v[k];
-      place[k] = at;
-    }
-  }
+  KeepGreaterFrom(k, v, best, place, at, depth);  // the last depth % 4
 }
 
 // MaxPoolGrad(orig_input, orig_output, grad): each output's gradient goes
