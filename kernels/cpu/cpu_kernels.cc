@@ -277,10 +277,14 @@ Status BinaryKernel(KernelContext& c) {
       if constexpr (Op == BinaryOp::kSub) Assign(out, lhs - rhs, n);
       if constexpr (Op == BinaryOp::kMul) Assign(out, lhs * rhs, n);
     };
+    // A scalar operand as Eigen's constant, as TensorFlow's scalar_left
+    // and scalar_right functors bind it: a packet of it is one broadcast
+    // load, where broadcast() computed every packet's index (a third of
+    // the time of the gradient's scaling by its L2 weight).
     if (x.rank() == 0 && y.rank() != 0) {
-      apply(fx.reshape(Eigen::array<Eigen::Index, 1>{1}).broadcast(Eigen::array<Eigen::Index, 1>{n}), fy);
+      apply(fy.constant(fx(0)), fy);
     } else if (y.rank() == 0 && x.rank() != 0) {
-      apply(fx, fy.reshape(Eigen::array<Eigen::Index, 1>{1}).broadcast(Eigen::array<Eigen::Index, 1>{n}));
+      apply(fx, fx.constant(fy(0)));
     } else {
       apply(fx, fy);
     }

@@ -275,31 +275,30 @@ Status MaxPoolGradKernel(KernelContext& c) {
     const int64_t depth = g.depth;
     ParallelBatch(g.batch, g.in_rows * g.in_cols * depth, [&](int64_t b) {
       // Per depth: the best value so far and its place in the window (the
-      // window's positions counted row by row).
+      // window's positions counted row by row); `offset` turns a place into
+      // its element in the image, without a division per element (which
+      // was most of the kernel's time).
       std::vector<T> best(depth);
       std::vector<int32_t> place(depth);
+      std::vector<int64_t> offset;
+      T* image_out = out + b * g.in_rows * g.in_cols * depth;
       ForEachWindow(g, b, [&](int64_t r, int64_t q, int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
         if (r0 >= r1 || q0 >= q1) return;
+        offset.clear();
+        for (int64_t y = r0; y < r1; ++y) {
+          for (int64_t x = q0; x < q1; ++x) offset.push_back((y * g.in_cols + x) * depth);
+        }
         // The window's first position holds the first maximum until a
         // strictly greater value comes: a NaN never replaces nor is
         // replaced, as in TensorFlow's loop.
-        const T* first = in + ((b * g.in_rows + r0) * g.in_cols + q0) * depth;
-        std::copy_n(first, depth, best.begin());
+        const T* image = in + b * g.in_rows * g.in_cols * depth;
+        std::copy_n(image + offset[0], depth, best.begin());
         std::fill(place.begin(), place.end(), 0);
-        int32_t at = 0;
-        for (int64_t y = r0; y < r1; ++y) {
-          for (int64_t x = q0; x < q1; ++x, ++at) {
-            if (at == 0) continue;
-            KeepGreater(in + ((b * g.in_rows + y) * g.in_cols + x) * depth, best.data(), place.data(), at, depth);
-          }
+        for (size_t at = 1; at < offset.size(); ++at) {
+          KeepGreater(image + offset[at], best.data(), place.data(), static_cast<int32_t>(at), depth);
         }
         const T* go = gr + ((b * g.out_rows + r) * g.out_cols + q) * depth;
-        const int64_t cols = q1 - q0;
-        for (int64_t k = 0; k < depth; ++k) {
-          const int64_t y = r0 + place[k] / cols;
-          const int64_t x = q0 + place[k] % cols;
-          out[((b * g.in_rows + y) * g.in_cols + x) * depth + k] += go[k];
-        }
+        for (int64_t k = 0; k < depth; ++k) image_out[offset[place[k]] + k] += go[k];
       });
     });
     return Status::Ok();
