@@ -1,10 +1,10 @@
 #include "core/runtime/unread_values.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <string_view>
 
+#include "core/runtime/node_effects.h"
 #include "core/tables/tf_tables.h"
 
 namespace tfrun {
@@ -12,22 +12,6 @@ namespace {
 
 bool OneOf(std::string_view op, std::initializer_list<std::string_view> ops) {
   return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
-bool BoolAttr(const Graph& graph, const Node& node, std::string_view name) {
-  if (node.properties < 0) return false;
-  const NodeAttrs& attrs = graph.properties[node.properties].attrs;
-  const auto it = attrs.find(name);
-  return it != attrs.end() && it->second.type == "bool" && it->second.items.size() == 1 &&
-         it->second.items[0] == "true";
-}
-
-// op_types.cc ModifiesInputsInPlace.
-bool ModifiesInputsInPlace(const Graph& graph, const Node& node) {
-  std::string lower = node.op;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.find("inplace") != std::string::npos) return true;
-  return BoolAttr(graph, node, "in_place") || BoolAttr(graph, node, "inplace");
 }
 
 }  // namespace
