@@ -137,6 +137,12 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("N")
       ->check(Quiet(0, 1024))
       ->group(kGraphAndDevices);
+  app->add_option("--inter-op-threads", options->inter_op_threads,
+                  "nodes run at once on CPUs; 0 or 1: one at a time (default: the graph's "
+                  "inter_op_parallelism_threads)")
+      ->type_name("N")
+      ->check(Quiet(0, 1024))
+      ->group(kGraphAndDevices);
   AddDeviceFlags(app, &options->device_flags);
 
   app->add_option("--fetch", options->fetch, "tensor to run and print, NAME or NAME:INDEX (repeatable; over fetch:)")

@@ -57,6 +57,7 @@ struct RunOptions {
   bool trace_all = false;           // --trace-all: every benchmark run in the trace, not the last
   DeviceFlags device_flags;
   int intra_op_threads = -1;  // -1: from the graph's config
+  int inter_op_threads = -1;  // -1: from the graph's config
   LoadOptions limits;          // max_tensor_bytes defaults to the host budget
   // Cluster runs (config.cluster): the master task, "/job:J/task:T" ("" =
   // the first task), and how long a task waits for another (0 = the

@@ -174,6 +174,7 @@ SessionOptions SessionOptionsFor(const RunOptions& options, const CompatProfile*
   if (!options.numpy.empty()) s.numpy2 = options.numpy == "2";
   s.record_events = !options.trace_path.empty();
   s.intra_op_threads = options.intra_op_threads;
+  s.inter_op_threads = options.inter_op_threads;
   s.shows_devices = !options.json_path.empty() || !options.dot_path.empty();
   s.topology_path = options.device_flags.topology_path;
   return s;

@@ -1,6 +1,7 @@
 #include "core/base/parallel.h"
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "core/base/kernel_threads.h"
@@ -21,6 +22,28 @@ KernelThreadPool& Helpers() {
 
 int ParallelCores() { return Cores(); }
 
+namespace {
+std::mutex g_multi_threaded;
+thread_local bool t_take_turns = false;
+thread_local int t_section_depth = 0;
+}  // namespace
+
+void MultiThreadedKernelsTakeTurns(bool take_turns) { t_take_turns = take_turns; }
+
+MultiThreadedSection::MultiThreadedSection() {
+  if (!t_take_turns) return;
+  counted_ = true;
+  if (t_section_depth++ == 0) {
+    g_multi_threaded.lock();
+    locked_ = true;
+  }
+}
+
+MultiThreadedSection::~MultiThreadedSection() {
+  if (counted_) --t_section_depth;
+  if (locked_) g_multi_threaded.unlock();
+}
+
 void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& body, int64_t min_per_thread,
                  int max_threads) {
   const int64_t limit = max_threads > 0 ? max_threads : Cores();
@@ -29,6 +52,7 @@ void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& body, i
     body(0, n);
     return;
   }
+  MultiThreadedSection section;
   const int64_t chunk = (n + threads - 1) / threads;
   const int64_t chunks = (n + chunk - 1) / chunk;
   Eigen::Barrier done(static_cast<unsigned>(chunks - 1));

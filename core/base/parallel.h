@@ -14,6 +14,29 @@ namespace tfrun {
 // The cores ParallelFor uses when not told otherwise.
 int ParallelCores();
 
+// Held by a kernel while it runs on several threads (ParallelFor, the
+// Eigen pool, oneDNN's OpenMP team). Where the executor runs nodes at the
+// same time (MultiThreadedKernelsTakeTurns on its threads), one such
+// kernel runs at a time, with every thread it was made for: its results
+// do not depend on what else runs, and two thread teams never share the
+// cores; kernels on one thread run beside it. Elsewhere it costs nothing.
+// Nests: a kernel's inner sections are its own.
+class MultiThreadedSection {
+ public:
+  MultiThreadedSection();
+  ~MultiThreadedSection();
+  MultiThreadedSection(const MultiThreadedSection&) = delete;
+  MultiThreadedSection& operator=(const MultiThreadedSection&) = delete;
+
+ private:
+  bool counted_ = false;  // this thread takes turns: its depth counts this section
+  bool locked_ = false;   // the outermost: holds the turn
+};
+
+// Whether the kernels this thread runs take turns for their
+// multi-threaded sections (the concurrent executor's threads).
+void MultiThreadedKernelsTakeTurns(bool take_turns);
+
 // At most `max_threads` chunks (0: one per core), each at least
 // `min_per_thread` long.
 void ParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& body,

@@ -167,8 +167,11 @@ StatusOr<Tensor> Executor::PrepareInput(const Node& node, size_t i, const Tensor
     return graph_.ErrorAt(moved.status().kind(), node,
                           fmt::format("node '{}' on {}: {}", node.name, device.name, moved.status().message()));
   }
-  run->result->copies.push_back({node.inputs[i], node.id, input.allocator()->name(), wanted->name(),
-                                 input.num_bytes(), copy_start, NowNs()});
+  {
+    std::lock_guard<std::mutex> records(run->records);
+    run->result->copies.push_back({node.inputs[i], node.id, input.allocator()->name(), wanted->name(),
+                                   input.num_bytes(), copy_start, NowNs()});
+  }
   if (made != nullptr) made->emplace_back(wanted, *moved);
   return std::move(*moved);
 }
@@ -221,8 +224,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   } give_back{context, inputs};
   context.attrs = node.properties >= 0 ? &graph_.properties[node.properties].attrs : nullptr;
   context.random_generators = &random_generators_;
-  if (stacks_ == nullptr) stacks_ = std::make_unique<StackStore>();
-  context.stacks = stacks_.get();
+  context.stacks = stacks_.get();  // made by RunNodes
   Status s = plan.kernel(context);  // under RunNodes' ScopedFlushDenormal
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {
@@ -233,6 +235,8 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
   const auto ended = timed ? std::chrono::steady_clock::now() : started;
   if (timed) result->node_ms[id] += std::chrono::duration<double, std::milli>(ended - started).count();
+  std::unique_lock<std::mutex> records(run->records, std::defer_lock);
+  if (timed) records.lock();
   if (timed) result->executed.push_back(id);
   if (record_events_) {
     NodeEvent event;
@@ -244,6 +248,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
     event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
     result->events.push_back(std::move(event));
   }
+  if (timed) records.unlock();
   if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
   // executor.cc ProcessOutputs' check: an output of another dtype than
   // the NodeDef declares is an error, never a tensor read as that dtype.
@@ -304,19 +309,23 @@ void Executor::AssignSlots() {
   if (run_order_.size() != n) {
     // Ids are a topological order as loaded; a pass's appended nodes may
     // feed earlier ones (AccumulateNV2's DestroyTemporaryVariable its old
-    // consumers): then Kahn's order, the lowest ready id first.
+    // consumers): then Kahn's order, the lowest ready id first. A loop's
+    // NextIteration feeds its Merge back: the one edge no order can keep,
+    // and the one a run without control flow never has.
     run_order_.resize(n);
+    const auto back_edge = [&](int producer) { return graph_.nodes[producer].cls == NodeClass::kNextIteration; };
     bool in_order = true;
     for (const Node& node : graph_.nodes) {
-      for (int in : node.inputs) in_order = in_order && in < node.id;
-      for (int in : node.control_inputs) in_order = in_order && in < node.id;
+      for (int in : node.inputs) in_order = in_order && (in < node.id || back_edge(in));
+      for (int in : node.control_inputs) in_order = in_order && (in < node.id || back_edge(in));
     }
-    if (in_order || has_control_flow_) {
+    if (in_order) {
       for (size_t id = 0; id < n; ++id) run_order_[id] = static_cast<int>(id);
     } else {
       std::vector<int> pending(n, 0);
       for (const Node& node : graph_.nodes) {
-        pending[node.id] = static_cast<int>(node.inputs.size() + node.control_inputs.size());
+        for (int in : node.inputs) pending[node.id] += back_edge(in) ? 0 : 1;
+        for (int in : node.control_inputs) pending[node.id] += back_edge(in) ? 0 : 1;
       }
       std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
       for (size_t id = 0; id < n; ++id) {
@@ -327,6 +336,7 @@ void Executor::AssignSlots() {
         const int id = ready.top();
         ready.pop();
         run_order_[k++] = id;
+        if (back_edge(id)) continue;
         for (int c : graph_.nodes[id].consumers) {
           if (--pending[c] == 0) ready.push(c);
         }
@@ -335,40 +345,83 @@ void Executor::AssignSlots() {
   }
 }
 
+bool Executor::NeedsFrames(const std::vector<bool>& needed) const {
+  if (!has_control_flow_) return false;
+  for (const Node& node : graph_.nodes) {
+    if (needed[node.id] && IsControlFlow(node.cls)) return true;
+  }
+  return false;
+}
+
+Status Executor::GatherInputs(const Node& node, Slots* slots, RunState* run, std::vector<Tensor>* inputs) {
+  inputs->clear();
+  inputs->reserve(node.inputs.size());
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const int slot = SlotOf(node.input(i));
+    Tensor& value = slots->outputs[slot];
+    if (!value.is_valid()) value = CurrentRef(node, i);
+    // Assign writes through its reference input, IsVariableInitialized
+    // asks about it; everything else reads.
+    if (!value.is_valid() && !TakesUninitializedRef(node, i)) return Uninitialized(node, node.inputs[i]);
+    TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, value, &slots->copies[slot], run));
+    inputs->push_back(std::move(prepared));
+  }
+  return Status::Ok();
+}
+
+void Executor::StoreOutputs(const Node& node, std::vector<Tensor>* produced, Slots* slots) {
+  for (int i = 0; i < node.num_outputs; ++i) {
+    const int slot = first_slot_[node.id] + i;
+    if (slots->fed[slot] || slots->uses[slot] == 0) continue;  // consumers read the fed value; or none reads it
+    slots->outputs[slot] = std::move((*produced)[i]);
+  }
+}
+
+void Executor::ReleaseInputs(const Node& node, Slots* slots) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const int slot = SlotOf(node.input(i));
+    if (--slots->uses[slot] == 0) {  // last use: free it and its copies
+      slots->outputs[slot] = Tensor();
+      std::vector<std::pair<Allocator*, Tensor>>().swap(slots->copies[slot]);  // its memory too, not just its tensors
+    }
+  }
+}
+
 Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
                           const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result,
                           bool keep) {
   AssignSlots();
-  stacks_.reset();  // a run's stacks end with it (TensorFlow's step container)
+  stacks_ = std::make_unique<StackStore>();  // a run's stacks end with it (TensorFlow's step container)
   // Every kernel runs with denormals flushed, as in TensorFlow's executor;
   // set once here, not per kernel (two MXCSR writes each).
   ScopedFlushDenormal flush;
-  if (has_control_flow_) return RunFrames(fetch, needed, unread, feeds, result, keep);
+  if (NeedsFrames(needed)) return RunFrames(fetch, needed, unread, feeds, result, keep);
   // In id order an unread node is simply left out: nothing reads it, and
   // what it waits for runs before what waits for it anyway.
   const auto runs = [&](size_t id) { return needed[id] && (unread.empty() || !unread[id]); };
   const size_t n = graph_.nodes.size();
-  const size_t slots = static_cast<size_t>(first_slot_[n]);
+  const size_t slots_count = static_cast<size_t>(first_slot_[n]);
   const int here = channel_ == nullptr ? 0 : channel_->local_task();
   const int master = channel_ == nullptr ? 0 : channel_->master_task();
   // Fed outputs are known before anything runs, on every task (each
   // task's process read the same --feed), so they never cross tasks.
-  std::vector<Tensor> outputs(slots);
-  std::vector<bool> fed(slots, false);
+  Slots slots;
+  slots.outputs.resize(slots_count);
+  slots.fed.assign(slots_count, false);
   for (const Feed& f : feeds) {
-    outputs[SlotOf(f.output)] = f.value;
-    fed[SlotOf(f.output)] = true;
+    slots.outputs[SlotOf(f.output)] = f.value;
+    slots.fed[SlotOf(f.output)] = true;
   }
   // Remaining uses of each output here; fetched outputs hold one more on
   // the master. In a cluster run, `to_tasks` lists the other tasks each
   // output here is sent to, and `wanted_here` the other tasks' outputs
   // this task receives (TensorFlow's Send/Recv pairs, one per task pair).
-  std::vector<int> uses(slots, 0);
-  std::vector<std::vector<int>> to_tasks(channel_ != nullptr ? slots : 0);
-  std::vector<bool> wanted_here(slots, false);
+  slots.uses.assign(slots_count, 0);
+  std::vector<std::vector<int>> to_tasks(channel_ != nullptr ? slots_count : 0);
+  std::vector<bool> wanted_here(slots_count, false);
   const auto route = [&](int producer, int slot, int consumer_task) {
     const int from = TaskOf(producer);
-    if (from == consumer_task || fed[slot]) return;
+    if (from == consumer_task || slots.fed[slot]) return;
     if (consumer_task == here) wanted_here[slot] = true;
     if (from == here) {
       std::vector<int>& to = to_tasks[slot];
@@ -381,80 +434,62 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     const int task = TaskOf(static_cast<int>(id));
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int slot = SlotOf(node.input(i));
-      if (task == here) ++uses[slot];
+      if (task == here) ++slots.uses[slot];
       if (channel_ != nullptr) route(node.inputs[i], slot, task);
     }
   }
   if (keep) {
     for (const NodeOutput& f : fetch) {
       if (!graph_.nodes[f.node].has_output()) continue;  // sess.run(no_op): None
-      if (here == master) ++uses[SlotOf(f)];
+      if (here == master) ++slots.uses[SlotOf(f)];
       if (channel_ != nullptr) route(f.node, SlotOf(f), master);
     }
   }
-  // An output's copies into other memories, by slot: made once per
-  // (output, memory), dropped with the output.
-  std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies(slots);
+  slots.copies.resize(slots_count);
   RunState run;
   run.result = result;
   result->node_ms.resize(n, 0.0);
+  bool ran_concurrently = false;
+  if (channel_ == nullptr) TFRUN_RETURN_IF_ERROR(RunConcurrently(needed, unread, &slots, &run, &ran_concurrently));
   // Shapes the graph leaves open travel with the tensor.
   const auto dynamic = [&](const Node& p) { return p.unknown_rank || !IsFullyDefined(p.shape); };
   const auto receive = [&](int producer, int slot) -> Status {
-    if (!wanted_here[slot] || outputs[slot].is_valid()) return Status::Ok();
+    if (!wanted_here[slot] || slots.outputs[slot].is_valid()) return Status::Ok();
     const Node& p = graph_.nodes[producer];
-    TFRUN_ASSIGN_OR_RETURN(outputs[slot],
+    TFRUN_ASSIGN_OR_RETURN(slots.outputs[slot],
                            channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape, dynamic(p)));
     return Status::Ok();
   };
   // Without control flow, run_order_ is a topological order.
   std::vector<Tensor> inputs, produced;
-  for (const int id : run_order_) {
+  for (const int id : ran_concurrently ? std::vector<int>() : run_order_) {
     if (!runs(id)) continue;
     const Node& node = graph_.nodes[id];
     if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it
       for (int i = 0; i < node.num_outputs; ++i) {
         const int slot = first_slot_[id] + i;
-        if (!fed[slot]) TFRUN_RETURN_IF_ERROR(receive(static_cast<int>(id), slot));
+        if (!slots.fed[slot]) TFRUN_RETURN_IF_ERROR(receive(static_cast<int>(id), slot));
       }
       continue;
     }
     if (timeout_seconds_ > 0) TFRUN_RETURN_IF_ERROR(PastDeadline());
-    inputs.clear();
-    inputs.reserve(node.inputs.size());
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const int slot = SlotOf(node.input(i));
-      if (!outputs[slot].is_valid()) outputs[slot] = CurrentRef(node, i);
-      const Tensor& input = outputs[slot];
-      // Assign writes through its reference input, IsVariableInitialized
-      // asks about it; everything else reads.
-      if (!input.is_valid() && !TakesUninitializedRef(node, i)) return Uninitialized(node, node.inputs[i]);
-      TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, input, &copies[slot], &run));
-      inputs.push_back(std::move(prepared));
-    }
+    TFRUN_RETURN_IF_ERROR(GatherInputs(node, &slots, &run, &inputs));
     TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced));
-    const Device& device = devices_[placement_.device_of[id]];
-    for (int i = 0; i < node.num_outputs; ++i) {
-      const int slot = first_slot_[id] + i;
-      if (fed[slot]) continue;  // consumers read the fed value
-      outputs[slot] = std::move(produced[i]);
-      if (channel_ != nullptr && !to_tasks[slot].empty()) {
+    if (channel_ != nullptr) {
+      const Device& device = devices_[placement_.device_of[id]];
+      for (int i = 0; i < node.num_outputs; ++i) {
+        const int slot = first_slot_[id] + i;
+        if (slots.fed[slot] || to_tasks[slot].empty()) continue;
         // Other tasks read it: from host memory (a GPU's copy synchronizes).
-        Tensor sent = outputs[slot];
+        Tensor sent = produced[i];
         if (sent.is_valid() && !sent.allocator()->host_accessible()) {
           TFRUN_ASSIGN_OR_RETURN(sent, sent.CopyTo(CpuAllocator(), device.name));
         }
         for (int task : to_tasks[slot]) TFRUN_RETURN_IF_ERROR(channel_->Send(task, slot, sent, dynamic(node)));
       }
-      if (uses[slot] == 0) outputs[slot] = Tensor();
     }
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const int slot = SlotOf(node.input(i));
-      if (--uses[slot] == 0) {  // last use: free it and its copies
-        outputs[slot] = Tensor();
-        std::vector<std::pair<Allocator*, Tensor>>().swap(copies[slot]);  // its memory too, not just its tensors
-      }
-    }
+    StoreOutputs(node, &produced, &slots);
+    ReleaseInputs(node, &slots);
   }
   TFRUN_RETURN_IF_ERROR(FinishQueues(&run));
   if (channel_ != nullptr) TFRUN_RETURN_IF_ERROR(channel_->Flush());
@@ -465,7 +500,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
         result->fetched.emplace_back();
         continue;
       }
-      TFRUN_ASSIGN_OR_RETURN(Tensor host, OnHost(outputs[SlotOf(f)]));
+      TFRUN_ASSIGN_OR_RETURN(Tensor host, OnHost(slots.outputs[SlotOf(f)]));
       result->fetched.push_back(std::move(host));
     }
   }

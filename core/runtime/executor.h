@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -163,6 +164,14 @@ class Executor {
   // clock reads a node, as much as a scalar kernel costs.
   void set_record_node_times(bool record) { record_node_times_ = record; }
 
+  // How many of a run's nodes may run at the same time (1, the default:
+  // one at a time, in run order). Concurrent runs need a run without
+  // control flow, no cluster, and every node on a CPU; nodes that change
+  // shared state (node_effects.h) still run alone and in run order, and
+  // kernels on several threads take turns (MultiThreadedSection), so a run
+  // computes what it computes one node at a time, bit for bit.
+  void set_inter_op_threads(int threads) { inter_op_threads_ = threads; }
+
   // A cluster run: this process runs the nodes placed on devices of task
   // channel->local_task() and exchanges tensors with the other tasks.
   void set_channel(TensorChannel* channel) { channel_ = channel; }
@@ -178,8 +187,29 @@ class Executor {
     std::map<DeviceQueue*, std::vector<size_t>> span_events;          // the spans' entries in result->events
     std::map<DeviceQueue*, int64_t> queue_anchor_ns;                  // host time of each queue's first span
     bool settled = false;                                             // FinishQueues ran
+    // Guards what nodes running at once append to `result` (executed,
+    // events, copies); the spans are a real GPU's, whose runs are never
+    // concurrent.
+    std::mutex records;
     ~RunState();
   };
+  // One run's node outputs by slot (SlotOf) and their bookkeeping; nodes
+  // running at once share it under the scheduler's lock.
+  struct Slots {
+    std::vector<Tensor> outputs;
+    std::vector<bool> fed;   // consumers read the fed value; its producer's is dropped
+    std::vector<int> uses;   // reads here still to come (a kept fetch holds one)
+    // Each output's copies into other memories: made once per (output,
+    // memory), dropped with the output.
+    std::vector<std::vector<std::pair<Allocator*, Tensor>>> copies;
+  };
+  // Node `node`'s inputs in the memories its kernel reads (PrepareInput),
+  // or the error of reading one before it has a value.
+  Status GatherInputs(const Node& node, Slots* slots, RunState* run, std::vector<Tensor>* inputs);
+  // Keeps what `node` produced (not its fed outputs, nor those nothing
+  // reads), then drops each input read for the last time, with its copies.
+  void StoreOutputs(const Node& node, std::vector<Tensor>* produced, Slots* slots);
+  void ReleaseInputs(const Node& node, Slots* slots);
   // The node runner both propagators share. PrepareInput moves input `i`
   // of `node` into the memory its kernel reads: `input` itself, or a copy
   // (kept in `made`, when given, so each memory gets one). RunKernel runs
@@ -207,14 +237,23 @@ class Executor {
   // Runs the nodes marked in `needed` (what `fetch` reads); keeps the
   // fetched outputs when `keep`. Those `unread` marks (empty: none) run no
   // kernel: a live one's outputs are live and empty, read by no kernel. A
-  // graph without control flow runs in id order; one with it on the
-  // frame-aware propagator (RunFrames, frame_propagator.cc), as
-  // TensorFlow's executor chooses.
+  // run without control flow runs in run order (run_order_), or
+  // concurrently; one with it on the frame-aware propagator (RunFrames,
+  // frame_propagator.cc), as TensorFlow's executor chooses for the
+  // partition it runs.
   Status RunFrames(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
                    const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep);
   Status RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
                   const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep);
+  // RunNodes on several threads (set_inter_op_threads, executor_concurrent.cc):
+  // false in `*ran` when this run cannot (then nothing ran).
+  Status RunConcurrently(const std::vector<bool>& needed, const std::vector<bool>& unread, Slots* slots,
+                         RunState* run, bool* ran);
   Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
+  // Whether the `needed` nodes hold control flow (Switch, Merge, a loop's
+  // nodes): TensorFlow's executor looks at the graph it runs, pruned to
+  // the run's fetches, the same way.
+  bool NeedsFrames(const std::vector<bool>& needed) const;
   // What runs first when the `needed` nodes read a Variable: every
   // Assign (the graph's init); empty when they read none, or when the
   // graph's variables wait for its own init (Graph::variables_start_initialized).
@@ -278,15 +317,16 @@ class Executor {
   TensorChannel* channel_ = nullptr;
   bool variables_initialized_ = false;  // the same on every task: runs stay in step
   VariableStore variables_;
-  std::map<int, Tensor> device_constants_;  // Const values uploaded to a device, by node id
+  DeviceConstants device_constants_;        // Const values uploaded to a device, by node id
   RandomGenerators random_generators_;      // random nodes' generators, kept across runs
   std::unique_ptr<StackStore> stacks_;      // the current run's stacks (StackV2)
   std::vector<NodePlan> plans_;             // by node id
   std::vector<int> first_slot_;             // by node id, plus the total at the end
-  std::vector<int> run_order_;              // node ids in an order that runs inputs first (no control flow)
+  std::vector<int> run_order_;              // node ids in an order that runs inputs first (but NextIteration's)
   NodeErrorStyle error_style_;
   bool record_events_ = false;
   bool record_node_times_ = false;
+  int inter_op_threads_ = 1;
   double timeout_seconds_ = 0;
   // When the current run must end (Run sets it from timeout_seconds_).
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();

@@ -59,11 +59,9 @@ Status ConstKernel(KernelContext& c) {
     c.output = c.node.value;
     return Status::Ok();
   }
-  Tensor& uploaded = (*c.device_constants)[c.node.id];
-  if (!uploaded.is_valid()) {
-    TFRUN_ASSIGN_OR_RETURN(uploaded, c.node.value.CopyTo(c.allocator, c.device_name));
-  }
-  c.output = uploaded;
+  TFRUN_ASSIGN_OR_RETURN(c.output, c.device_constants->Find(c.node.id, [&] {
+    return c.node.value.CopyTo(c.allocator, c.device_name);
+  }));
   return Status::Ok();
 }
 
@@ -304,9 +302,9 @@ StatusOr<Shape> RandomOutputShape(KernelContext& c) {
 
 Status RandomKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const Shape shape, RandomOutputShape(c));
-  auto [it, made] = c.random_generators->try_emplace(c.node.id, c.IntAttr("seed"), c.IntAttr("seed2"));
   TFRUN_ASSIGN_OR_RETURN(Tensor drawn, Tensor::AllocateHost(c.node.dtype, shape));
-  const PhiloxRandom gen = it->second.ReserveOutputs(drawn.num_elements());
+  const PhiloxRandom gen =
+      c.random_generators->Reserve(c.node.id, c.IntAttr("seed"), c.IntAttr("seed2"), drawn.num_elements());
   const int64_t n = drawn.num_elements();
   const bool single = c.node.dtype == DType::kFloat32;
   if (c.node.op == "RandomUniform") {
@@ -469,8 +467,7 @@ Status RandomUniformIntKernel(KernelContext& c) {
     // Checked after the early exit for an empty output, as TensorFlow does.
     const int64_t lo = IntAt(minval, 0), hi = IntAt(maxval, 0);
     if (lo >= hi) return c.Fail(fmt::format("Need minval < maxval, got {} >= {}", lo, hi));
-    auto [it, made] = c.random_generators->try_emplace(c.node.id, c.IntAttr("seed"), c.IntAttr("seed2"));
-    const PhiloxRandom gen = it->second.ReserveOutputs(n);
+    const PhiloxRandom gen = c.random_generators->Reserve(c.node.id, c.IntAttr("seed"), c.IntAttr("seed2"), n);
     if (c.node.dtype == DType::kInt32) {
       FillUniformInt(gen, drawn.data<int32_t>(), n, static_cast<int32_t>(lo), static_cast<int32_t>(hi));
     } else {

@@ -5,8 +5,10 @@
 // fails the run before anything runs (Executor::CheckKernels).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,10 +68,42 @@ struct VariableStore {
   bool queue_runner_enqueue = false;
 };
 
-// A stateful random node's generator, by node id: made from its seeds at
-// its first run and kept across runs, as TensorFlow's kernel keeps its
-// GuardedPhiloxRandom.
-using RandomGenerators = std::map<int, KernelRandom>;
+// The stateful random nodes' generators, by node id: each made from its
+// node's seeds at its first run and kept across runs, as TensorFlow's
+// kernel keeps its GuardedPhiloxRandom. Guarded: nodes that run at the
+// same time (executor.h) reserve their draws here together.
+class RandomGenerators {
+ public:
+  // The generator of `node` for a run that writes `outputs` values.
+  PhiloxRandom Reserve(int node, int64_t seed, int64_t seed2, int64_t outputs) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return generators_.try_emplace(node, seed, seed2).first->second.ReserveOutputs(outputs);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, KernelRandom> generators_;
+};
+
+// Const values already in device memory, by node id: uploaded on the
+// first run only, as TensorFlow's GPU Const kernel holds its tensor.
+// Guarded like RandomGenerators.
+class DeviceConstants {
+ public:
+  // Node `node`'s value in device memory: `upload`'s on its first run.
+  StatusOr<Tensor> Find(int node, const std::function<StatusOr<Tensor>()>& upload) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tensor& uploaded = values_[node];
+    if (!uploaded.is_valid()) {
+      TFRUN_ASSIGN_OR_RETURN(uploaded, upload());
+    }
+    return uploaded;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, Tensor> values_;
+};
 
 struct StackStore;  // control_flow_kernels.h
 
@@ -79,9 +113,7 @@ struct KernelContext {
   Allocator* allocator;
   const std::string& device_name;
   VariableStore* variables;
-  // Const values already in device memory, by node id: uploaded on the
-  // first run only, as TensorFlow's GPU Const kernel holds its tensor.
-  std::map<int, Tensor>* device_constants;
+  DeviceConstants* device_constants;
   void* device_context;  // the device's backend state (Device::context)
   Tensor output;         // set by the kernel
   // Set instead by kernels of several outputs (Split), one per output.

@@ -41,7 +41,7 @@ KernelRun RunKernel(KernelFn kernel, const std::string& op, DType dtype, std::ve
   node.dtype = dtype;
   const std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
   VariableStore own;
-  std::map<int, Tensor> constants;
+  DeviceConstants constants;
   KernelContext context{node, std::move(inputs), CpuAllocator(), device, variables ? variables : &own, &constants,
                         nullptr};
   Status status = kernel(context);
@@ -168,7 +168,7 @@ TEST(ResourceVariableKernelTest, AReadOrAssignOfAnotherDtypeIsTensorFlowsError) 
   node.name = "k";
   node.op = "AssignVariableOp";
   NodeAttrs attrs{{"validate_shape", AttrValue{"bool", {"true"}}}};
-  std::map<int, Tensor> constants;
+  DeviceConstants constants;
   KernelContext c{node, {Handle("w"), Bools({1, 1})}, CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0",
                   &variables, &constants, nullptr};
   c.attrs = &attrs;
@@ -209,7 +209,7 @@ TEST(AssignKernelTest, ValidateShapeAsTensorFlow) {
   node.op = "Assign";
   node.variable = "v";
   VariableStore variables;
-  std::map<int, Tensor> constants;
+  DeviceConstants constants;
   const std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
   NodeAttrs attrs;
   auto assign = [&](const Tensor& old_value, const Tensor& value) {

@@ -39,7 +39,7 @@ struct Call {
   NodeAttrs attrs;
   std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
   VariableStore variables;
-  std::map<int, Tensor> constants;
+  DeviceConstants constants;
   KernelContext context;
   Call(const std::string& op, std::map<std::string, std::vector<std::string>> values, std::vector<Tensor> inputs)
       : context{node, std::move(inputs), CpuAllocator(), device, &variables, &constants, nullptr} {

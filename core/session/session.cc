@@ -437,6 +437,12 @@ Status Session::Execute(std::string* stdout_text, bool log) {
   executor.set_node_error_style({options_.profile->node_error_line, options_.profile->legacy_device_names});
   executor.set_record_events(options_.record_events);
   executor.set_timeout(options_.timeout_seconds);
+  // TensorFlow's 0 ("choose") is one node at a time here: on the CPU,
+  // nodes run together were no faster than one at a time, their kernels
+  // already using every core (docs/performance.md).
+  const int inter_op_threads =
+      options_.inter_op_threads >= 0 ? options_.inter_op_threads : graph_.config.inter_op_parallelism_threads;
+  executor.set_inter_op_threads(std::max(1, inter_op_threads));
   const std::vector<NodeOutput> run_fetch = RunFetch();
   std::vector<int> all_targets;
   for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());

@@ -62,6 +62,7 @@ struct SessionOptions {
   std::optional<bool> numpy2;        // --numpy; unset: the profile's era
   bool record_events = false;        // --trace: every node's events
   int intra_op_threads = -1;         // -1: the graph's config
+  int inter_op_threads = -1;         // -1: the graph's config
   // Whether an output lists the devices (--json, --dot), so every GPU is
   // asked for even without --log-placement; the topology file simulated
   // GPUs come from (for the line that says their kernels run on the host).

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <unsupported/Eigen/CXX11/Tensor>
 
+#include "core/base/parallel.h"
 #include "core/runtime/kernel_registry.h"
 #include "kernels/elementwise_family.h"
 
@@ -51,6 +52,7 @@ ConstFlat<T> ConstFlatOf(const Tensor& t) {
 template <typename Out, typename Expr>
 void Assign(Out out, const Expr& expr, int64_t n) {
   if (n >= kParallelElements) {
+    MultiThreadedSection section;
     out.device(PoolDevice()) = expr;
   } else {
     out = expr;

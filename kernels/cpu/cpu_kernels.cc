@@ -97,6 +97,7 @@ Status MatMulProduct(KernelContext& c) {
       Matrix<Acc> mo(po, m, n);
       const int64_t k = c.node.transpose_a ? a.shape()[0] : ka;
       if (m * n * k >= kParallelElements * 8) {
+        MultiThreadedSection section;
         mo.device(PoolDevice()) = ma.contract(mb, dims);
       } else {
         mo = ma.contract(mb, dims);

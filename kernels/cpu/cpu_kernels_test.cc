@@ -490,7 +490,7 @@ BoundRun RunBound(const std::string& op, DType dtype, std::vector<Tensor> inputs
   EXPECT_NE(kernel, nullptr) << op;
   if (kernel == nullptr) return {};
   VariableStore variables;
-  std::map<int, Tensor> constants;
+  DeviceConstants constants;
   KernelContext c{node, std::move(inputs), CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0",
                   &variables, &constants, nullptr};
   Status status = kernel(c);

@@ -14,20 +14,22 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "core/base/parallel.h"
 #include "kernels/cpu/dnnl_loader.h"
 
-// AddressSanitizer refuses RTLD_DEEPBIND (google/sanitizers#611). Without
-// it the library still binds to its own libstdc++: tfrun's executable
-// exports none of the static runtime's symbols (nothing linked against it
-// asked for them, unlike the earlier -ldnnl link).
-#if defined(__SANITIZE_ADDRESS__)
-#define TFRUN_ASAN 1
+// The sanitizers (address, thread) refuse RTLD_DEEPBIND
+// (google/sanitizers#611). Without it the library still binds to its own
+// libstdc++: tfrun's executable exports none of the static runtime's
+// symbols (nothing linked against it asked for them, unlike the earlier
+// -ldnnl link).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TFRUN_SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TFRUN_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TFRUN_SANITIZED 1
 #endif
 #endif
-#ifdef TFRUN_ASAN
+#ifdef TFRUN_SANITIZED
 constexpr int kDeepBind = 0;
 #else
 constexpr int kDeepBind = RTLD_DEEPBIND;
@@ -93,6 +95,7 @@ namespace cpu {
 bool DnnlMatMulF32(const float* a, int64_t a_rows, int64_t a_cols, bool transpose_a, const float* b, int64_t b_rows,
                    int64_t b_cols, bool transpose_b, float* out) {
   if (!DnnlAvailable(nullptr)) return false;
+  MultiThreadedSection section;  // oneDNN's OpenMP team
   const int64_t m = transpose_a ? a_cols : a_rows;
   const int64_t k = transpose_a ? a_rows : a_cols;
   const int64_t n = transpose_b ? b_rows : b_cols;

@@ -819,6 +819,7 @@ Status BiasAddGradKernel(KernelContext& c) {
       const int64_t blocks = std::min<int64_t>(outer, Threads() * 4);
       std::vector<T> partial(blocks * channels, T(0));
       const T* in = grad.data<T>();
+      MultiThreadedSection section;
       PoolDevice().parallelFor(blocks, Eigen::TensorOpCost(0, 0, static_cast<double>(grad.num_elements() / blocks)),
                                [&](Eigen::Index first, Eigen::Index last) {
                                  for (Eigen::Index b = first; b < last; ++b) {

@@ -24,17 +24,21 @@ namespace tfrun {
 namespace cpu {
 namespace {
 
-// One engine and stream for the process (oneDNN's primitive cache keeps
-// the compiled kernels across calls, so a training step's convolutions
-// are compiled once).
+// One engine for the process (oneDNN's primitive cache keeps the compiled
+// kernels across calls, so a training step's convolutions are compiled
+// once), and a stream for each thread that runs kernels: nodes may run at
+// the same time (executor.h), and oneDNN streams are not to be shared
+// between threads.
 struct Dnnl {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
+  dnnl::engine& engine;
+  dnnl::stream& stream;
 };
 
-Dnnl& TheDnnl() {
-  static Dnnl* dnnl = new Dnnl();
-  return *dnnl;
+Dnnl TheDnnl() {
+  static auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  // Kept to the end like the engine: nothing may call oneDNN after exit.
+  thread_local auto* stream = new dnnl::stream(*engine);
+  return Dnnl{*engine, *stream};
 }
 
 using dnnl::memory;
@@ -63,7 +67,8 @@ dnnl::convolution_forward::primitive_desc ForwardDesc(const ConvGeometry& g, con
 // A memory of `wanted`'s layout holding the HWIO filter at `data`
 // (reordered when oneDNN chose another layout).
 memory FilterIn(const ConvGeometry& g, const memory::desc& wanted, float* data) {
-  Dnnl& d = TheDnnl();
+  const Dnnl d = TheDnnl();
+  MultiThreadedSection section;  // oneDNN's OpenMP team
   memory user(Hwio(g), d.engine, data);
   if (wanted == user.get_desc()) return user;
   memory reordered(wanted, d.engine);
@@ -96,7 +101,8 @@ Status Conv2DKernel(KernelContext& c) {
     return Status::Ok();
   }
   return RunDnnl(c, [&] {
-    Dnnl& d = TheDnnl();
+    const Dnnl d = TheDnnl();
+  MultiThreadedSection section;  // oneDNN's OpenMP team
     const auto pd = ForwardDesc(g, Weights(g));
     memory src(pd.src_desc(), d.engine, input.data<float>());
     memory weights = FilterIn(g, pd.weights_desc(), filter.data<float>());
@@ -130,7 +136,8 @@ Status Conv2DBackpropInputKernel(KernelContext& c) {
   if (plan.zeros) return Zeros(c.output);
   const ConvGeometry* g = &plan.geometry;
   return RunDnnl(c, [&] {
-    Dnnl& d = TheDnnl();
+    const Dnnl d = TheDnnl();
+  MultiThreadedSection section;  // oneDNN's OpenMP team
     const auto forward = ForwardDesc(*g, Weights(*g));
     dnnl::convolution_backward_data::primitive_desc pd(GradientDesc<dnnl::convolution_backward_data::desc>(*g),
                                                        d.engine, forward);
@@ -152,7 +159,8 @@ Status Conv2DBackpropFilterKernel(KernelContext& c) {
   if (plan.zeros) return Zeros(c.output);
   const ConvGeometry* g = &plan.geometry;
   return RunDnnl(c, [&] {
-    Dnnl& d = TheDnnl();
+    const Dnnl d = TheDnnl();
+  MultiThreadedSection section;  // oneDNN's OpenMP team
     const auto forward = ForwardDesc(*g, Weights(*g));
     dnnl::convolution_backward_weights::primitive_desc pd(
         GradientDesc<dnnl::convolution_backward_weights::desc>(*g), d.engine, forward);
@@ -191,6 +199,7 @@ void ForEachWindow(const PoolGeometry& g, int64_t b, F&& f) {
 template <typename F>
 void ParallelRows(int64_t rows, int64_t cost, F&& f) {
   if (rows > 1 && rows * cost >= kParallelElements) {
+    MultiThreadedSection section;
     PoolDevice().parallelFor(rows, Eigen::TensorOpCost(0, 0, static_cast<double>(cost)),
                              [&](Eigen::Index first, Eigen::Index last) { f(first, last); });
   } else {
@@ -565,7 +574,8 @@ Status FusedBatchNormKernel(KernelContext& c) {
     return finish();
   }
   TFRUN_RETURN_IF_ERROR(RunDnnl(c, [&] {
-    Dnnl& d = TheDnnl();
+    const Dnnl d = TheDnnl();
+  MultiThreadedSection section;  // oneDNN's OpenMP team
     const memory::desc data = DataDesc(x.shape(), plan.nchw);
     auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
     if (!plan.training) flags = flags | dnnl::normalization_flags::use_global_stats;
@@ -630,7 +640,8 @@ Status FusedBatchNormGradKernel(KernelContext& c) {
   } else {
     const std::vector<float> unused_shift(channels, 0.0f);
     TFRUN_RETURN_IF_ERROR(RunDnnl(c, [&] {
-      Dnnl& d = TheDnnl();
+      const Dnnl d = TheDnnl();
+  MultiThreadedSection section;  // oneDNN's OpenMP team
       const memory::desc data = DataDesc(x.shape(), plan.nchw);
       auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
       if (!plan.training) flags = flags | dnnl::normalization_flags::use_global_stats;

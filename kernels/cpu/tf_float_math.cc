@@ -367,6 +367,7 @@ void ApplyTfFloatFunction(TfFloatFunction f, const float* in, float* out, int64_
     range(0, n);
     return;
   }
+  MultiThreadedSection section;
   PoolDevice().parallelFor(
       n, Eigen::TensorOpCost(sizeof(float), sizeof(float), 20),
       [](Eigen::Index size) { return (size + kPacket - 1) / kPacket * kPacket; },

@@ -1,0 +1,236 @@
+// A run's nodes on several threads at once, as TensorFlow's executor runs
+// every ready node on its inter-op thread pool: a training step's towers,
+// and a layer's gradients for its input and its filter, overlap.
+//
+// What may overlap is decided so that the run computes exactly what it
+// computes one node at a time (id order, executor.cc). Nodes that change
+// state other nodes read (node_effects.h: Assign, the Apply ops, queues,
+// Print) split the run order into segments: such a node runs alone, after
+// every node before it in run order and before every node after it. Within
+// a segment the nodes read no state another changes, so any order their
+// edges allow gives the same values. A failed node stops what comes after
+// it in run order; the run reports the first failure in run order, as a run
+// one node at a time would.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <condition_variable>
+#include <mutex>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "core/base/kernel_threads.h"
+#include "core/base/parallel.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/node_effects.h"
+
+namespace tfrun {
+namespace {
+
+// The process's inter-op threads, beside the thread that calls Run: made
+// on first use with the first size asked for, and kept.
+KernelThreadPool& InterOpPool(int helpers) {
+  static auto* pool = new KernelThreadPool(std::max(1, helpers));
+  return *pool;
+}
+
+// The order of one run's nodes and what each waits for. Node k of the run
+// is `order[k]`, its position k; segments are contiguous ranges of
+// positions. A node waits only for the inputs inside its own segment:
+// those before it have all run when it starts.
+struct RunPlan {
+  std::vector<int> order;            // node ids, in run order
+  std::vector<int> position;         // by node id; -1 outside the run
+  std::vector<int> segment_start;    // first position of each segment, plus order.size()
+  std::vector<int> segment_of;       // by position
+  std::vector<int> waits_for;        // by position: inputs in its segment not yet run
+  std::vector<int> successor_start;  // by position, plus order.size(): successors[start[k] .. start[k+1])
+  std::vector<int> successors;       // positions
+};
+
+}  // namespace
+
+Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vector<bool>& unread, Slots* slots,
+                                 RunState* run, bool* ran) {
+  *ran = false;
+  const int threads = inter_op_threads_;
+  if (threads <= 1 || channel_ != nullptr) return Status::Ok();  // RunNodes: no control flow in this run
+  const auto skipped = [&](int id) { return !unread.empty() && unread[id]; };
+
+  RunPlan plan;
+  plan.position.assign(graph_.nodes.size(), -1);
+  for (const int id : run_order_) {
+    if (!needed[id]) continue;
+    if (!skipped(id)) {
+      // Host kernels on CPUs only: a GPU's queue, a simulated GPU's memory
+      // budget and its peak are kept exactly as one node at a time leaves
+      // them.
+      const Device& device = devices_[placement_.device_of[id]];
+      if (device.type != "CPU" || device.simulated) return Status::Ok();
+    }
+    plan.position[id] = static_cast<int>(plan.order.size());
+    plan.order.push_back(id);
+  }
+  const int count = static_cast<int>(plan.order.size());
+  if (count < 2) return Status::Ok();
+  // A node that changes shared state ends the segment before it and makes
+  // one of its own; the node after it starts the next.
+  plan.segment_of.resize(count);
+  bool previous_alone = false;
+  for (int k = 0; k < count; ++k) {
+    const int id = plan.order[k];
+    const bool alone = !skipped(id) && ChangesSharedState(graph_, graph_.nodes[id]);
+    if (k == 0 || alone || previous_alone) plan.segment_start.push_back(k);
+    plan.segment_of[k] = static_cast<int>(plan.segment_start.size()) - 1;
+    previous_alone = alone;
+  }
+  const int segments = static_cast<int>(plan.segment_start.size());
+  plan.segment_start.push_back(count);
+  if (segments == count) return Status::Ok();  // every node alone: nothing overlaps
+  plan.waits_for.assign(count, 0);
+  std::vector<std::pair<int, int>> edges;  // (producer position, consumer position) within a segment
+  for (int k = 0; k < count; ++k) {
+    const Node& node = graph_.nodes[plan.order[k]];
+    const auto wait_for = [&](int producer) {
+      const int p = plan.position[producer];
+      if (p < 0 || plan.segment_of[p] != plan.segment_of[k]) return;
+      edges.emplace_back(p, k);
+      ++plan.waits_for[k];
+    };
+    for (const int in : node.inputs) wait_for(in);
+    for (const int in : node.control_inputs) wait_for(in);
+  }
+  plan.successor_start.assign(count + 1, 0);
+  for (const auto& [p, k] : edges) ++plan.successor_start[p + 1];
+  for (int k = 0; k < count; ++k) plan.successor_start[k + 1] += plan.successor_start[k];
+  plan.successors.resize(edges.size());
+  {
+    std::vector<int> next(plan.successor_start.begin(), plan.successor_start.end() - 1);
+    for (const auto& [p, k] : edges) plan.successors[next[p]++] = k;
+  }
+  for (const int id : plan.order) (void)PlanFor(graph_.nodes[id]);  // filled here, read by every thread
+
+  // The scheduler's state, under `mu`. Ready nodes leave by position, the
+  // earliest first, so the run stays close to run order and its memory
+  // close to one node at a time.
+  std::mutex mu;
+  std::condition_variable wake;
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  std::vector<int> waiting = plan.waits_for;
+  std::vector<int> segment_left(segments);
+  for (int s = 0; s < segments; ++s) segment_left[s] = plan.segment_start[s + 1] - plan.segment_start[s];
+  int in_flight = 0, idle = 0, participants = 0;
+  bool done = false;
+  int failed_at = INT_MAX;  // the earliest failed position
+  Status failure;
+
+  // A node done (run, or skipped): its successors may be ready, and a
+  // segment's last node starts the next segment. Skipped nodes are done as
+  // soon as they are ready (a worklist: their chains may be long).
+  std::vector<int> done_nodes;
+  const auto make_ready = [&](int k) {
+    if (skipped(plan.order[k])) {
+      done_nodes.push_back(k);
+    } else {
+      ready.push(k);
+    }
+  };
+  const auto start_segment = [&](int s) {
+    for (int k = plan.segment_start[s]; k < plan.segment_start[s + 1]; ++k) {
+      if (waiting[k] == 0) make_ready(k);
+    }
+  };
+  const auto drain = [&] {
+    while (!done_nodes.empty()) {
+      const int k = done_nodes.back();
+      done_nodes.pop_back();
+      for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
+        const int next = plan.successors[e];
+        if (--waiting[next] == 0) make_ready(next);
+      }
+      const int s = plan.segment_of[k];
+      if (--segment_left[s] == 0 && s + 1 < segments) start_segment(s + 1);
+    }
+  };
+  const auto finished = [&](int k) {
+    done_nodes.push_back(k);
+    drain();
+  };
+  const auto fail = [&](int k, Status status) {
+    if (k < failed_at) {
+      failed_at = k;
+      failure = std::move(status);
+    }
+  };
+
+  const auto work = [&] {
+    MultiThreadedKernelsTakeTurns(true);
+    std::vector<Tensor> inputs, produced;
+    std::unique_lock<std::mutex> lock(mu);
+    while (!done) {
+      if (ready.empty() || ready.top() > failed_at) {  // nothing this run may still start
+        if (in_flight == 0) {
+          done = true;
+          wake.notify_all();
+          break;
+        }
+        ++idle;
+        wake.wait(lock);
+        --idle;
+        continue;
+      }
+      const int k = ready.top();
+      ready.pop();
+      const Node& node = graph_.nodes[plan.order[k]];
+      if (timeout_seconds_ > 0) {
+        if (Status late = PastDeadline(); !late.ok()) {
+          fail(k, std::move(late));
+          continue;
+        }
+      }
+      if (Status read = GatherInputs(node, slots, run, &inputs); !read.ok()) {
+        fail(k, std::move(read));
+        continue;
+      }
+      if (!ready.empty() && idle > 0) wake.notify_one();
+      ++in_flight;
+      lock.unlock();
+      Status ok = RunKernel(node, &inputs, run, &produced);
+      lock.lock();
+      --in_flight;
+      if (!ok.ok()) {
+        fail(k, std::move(ok));
+        continue;
+      }
+      StoreOutputs(node, &produced, slots);
+      ReleaseInputs(node, slots);
+      produced.clear();  // the stored values live in `slots` alone
+      finished(k);
+    }
+    MultiThreadedKernelsTakeTurns(false);
+    --participants;
+    wake.notify_all();
+  };
+
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    start_segment(0);
+    drain();
+  }
+  const int helpers = std::min(threads - 1, count - 1);
+  participants = helpers + 1;
+  KernelThreadPool& pool = InterOpPool(threads - 1);
+  for (int h = 0; h < helpers; ++h) pool.Schedule(work);
+  work();
+  {
+    // The helpers use this frame's state until they leave.
+    std::unique_lock<std::mutex> lock(mu);
+    wake.wait(lock, [&] { return participants == 0; });
+  }
+  *ran = true;
+  return failure;
+}
+
+}  // namespace tfrun

@@ -1,0 +1,166 @@
+// Nodes run at the same time (Executor::set_inter_op_threads): independent
+// nodes overlap, a node that changes shared state runs alone and in run
+// order, and a run with failures reports the first in run order, as a run
+// one node at a time would. The kernels here sleep to make overlaps
+// visible; they record when each node ran.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/graph_file/loader.h"
+#include "core/runtime/executor.h"
+
+namespace tfrun {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Span {
+  Clock::time_point start, end;
+};
+
+// What the recording kernels saw, by node name.
+struct Recorder {
+  std::mutex mu;
+  std::map<std::string, Span> spans;
+  int running = 0, most_running = 0;
+} g_recorder;
+
+// Sleeps, then computes inputs[0] + inputs[last] (an Add, a Mul's stand-in
+// or an AddN of two) or forwards inputs[0] (a one-input node).
+Status RecordedKernel(KernelContext& c) {
+  const Clock::time_point start = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(g_recorder.mu);
+    g_recorder.most_running = std::max(g_recorder.most_running, ++g_recorder.running);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(c.node.name.rfind("slow", 0) == 0 ? 150 : 40));
+  Status status = Status::Ok();
+  if (c.node.name.rfind("fail", 0) == 0 || c.node.name.rfind("slow_fail", 0) == 0) {
+    status = RuntimeError("failed: " + c.node.name);
+  } else {
+    const Tensor& x = c.inputs[0];
+    const Tensor& y = c.inputs.back();
+    TFRUN_ASSIGN_OR_RETURN(c.output, c.Allocate(x.dtype(), x.shape()));
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      c.output.data<float>()[i] = c.inputs.size() == 1 ? x.data<float>()[i] : x.data<float>()[i] + y.data<float>()[i];
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_recorder.mu);
+  --g_recorder.running;
+  g_recorder.spans[c.node.name] = {start, Clock::now()};
+  return status;
+}
+
+struct PlacedGraph {
+  HostAllocator memory{"cpu"};
+  DeviceSet devices;
+  Graph graph;
+  Placement placement;
+  KernelRegistry kernels;
+
+  // `shared_state` names a node loaded as an Identity that runs as Print:
+  // stateful, so it changes shared state (node_effects.h).
+  explicit PlacedGraph(const std::string& text, const std::string& shared_state = "") {
+    g_recorder.spans.clear();
+    g_recorder.most_running = 0;
+    devices.Add(Device::Local("CPU", 0, &memory));
+    StatusOr<Graph> loaded = LoadGraphText(text, "concurrent.yaml");
+    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+    graph = std::move(*loaded);
+    if (!shared_state.empty()) graph.nodes[graph.by_name[shared_state]].op = "Print";
+    EXPECT_TRUE(PlaceGraph(graph, devices, false, *FindProfile("tf2"), &placement).ok());
+    BindHandleKernels(&kernels, kCpu, kAllTypes);
+    for (const char* op : {"Add", "Mul", "AddN", "Print"}) kernels.Bind(op, kCpu, kNumericTypes, RecordedKernel);
+  }
+
+  StatusOr<RunResult> Execute(int threads) {
+    Executor executor(graph, devices, placement, kernels);
+    executor.set_inter_op_threads(threads);
+    return executor.Run(graph.fetch);
+  }
+};
+
+bool Before(const std::string& a, const std::string& b) {
+  return g_recorder.spans.at(a).end <= g_recorder.spans.at(b).start;
+}
+bool Overlap(const std::string& a, const std::string& b) { return !Before(a, b) && !Before(b, a); }
+
+constexpr char kTowers[] = R"(
+nodes:
+  - {name: a, op: Const, value: [1.0, 2.0]}
+  - {name: a1, op: Add, inputs: [a, a]}
+  - {name: b1, op: Mul, inputs: [a, a]}
+  - {name: w, op: Identity, inputs: [a1]}
+  - {name: a2, op: Add, inputs: [a1, a1]}
+  - {name: b2, op: Mul, inputs: [b1, b1]}
+  - {name: s, op: AddN, inputs: [a2, b2]}
+fetch: [s, w]
+)";
+
+TEST(ExecutorConcurrentTest, IndependentNodesOverlapWithTheSameResults) {
+  PlacedGraph run(kTowers);
+  StatusOr<RunResult> one_at_a_time = run.Execute(1);
+  ASSERT_TRUE(one_at_a_time.ok()) << one_at_a_time.status().message();
+  EXPECT_EQ(g_recorder.most_running, 1);
+  PlacedGraph concurrent(kTowers);
+  StatusOr<RunResult> together = concurrent.Execute(2);
+  ASSERT_TRUE(together.ok()) << together.status().message();
+  EXPECT_EQ(g_recorder.most_running, 2);
+  EXPECT_TRUE(Overlap("a1", "b1"));
+  EXPECT_TRUE(Before("a2", "s") && Before("b2", "s"));
+  // s = (a1 + a1) + (b1 + b1), a1 = b1 = 2a: 8a.
+  EXPECT_EQ(together->fetched[0].data<float>()[1], 16.0f);
+  EXPECT_EQ(together->fetched[0].data<float>()[1], one_at_a_time->fetched[0].data<float>()[1]);
+}
+
+// w changes shared state: everything before it in run order (a1, b1) has
+// run when it starts, nothing after it (a2, b2, s) starts before it ends.
+TEST(ExecutorConcurrentTest, ANodeThatChangesSharedStateRunsAloneInRunOrder) {
+  PlacedGraph run(kTowers, "w");
+  StatusOr<RunResult> result = run.Execute(2);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_TRUE(Overlap("a1", "b1"));
+  for (const char* before : {"a1", "b1"}) EXPECT_TRUE(Before(before, "w")) << before;
+  for (const char* after : {"a2", "b2", "s"}) EXPECT_TRUE(Before("w", after)) << after;
+  EXPECT_TRUE(Overlap("a2", "b2"));
+  EXPECT_EQ(result->fetched[1].data<float>()[0], 2.0f);
+}
+
+// The first failure in run order is the run's error, however long it took:
+// slow_fail fails after fail_later has.
+TEST(ExecutorConcurrentTest, TheFirstFailureInRunOrderIsReported) {
+  PlacedGraph run(R"(
+nodes:
+  - {name: a, op: Const, value: [1.0, 2.0]}
+  - {name: slow_fail, op: Add, inputs: [a, a]}
+  - {name: fail_later, op: Mul, inputs: [a, a]}
+  - {name: s, op: AddN, inputs: [slow_fail, fail_later]}
+fetch: [s]
+)");
+  StatusOr<RunResult> result = run.Execute(2);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("failed: slow_fail"), std::string::npos) << result.status().message();
+  EXPECT_LT(g_recorder.spans.at("fail_later").end, g_recorder.spans.at("slow_fail").end);
+  EXPECT_EQ(g_recorder.spans.count("s"), 0u);  // after both: never started
+}
+
+// More threads than ready nodes, and runs one after another on the same
+// executor (the threads are the process's, kept between runs).
+TEST(ExecutorConcurrentTest, RunsRepeatOnMoreThreadsThanNodes) {
+  PlacedGraph run(kTowers);
+  Executor executor(run.graph, run.devices, run.placement, run.kernels);
+  executor.set_inter_op_threads(8);
+  for (int i = 0; i < 3; ++i) {
+    StatusOr<RunResult> result = executor.Run(run.graph.fetch);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    EXPECT_EQ(result->fetched[0].data<float>()[0], 8.0f);
+  }
+}
+
+}  // namespace
+}  // namespace tfrun
