@@ -20,6 +20,7 @@ Prints the median time per step of each and their ratio (> 1: tfrun
 faster), with the CPU's model.
 
   python3 bench/real_programs.py --python ~/.cache/tfrun/tf-venv/bin/python [--steps 10 --rounds 3]
+      [--tfrun-args "--inter-op-threads 2"]
 """
 import argparse
 import os
@@ -76,12 +77,13 @@ with tf.compat.v1.Session(graph=g, config=tf.compat.v1.ConfigProto(allow_soft_pl
 '''
 
 
-def tfrun_seconds(tfrun, program, steps, files):
+def tfrun_seconds(tfrun, program, steps, files, extra):
     """The fastest of three runs: one run's start-up varies by tens of
     milliseconds on a busy machine, as much as several small steps."""
     _, graph, inits, train, loss, feeds, _ = program
     feeds = [f.format(**files) for f in feeds]
     args = [tfrun, graph, "--soft-placement", "--quiet", "--targets", train, "--fetch", loss, "--steps", str(steps)]
+    args += extra
     for name in inits:
         args += ["--init", name]
     best = float("inf")
@@ -100,9 +102,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="", help="run only the programs whose graph file names contain this")
+    ap.add_argument("--tfrun-args", default="", help="more flags for every tfrun run (\"--inter-op-threads 2\")")
     a = ap.parse_args()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"CPU: {cpu}, {os.cpu_count()} cores; {a.steps} steps after {a.warmup}, median of {a.rounds} rounds")
+    print(f"CPU: {cpu}, {os.cpu_count()} cores; {a.steps} steps after {a.warmup}, median of {a.rounds} rounds"
+          + (f"; tfrun {a.tfrun_args}" if a.tfrun_args else ""))
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3")
     work = tempfile.mkdtemp(prefix="real_programs.")
     script = os.path.join(work, "tf_step.py")
@@ -124,8 +128,8 @@ def main():
             continue
         ours, theirs = [], []
         for _ in range(a.rounds):
-            short = tfrun_seconds(a.tfrun, program, a.warmup, files)
-            long = tfrun_seconds(a.tfrun, program, a.warmup + a.steps, files)
+            short = tfrun_seconds(a.tfrun, program, a.warmup, files, a.tfrun_args.split())
+            long = tfrun_seconds(a.tfrun, program, a.warmup + a.steps, files, a.tfrun_args.split())
             ours.append((long - short) / a.steps)
             _, graph, inits, train, loss, _, towers = program
             fed = [files[f"x{towers}"], files[f"y{towers}"], str(TOWER_BATCH * towers)] if towers else []
