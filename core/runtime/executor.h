@@ -270,6 +270,8 @@ class Executor {
                            const std::vector<Feed>& feeds) const;
   // MayBecomeNoOp of each node, filled by the first Unread.
   mutable std::vector<bool> may_become_noop_;
+  // ChangesSharedState of each node, filled by the first concurrent run.
+  std::vector<bool> changes_shared_state_;
   // Needed and Unread of one run's wanted outputs (fetches, then targets)
   // and fed outputs, which depend on nothing else: a training loop asks for
   // the same sets every step. The few most recent are kept (a step, its

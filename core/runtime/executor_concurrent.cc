@@ -77,11 +77,15 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   if (count < 2) return Status::Ok();
   // A node that changes shared state ends the segment before it and makes
   // one of its own; the node after it starts the next.
+  if (changes_shared_state_.size() != graph_.nodes.size()) {
+    changes_shared_state_.assign(graph_.nodes.size(), false);
+    for (const Node& node : graph_.nodes) changes_shared_state_[node.id] = ChangesSharedState(graph_, node);
+  }
   plan.segment_of.resize(count);
   bool previous_alone = false;
   for (int k = 0; k < count; ++k) {
     const int id = plan.order[k];
-    const bool alone = !skipped(id) && ChangesSharedState(graph_, graph_.nodes[id]);
+    const bool alone = !skipped(id) && changes_shared_state_[id];
     if (k == 0 || alone || previous_alone) plan.segment_start.push_back(k);
     plan.segment_of[k] = static_cast<int>(plan.segment_start.size()) - 1;
     previous_alone = alone;
