@@ -3,10 +3,13 @@
 flag sets and reports each case where exit code, standard output or
 standard error differ. For refactors that must not change behaviour:
 
-    tools/compare_binaries.py OLD_TFRUN NEW_TFRUN DIR_OR_FILE... [--flags "..."]...
+    tools/compare_binaries.py OLD_TFRUN NEW_TFRUN DIR_OR_FILE... [--flags "..."]... [--new-flags "..."]
 
 With no --flags, a default set covers plain runs, placement logs, soft
-placement on simulated GPUs and every --compat profile.
+placement on simulated GPUs and every --compat profile. --new-flags are
+added to NEW_TFRUN's runs alone: one binary against itself under flags
+that must not change what it prints (.ci/run's inter-op-differential:
+--inter-op-threads 4). Ends with "N passed, M failed", a case a line.
 """
 import argparse
 import os
@@ -39,6 +42,7 @@ def main():
     ap.add_argument("new")
     ap.add_argument("inputs", nargs="+")
     ap.add_argument("--flags", action="append", help="a flag set (repeatable)")
+    ap.add_argument("--new-flags", default="", help="more flags for NEW_TFRUN's runs only")
     ap.add_argument("--timeout", type=float, default=20)
     args = ap.parse_args()
     files = []
@@ -53,7 +57,7 @@ def main():
         for flags in args.flags or DEFAULT_FLAGS:
             cases += 1
             a = run(args.old, path, flags, args.timeout)
-            b = run(args.new, path, flags, args.timeout)
+            b = run(args.new, path, f"{flags} {args.new_flags}", args.timeout)
             if a != b:
                 differ += 1
                 what = [name for name, x, y in zip(("exit", "stdout", "stderr"), a, b) if x != y]
@@ -64,6 +68,7 @@ def main():
                 if a[0] != b[0]:
                     print(f"  exit {a[0]} -> {b[0]}")
     print(f"{cases} cases, {differ} differ")
+    print(f"{cases - differ} passed, {differ} failed")
     return 1 if differ else 0
 
 
