@@ -233,22 +233,22 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
                                       context.op_error ? "\n" + NodeLine(node) : ""));
   }
   if (queue != nullptr) TFRUN_RETURN_IF_ERROR(queue->EndSpan(span));
-  const auto ended = timed ? std::chrono::steady_clock::now() : started;
-  if (timed) result->node_ms[id] += std::chrono::duration<double, std::milli>(ended - started).count();
-  std::unique_lock<std::mutex> records(run->records, std::defer_lock);
-  if (timed) records.lock();
-  if (timed) result->executed.push_back(id);
-  if (record_events_) {
-    NodeEvent event;
-    event.node = id;
-    event.start_ns = started.time_since_epoch().count();
-    event.end_ns = ended.time_since_epoch().count();
-    event.on_device_queue = queue != nullptr;
-    event.memory = memory->name();
-    event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
-    result->events.push_back(std::move(event));
+  if (timed) {  // record_events_ among them
+    const auto ended = std::chrono::steady_clock::now();
+    std::lock_guard<std::mutex> records(run->records);
+    result->node_ms[id] += std::chrono::duration<double, std::milli>(ended - started).count();
+    result->executed.push_back(id);
+    if (record_events_) {
+      NodeEvent event;
+      event.node = id;
+      event.start_ns = started.time_since_epoch().count();
+      event.end_ns = ended.time_since_epoch().count();
+      event.on_device_queue = queue != nullptr;
+      event.memory = memory->name();
+      event.memory_bytes = static_cast<int64_t>(memory->bytes_in_use());
+      result->events.push_back(std::move(event));
+    }
   }
-  if (timed) records.unlock();
   if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
   // executor.cc ProcessOutputs' check: an output of another dtype than
   // the NodeDef declares is an error, never a tensor read as that dtype.
@@ -460,9 +460,11 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
                            channel_->Receive(TaskOf(producer), slot, p.name, p.dtype, p.shape, dynamic(p)));
     return Status::Ok();
   };
-  // Without control flow, run_order_ is a topological order.
+  // Without control flow, run_order_ is a topological order (both sides
+  // of the choice are lvalues: no copy of it).
+  const std::vector<int> none;
   std::vector<Tensor> inputs, produced;
-  for (const int id : ran_concurrently ? std::vector<int>() : run_order_) {
+  for (const int id : ran_concurrently ? none : run_order_) {
     if (!runs(id)) continue;
     const Node& node = graph_.nodes[id];
     if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it

@@ -11,8 +11,6 @@
 // edges allow gives the same values. A failed node stops what comes after
 // it in run order; the run reports the first failure in run order, as a run
 // one node at a time would.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <climits>
 #include <condition_variable>
@@ -116,13 +114,13 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   }
   for (const int id : plan.order) (void)PlanFor(graph_.nodes[id]);  // filled here, read by every thread
 
-  // The scheduler's state, under `mu`. Ready nodes leave by position, the
-  // earliest first, so the run stays close to run order and its memory
-  // close to one node at a time.
+  // The scheduler's state, under `mu` (with plan.waits_for, counted down
+  // as inputs run). Ready nodes leave by position, the earliest first, so
+  // the run stays close to run order and its memory close to one node at a
+  // time.
   std::mutex mu;
   std::condition_variable wake;
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  std::vector<int> waiting = plan.waits_for;
   std::vector<int> segment_left(segments);
   for (int s = 0; s < segments; ++s) segment_left[s] = plan.segment_start[s + 1] - plan.segment_start[s];
   int in_flight = 0, idle = 0, participants = 0;
@@ -143,7 +141,7 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   };
   const auto start_segment = [&](int s) {
     for (int k = plan.segment_start[s]; k < plan.segment_start[s + 1]; ++k) {
-      if (waiting[k] == 0) make_ready(k);
+      if (plan.waits_for[k] == 0) make_ready(k);
     }
   };
   const auto drain = [&] {
@@ -152,7 +150,7 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
       done_nodes.pop_back();
       for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
         const int next = plan.successors[e];
-        if (--waiting[next] == 0) make_ready(next);
+        if (--plan.waits_for[next] == 0) make_ready(next);
       }
       const int s = plan.segment_of[k];
       if (--segment_left[s] == 0 && s + 1 < segments) start_segment(s + 1);
