@@ -504,6 +504,23 @@ def classifier_ops_run(tf):
     tf.compat.v1.global_variables_initializer()
 
 
+def column_sums_run(tf):
+    """Issue 42: float32 Sum and Mean over the first axis (the towers'
+    gradients averaged), in TensorFlow's order: from 0 down the rows below
+    16 rows; from 16, four sums over whole packets of 8 columns, the last
+    cols % 8 columns from 0 down; values of magnitudes 1e-3 to 1e3 so that
+    every order gives other bits."""
+    import math
+    for rows, cols in ((2, 9), (15, 11), (16, 13), (19, 10), (33, 17)):
+        x = tf.constant([[math.sin(1.3 * r + 0.7 * c) * 10.0 ** ((3 * r + c) % 7 - 3) for c in range(cols)]
+                         for r in range(rows)], name=f"x{rows}")
+        tf.reduce_sum(x, 0, name=f"sum{rows}")
+        tf.reduce_mean(x, 0, name=f"mean{rows}")
+    x3 = tf.reshape(tf.constant([math.cos(0.3 * i) * 10.0 ** (i % 5 - 2) for i in range(20 * 2 * 9)]),
+                    [20, 2, 9], name="x3")
+    tf.reduce_mean(x3, 0, name="mean3d")
+
+
 def strided_slice_run(tf):
     """Issue 42: StridedSlice with every mask (shrink, ellipsis, new axis,
     begin and end masks, negative indices and strides, an empty range),
@@ -884,6 +901,10 @@ CASES = {
         ("run", {}, False, "session", "",
          ["^init", "initialized", "xent/xent", "loss", "dw", "argmax", "argmin", "in_top3/in_top3",
           "wide_xent/wide_xent"]),
+    ]),
+    "column_sums_run": (column_sums_run, "column_sums_run.pbtxt", [
+        ("run", {}, False, "session", "",
+         ["sum2", "mean2", "sum15", "mean15", "sum16", "mean16", "sum19", "mean19", "sum33", "mean33", "mean3d"]),
     ]),
     "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
         ("run", {}, False, "session", "", ["a", "b", "c", "d", "e", "dims", "dx"]),

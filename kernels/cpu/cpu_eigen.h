@@ -59,6 +59,20 @@ void Assign(Out out, const Expr& expr, int64_t n) {
   }
 }
 
+// Calls f(first, last) over ranges of `rows` independent rows (images,
+// LRN's depth vectors, a reduction's columns) of `cost` each, on the pool when there is enough
+// work.
+template <typename F>
+void ParallelRows(int64_t rows, int64_t cost, F&& f) {
+  if (rows > 1 && rows * cost >= kParallelElements) {
+    MultiThreadedSection section;
+    PoolDevice().parallelFor(rows, Eigen::TensorOpCost(0, 0, static_cast<double>(cost)),
+                             [&](Eigen::Index first, Eigen::Index last) { f(first, last); });
+  } else {
+    f(0, rows);
+  }
+}
+
 // Integer arithmetic wraps (two's complement), as TensorFlow's kernels do in
 // practice, without signed-overflow undefined behaviour.
 template <typename T>

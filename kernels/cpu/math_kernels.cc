@@ -486,6 +486,50 @@ float TfRowSum(const float* v, int64_t n) {
   return tail + ((b0 + b2) + (b1 + b3));
 }
 
+// Columns [c0, c1) of the sums of `rows` rows of `cols` floats, in
+// TensorFlow's order (its Eigen's InnerMostDimPreserver on 8-lane packets):
+// a column is summed from 0 down the rows; from 16 rows, whole packets of
+// columns keep four sums, row j in sum j % 4 over the rows in whole fours,
+// folded into the first in order, which then takes the rows left over. The
+// last cols % 8 columns are Eigen's scalar path: always from 0 down.
+// Measured equal to TensorFlow 2.21's reduce_sum(x, 0) (DERIVATIONS.md).
+void OuterRowSums(const float* in, int64_t rows, int64_t cols, int64_t c0, int64_t c1, float* out) {
+  constexpr int64_t kLanes = 8;
+  const int64_t packed_end = std::min(c1, cols / kLanes * kLanes);
+  auto down_the_rows = [&](int64_t from, int64_t to) {
+    std::fill(out + from, out + to, 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = in + r * cols;
+      for (int64_t j = from; j < to; ++j) out[j] += row[j];
+    }
+  };
+  if (rows < 16) {
+    down_the_rows(c0, c1);
+    return;
+  }
+  const int64_t fours = rows / 4 * 4;
+  constexpr int64_t kChunk = 256;  // columns whose four sums stay in registers and L1
+  for (int64_t j0 = c0; j0 < packed_end; j0 += kChunk) {
+    const int64_t j1 = std::min(packed_end, j0 + kChunk);
+    float sums[4][kChunk] = {};
+    for (int64_t r = 0; r < fours; r += 4) {
+      for (int k = 0; k < 4; ++k) {
+        const float* row = in + (r + k) * cols;
+        for (int64_t j = j0; j < j1; ++j) sums[k][j - j0] += row[j];
+      }
+    }
+    for (int64_t j = j0; j < j1; ++j) {
+      float s = sums[0][j - j0];
+      s += sums[1][j - j0];
+      s += sums[2][j - j0];
+      s += sums[3][j - j0];
+      for (int64_t r = fours; r < rows; ++r) s += in[r * cols + j];
+      out[j] = s;
+    }
+  }
+  down_the_rows(std::max(c0, packed_end), c1);
+}
+
 template <Reduce Op>
 Status ReduceKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const ReductionLayout layout, PlanReduction(c));
@@ -522,6 +566,25 @@ Status ReduceKernel(KernelContext& c) {
             const float sum = TfRowSum(in + r * row, row);
             out[r] = Op == Reduce::kMean ? sum / static_cast<float>(row) : sum;
           }
+          return Status::Ok();
+        }
+      }
+      if constexpr (std::is_same_v<T, float> && (Op == Reduce::kSum || Op == Reduce::kMean)) {
+        // Rows summed into columns (the towers' gradients averaged) in
+        // TensorFlow's order (OuterRowSums); Mean is that sum over the
+        // count. Eigen's own evaluation of it took three times TensorFlow's
+        // time.
+        if (d.size() == 2 && layout.first_reduced) {
+          const int64_t rows = d[0], cols = d[1];
+          constexpr int64_t kBlock = 1024;  // columns a task: a multiple of the packet
+          ParallelRows((cols + kBlock - 1) / kBlock, rows * kBlock, [&](int64_t first, int64_t last) {
+            const int64_t c0 = first * kBlock, c1 = std::min(cols, last * kBlock);
+            OuterRowSums(in, rows, cols, c0, c1, out);
+            if (Op == Reduce::kMean) {
+              const float count = static_cast<float>(rows);
+              for (int64_t j = c0; j < c1; ++j) out[j] /= count;
+            }
+          });
           return Status::Ok();
         }
       }

@@ -193,20 +193,6 @@ void ForEachWindow(const PoolGeometry& g, int64_t b, F&& f) {
   }
 }
 
-// Calls f(first, last) over ranges of `rows` independent rows (images,
-// LRN's depth vectors) of `cost` each, on the pool when there is enough
-// work.
-template <typename F>
-void ParallelRows(int64_t rows, int64_t cost, F&& f) {
-  if (rows > 1 && rows * cost >= kParallelElements) {
-    MultiThreadedSection section;
-    PoolDevice().parallelFor(rows, Eigen::TensorOpCost(0, 0, static_cast<double>(cost)),
-                             [&](Eigen::Index first, Eigen::Index last) { f(first, last); });
-  } else {
-    f(0, rows);
-  }
-}
-
 // Over the batch on the pool: every image's work is its own.
 template <typename F>
 void ParallelBatch(int64_t batch, int64_t cost_per_image, F&& f) {
