@@ -4,6 +4,7 @@
 // out_edges), so no pass has to rescan it to find them.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,8 @@
 #include "core/tables/tf_tables.h"
 
 namespace tfrun {
+
+class FunctionLibrary;  // function_library.h
 
 struct SourceLocation {
   int line = 0;    // 1-based; 0 = unknown
@@ -195,6 +198,10 @@ struct GraphConfig {
   ClusterSpec cluster;
   // How long a task waits for another (0: the default, cli/flags.h).
   int64_t operation_timeout_in_ms = 0;
+  // GraphOptions.OptimizerOptions.do_function_inlining: a Session inlines
+  // every function call before placing (by default only the branches and
+  // bodies of lowered v2 control flow).
+  bool do_function_inlining = false;
 };
 
 enum class GraphSource : uint8_t {
@@ -233,6 +240,9 @@ struct Graph {
     std::string close_op;
   };
   std::vector<QueueRunner> queue_runners;
+  // The GraphDef's function library: null for a YAML graph and a GraphDef
+  // without one. Shared: a function body instantiated from it reads it too.
+  std::shared_ptr<const FunctionLibrary> functions;
   // The collection `key`'s node names, or nullptr.
   const std::vector<std::string>* Collection(std::string_view key) const {
     for (const auto& [name, nodes] : collections) {

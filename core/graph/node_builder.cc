@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/graph/function_library.h"
+
 namespace tfrun {
 
 StatusOr<int64_t> BindArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs, int64_t limit,
@@ -144,13 +146,25 @@ NodeSpec ReplacementSpec(const Node& replaced, std::string op, std::string name)
   return spec;
 }
 
+namespace {
+// Appends `spec` with its bound types `def`.
+StatusOr<int> AddWithProperties(Graph* graph, NodeSpec spec, NodeProperties def);
+}  // namespace
+
 StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
   const TfOpDef* op = FindTfOp(spec.op);
+  NodeProperties def;
+  def.attrs = std::move(spec.attrs);
+  if ((op == nullptr || !op->has_op_def) && graph->functions != nullptr && graph->functions->Contains(spec.op)) {
+    // A native call of a library function: its signature's types.
+    TFRUN_ASSIGN_OR_RETURN(FunctionSignature signature, graph->functions->Signature(spec.op));
+    def.input_types = std::move(signature.input_types);
+    def.output_types = std::move(signature.output_types);
+    return AddWithProperties(graph, std::move(spec), std::move(def));
+  }
   if (op == nullptr || !op->has_op_def) {
     return RuntimeError(fmt::format("node '{}': Op type not registered '{}'", spec.name, spec.op));
   }
-  NodeProperties def;
-  def.attrs = std::move(spec.attrs);
   // NodeBuilder's inference: an input's type attr from what it reads, in
   // the OpDef's order (one input an arg, or N where the pass set N).
   size_t next = 0;
@@ -174,6 +188,12 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
   }
   AddDefaultAttrs(*op, &def.attrs);
   TFRUN_RETURN_IF_ERROR(BindTypes(*op, spec.name, &def));
+  return AddWithProperties(graph, std::move(spec), std::move(def));
+}
+
+namespace {
+
+StatusOr<int> AddWithProperties(Graph* graph, NodeSpec spec, NodeProperties def) {
   if (def.input_types.size() != spec.inputs.size()) {
     return RuntimeError(fmt::format("node '{}': {} takes {} inputs; the pass gave {}", spec.name, spec.op,
                                     def.input_types.size(), spec.inputs.size()));
@@ -215,6 +235,8 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
   graph->properties.push_back(std::move(def));
   return graph->Add(std::move(node));
 }
+
+}  // namespace
 
 StatusOr<int> AddInferredNode(Graph* graph, Node node) {
   const TfOpDef* op = FindTfOp(node.op);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/graph/node_builder.h"
+#include "core/graph_def/function_defs.h"
 #include "core/graph_file/names_and_scopes.h"
 #include "core/tables/tf_tables.h"
 
@@ -17,11 +18,10 @@ namespace tfrun {
 namespace {
 
 // Ops TensorFlow rewrites before placing that tfrun does not rewrite yet
-// (LowerFunctionalOpsPass, function inlining); core/passes has the rest.
+// (LowerFunctionalOpsPass lowers If here; core/passes has the rest).
 bool NeedsRewrites(std::string_view op) {
-  static constexpr std::string_view kOps[] = {
-      "If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase", "PartitionedCall",
-      "StatefulPartitionedCall", "SymbolicGradient", "RemoteCall"};
+  static constexpr std::string_view kOps[] = {"While", "StatelessWhile", "Case", "StatelessCase", "SymbolicGradient",
+                                              "RemoteCall"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -46,7 +46,7 @@ std::string TensorItem(const tfproto::TensorProto& tensor) {
 
 // A NodeDef's attr in the tables' form (tf_tables.h AttrValue); `def_type`
 // is the OpDef's type for it, when it has the attr.
-AttrValue ConvertAttr(const tfproto::AttrValue& value, std::string_view def_type) {
+AttrValue ConvertAttr(const tfproto::AttrValue& value, std::string_view def_type) {  // ConvertGraphDefAttr
   using V = tfproto::AttrValue;
   switch (value.value_case()) {
     case V::kS: return {"string", {value.s()}};
@@ -181,8 +181,12 @@ struct Input {
 
 class Importer {
  public:
-  Importer(const TfGraphFile& file, const std::string& path, const GraphDefImportOptions& options)
-      : file_(file), gd_(file.graph_def), path_(path), options_(options) {
+  // `library`: the functions a function body's nodes may call (null for a
+  // file's GraphDef, whose own library is read).
+  Importer(const TfGraphFile& file, const std::string& path, const GraphDefImportOptions& options,
+           std::shared_ptr<const FunctionLibrary> library = nullptr)
+      : file_(file), gd_(file.graph_def), path_(path), options_(options), library_(std::move(library)),
+        function_body_(library_ != nullptr) {
     graph_.path = path;
     graph_.source = GraphSource::kTensorFlow;
   }
@@ -198,6 +202,10 @@ class Importer {
       return BadInput(fmt::format("{}: the graph has {} nodes; --max-nodes allows {}", path_, gd_.node_size(),
                                   options_.max_nodes));
     }
+    if (library_ == nullptr && gd_.library().function_size() > 0) {
+      TFRUN_ASSIGN_OR_RETURN(library_, MakeFunctionLibrary(gd_.library(), path_));
+    }
+    graph_.functions = library_;
     TFRUN_RETURN_IF_ERROR(IndexNames());
     TFRUN_RETURN_IF_ERROR(ResolveInputs());
     TFRUN_ASSIGN_OR_RETURN(std::vector<int> order, Order());
@@ -223,11 +231,6 @@ class Importer {
   }
 
   Status IndexNames() {
-    if (gd_.library().function_size() > 0) {
-      return BadInput(fmt::format("{}: the graph's function library ({} functions, e.g. '{}') is not supported yet: "
-                                  "function calls need TensorFlow's pre-placement passes",
-                                  path_, gd_.library().function_size(), gd_.library().function(0).signature().name()));
-    }
     for (int i = 0; i < gd_.node_size(); ++i) {
       const tfproto::NodeDef& node = gd_.node(i);
       if (node.name().empty()) return BadInput(fmt::format("{}: node {} has no name", Where(i), i));
@@ -250,12 +253,48 @@ class Importer {
                                    node.op()));
       }
       const TfOpDef* op = FindTfOp(node.op());
-      if (op == nullptr || !op->has_op_def) {
+      if ((op == nullptr || !op->has_op_def) && !CallsLibraryFunction(node)) {
         return Fail(i, fmt::format("Op type not registered '{}' in TensorFlow {}'s tables", ClipForMessage(node.op()),
                                    TfTablesVersion()));
       }
     }
     return Status::Ok();
+  }
+
+  // A native call: the op names a function of the library.
+  bool CallsLibraryFunction(const tfproto::NodeDef& node) const {
+    return library_ != nullptr && library_->Contains(node.op());
+  }
+
+  // The first output of NodeDef `index`'s output argument `arg` (a function
+  // body's "node:arg:k" reads output start + k): the outputs its OpDef's
+  // earlier output arguments bind, or the position of a called function's
+  // output of that name.
+  StatusOr<int> OutputArgStart(int index, const std::string& arg) const {
+    const tfproto::NodeDef& def = gd_.node(index);
+    if (CallsLibraryFunction(def)) {
+      TFRUN_ASSIGN_OR_RETURN(const FunctionSignature signature, library_->Signature(def.op()));
+      for (size_t k = 0; k < signature.output_names.size(); ++k) {
+        if (signature.output_names[k] == arg) return static_cast<int>(k);
+      }
+      return BadInput(fmt::format("function '{}' has no output '{}'", def.op(), arg));
+    }
+    const TfOpDef& op = *FindTfOp(def.op());
+    NodeAttrs attrs;
+    for (const auto& [name, value] : def.attr()) {
+      const TfAttrDef* attr_def = op.FindAttr(name);
+      attrs.emplace(name, ConvertAttr(value, attr_def != nullptr ? attr_def->type : std::string_view()));
+    }
+    AddDefaultAttrs(op, &attrs);
+    int start = 0;
+    for (const TfArgDef& out : op.outputs) {
+      if (out.name == arg) return start;
+      std::vector<std::string> types;
+      std::string missing;
+      TFRUN_ASSIGN_OR_RETURN(const int64_t count, BindArgs({out}, attrs, options_.max_nodes, &types, &missing));
+      start += static_cast<int>(count);
+    }
+    return BadInput(fmt::format("{} has no output '{}'", def.op(), arg));
   }
 
   Status ResolveInputs() {
@@ -273,15 +312,31 @@ class Importer {
           return Fail(i, fmt::format("Non-control input '{}' after control input in NodeDef", ClipForMessage(text)));
         }
         std::string node_name(name);
+        std::string output_arg;  // a function body's "node:out_arg:k"
         if (in.index >= 0) {
-          const std::optional<TensorName> tensor = ParseTensorName(name);
-          if (!tensor) return Fail(i, fmt::format("malformed input '{}'", ClipForMessage(text)));
-          node_name = tensor->node;
-          in.index = tensor->index;
+          const size_t first = name.find(':');
+          if (function_body_ && first != std::string_view::npos && name.find(':', first + 1) != std::string_view::npos) {
+            const size_t second = name.find(':', first + 1);
+            output_arg = std::string(name.substr(first + 1, second - first - 1));
+            const std::optional<TensorName> k = ParseTensorName(fmt::format("x:{}", name.substr(second + 1)));
+            if (!k || output_arg.empty()) return Fail(i, fmt::format("malformed input '{}'", ClipForMessage(text)));
+            node_name = std::string(name.substr(0, first));
+            in.index = k->index;
+          } else {
+            const std::optional<TensorName> tensor = ParseTensorName(name);
+            if (!tensor) return Fail(i, fmt::format("malformed input '{}'", ClipForMessage(text)));
+            node_name = tensor->node;
+            in.index = tensor->index;
+          }
         }
         auto it = index_.find(node_name);
         if (it == index_.end()) return Fail(i, fmt::format("Unknown input node '{}'", ClipForMessage(text)));
         in.source = it->second;
+        if (!output_arg.empty()) {
+          StatusOr<int> start = OutputArgStart(it->second, output_arg);
+          if (!start.ok()) return Fail(i, fmt::format("input '{}': {}", ClipForMessage(text), start.status().message()));
+          in.index += *start;
+        }
         inputs_[i].push_back(in);
       }
     }
@@ -364,7 +419,9 @@ class Importer {
 
   Status AddNode(int index) {
     const tfproto::NodeDef& def = gd_.node(index);
-    const TfOpDef& op = *FindTfOp(def.op());
+    const TfOpDef* found = FindTfOp(def.op());
+    if (found == nullptr || !found->has_op_def) return AddCallNode(index);
+    const TfOpDef& op = *found;
     NodeProperties imported;
     // node_def_util.cc ValidateNodeDef's type check, in its words (the
     // Op<...> summary shortened to the op's name, as for a missing attr).
@@ -413,7 +470,27 @@ class Importer {
                                                        missing, def.op(), def.name()));
     }
     outputs_ += static_cast<int64_t>(imported.output_types.size());
+    return AddWithProperties(index, std::move(imported));
+  }
 
+  // A native call of a library function: its attrs as written, its types
+  // the function's signature.
+  Status AddCallNode(int index) {
+    const tfproto::NodeDef& def = gd_.node(index);
+    NodeProperties imported;
+    for (const auto& [name, value] : def.attr()) imported.attrs.emplace(name, ConvertAttr(value, ""));
+    StatusOr<FunctionSignature> signature = library_->Signature(def.op());
+    if (!signature.ok()) return Fail(index, signature.status().message());
+    imported.input_types = std::move(signature->input_types);
+    imported.output_types = std::move(signature->output_types);
+    outputs_ += static_cast<int64_t>(imported.output_types.size());
+    return AddWithProperties(index, std::move(imported));
+  }
+
+  // The node of NodeDef `index`, its types bound in `imported`: its edges
+  // checked and connected, its fields set, appended.
+  Status AddWithProperties(int index, NodeProperties imported) {
+    const tfproto::NodeDef& def = gd_.node(index);
     Node node;
     node.name = def.name();
     node.op = def.op();
@@ -584,6 +661,8 @@ class Importer {
   const tfproto::GraphDef& gd_;
   const std::string& path_;
   const GraphDefImportOptions& options_;
+  std::shared_ptr<const FunctionLibrary> library_;  // the functions its nodes may call
+  const bool function_body_;                       // a function's body: "node:out_arg:k" inputs
   Graph graph_;
   std::unordered_map<std::string, int> index_;  // name -> GraphDef index
   std::vector<std::vector<Input>> inputs_;      // per GraphDef index
@@ -605,6 +684,16 @@ class Importer {
 
 StatusOr<Graph> ImportGraphDef(const TfGraphFile& file, const std::string& path, const GraphDefImportOptions& options) {
   return Importer(file, path, options).Run();
+}
+
+StatusOr<Graph> ImportFunctionGraphDef(const TfGraphFile& body, const std::string& path,
+                                       const GraphDefImportOptions& options,
+                                       std::shared_ptr<const FunctionLibrary> library) {
+  return Importer(body, path, options, std::move(library)).Run();
+}
+
+AttrValue ConvertGraphDefAttr(const tfproto::AttrValue& value, std::string_view def_type) {
+  return ConvertAttr(value, def_type);
 }
 
 }  // namespace tfrun

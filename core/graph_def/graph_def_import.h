@@ -8,9 +8,12 @@
 // does to devices first is a choice (ImportSemantics).
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/base/status.h"
+#include "core/graph/function_library.h"
 #include "core/graph/graph.h"
 #include "core/graph_def/tf_graph_file.h"
 
@@ -35,8 +38,21 @@ struct GraphDefImportOptions {
 };
 
 // `path` names the file in messages. Errors (exit 2) are TensorFlow's texts
-// where it has one, with the file, line and node.
+// where it has one, with the file, line and node. The graph's function
+// library, if it has one, becomes Graph::functions.
 StatusOr<Graph> ImportGraphDef(const TfGraphFile& file, const std::string& path, const GraphDefImportOptions& options);
+
+// A function's body as FunctionInstantiationHelper lays it out (its _Arg,
+// node_def and _Retval nodes), imported the same way; its inputs may name a
+// node's output by its OpDef's name ("add:z:0"), and its nodes may call
+// `library`'s functions.
+StatusOr<Graph> ImportFunctionGraphDef(const TfGraphFile& body, const std::string& path,
+                                       const GraphDefImportOptions& options,
+                                       std::shared_ptr<const FunctionLibrary> library);
+
+// A NodeDef's attr in the tables' form; `def_type` is the OpDef's type for
+// it, where the op has the attr.
+AttrValue ConvertGraphDefAttr(const tfproto::AttrValue& value, std::string_view def_type);
 
 }  // namespace tfrun
 

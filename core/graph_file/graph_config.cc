@@ -20,7 +20,8 @@ const std::vector<std::string> kConfigKeys = {"log_device_placement",
                                               "intra_op_parallelism_threads",
                                               "inter_op_parallelism_threads",
                                               "cluster",
-                                              "operation_timeout_in_ms"};
+                                              "operation_timeout_in_ms",
+                                              "do_function_inlining"};
 
 // More devices of one type than any machine here has; a larger count is a typo.
 constexpr int kMaxDeviceCount = 4096;
@@ -137,6 +138,8 @@ Status ReadGraphConfig(const FieldReader& fields, const YamlNode& c, GraphConfig
       TFRUN_RETURN_IF_ERROR(fields.ReadBool(v, key, &cfg->allow_soft_placement));
     } else if (key == "allow_growth") {
       TFRUN_RETURN_IF_ERROR(fields.ReadBool(v, key, &cfg->allow_growth));
+    } else if (key == "do_function_inlining") {
+      TFRUN_RETURN_IF_ERROR(fields.ReadBool(v, key, &cfg->do_function_inlining));
     } else if (key == "tensor_float_32") {
       TFRUN_RETURN_IF_ERROR(fields.ReadBool(v, key, &cfg->tensor_float_32));
     } else if (key == "visible_device_list") {

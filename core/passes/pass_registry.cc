@@ -8,8 +8,7 @@ const std::vector<PassRow>& PrePlacementPasses() {
   static const std::vector<PassRow> kRows = {
       {0, "PRE_PLACEMENT", "MlirV1CompatGraphOptimizationPass", nullptr, "disabled in TensorFlow 2.21's Sessions"},
       {10, "PRE_PLACEMENT", "AccumulateNV2RemovePass", AccumulateNV2RemovePass, ""},
-      {10, "PRE_PLACEMENT", "LowerFunctionalOpsPass", nullptr,
-       "If, While and Case are refused at import (function libraries: the next issue)"},
+      {10, "PRE_PLACEMENT", "LowerFunctionalOpsPass", LowerFunctionalOpsPass, ""},
       {10, "PRE_PLACEMENT", "ParallelConcatRemovePass", ParallelConcatRemovePass, ""},
       {35, "PRE_PLACEMENT", "IsolatePlacerInspectionRequiredOpsPass", nullptr,
        "only function calls that return resources need it (function libraries: the next issue)"},
@@ -22,8 +21,8 @@ const std::vector<PassRow>& PrePlacementPasses() {
   return kRows;
 }
 
-Status RunPrePlacementPasses(Graph* graph, const DeviceSet* devices) {
-  PassContext context{graph, devices};
+Status RunPrePlacementPasses(Graph* graph, const DeviceSet* devices, bool do_function_inlining) {
+  PassContext context{graph, devices, do_function_inlining};
   for (const PassRow& row : PrePlacementPasses()) {
     if (row.run != nullptr) TFRUN_RETURN_IF_ERROR(row.run(context));
   }

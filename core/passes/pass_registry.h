@@ -22,6 +22,9 @@ namespace tfrun {
 struct PassContext {
   Graph* graph = nullptr;
   const DeviceSet* devices = nullptr;
+  // GraphOptions.OptimizerOptions.do_function_inlining: every call inlined
+  // before placement, not only those lowering makes.
+  bool do_function_inlining = false;
 };
 
 using PassFn = Status (*)(PassContext& context);
@@ -39,10 +42,11 @@ const std::vector<PassRow>& PrePlacementPasses();
 
 // Runs every row on the graph, then drops what the passes removed
 // (Graph::Compact): the placer sees TensorFlow's ids in TensorFlow's order.
-Status RunPrePlacementPasses(Graph* graph, const DeviceSet* devices);
+Status RunPrePlacementPasses(Graph* graph, const DeviceSet* devices, bool do_function_inlining = false);
 
 // The passes, each in its file.
 Status AccumulateNV2RemovePass(PassContext& context);
 Status ParallelConcatRemovePass(PassContext& context);
+Status LowerFunctionalOpsPass(PassContext& context);
 
 }  // namespace tfrun

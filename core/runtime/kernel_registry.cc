@@ -77,6 +77,17 @@ Status IdentityKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// IdentityN: each input is its output (a lowered If's and an inlined
+// call's name, kept fetchable).
+Status IdentityNKernel(KernelContext& c) {
+  if (c.inputs.size() == 1) {
+    c.output = c.inputs[0];
+  } else {
+    c.outputs = c.inputs;
+  }
+  return Status::Ok();
+}
+
 Status NoOpKernel(KernelContext&) { return Status::Ok(); }
 
 Status VariableKernel(KernelContext& c) {
@@ -576,6 +587,7 @@ Status IsVariableInitializedKernel(KernelContext& c) {
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
   registry->Bind("Const", device_type, dtypes, ConstKernel);
   registry->Bind("Identity", device_type, dtypes, IdentityKernel);
+  registry->Bind("IdentityN", device_type, dtypes, IdentityNKernel);
   // Identities to a forward run; only tf.gradients reads them.
   registry->Bind("StopGradient", device_type, dtypes, IdentityKernel);
   registry->Bind("PreventGradient", device_type, dtypes, IdentityKernel);
@@ -625,7 +637,7 @@ bool TakesUninitializedRef(const Node& node, size_t input) {
 
 bool QueuesDeviceWork(const Node& node) {
   if (IsControlFlow(node.cls)) return false;
-  return node.op != "Identity" && node.op != "StopGradient" && node.op != "PreventGradient" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
+  return node.op != "Identity" && node.op != "IdentityN" && node.op != "StopGradient" && node.op != "PreventGradient" && node.op != "NoOp" && node.op != "VariableV2" && node.op != "Placeholder" &&
          node.op != "PlaceholderWithDefault" && node.op != "Reshape" && node.op != "ExpandDims" &&
          node.op != "Squeeze" && node.op != "Shape" && node.op != "TemporaryVariable" &&
          node.op != "DestroyTemporaryVariable" &&

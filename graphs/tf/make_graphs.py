@@ -521,6 +521,34 @@ def column_sums_run(tf):
     tf.reduce_mean(x3, 0, name="mean3d")
 
 
+def cond_v2_run(tf):
+    """Issue 43: tf.cond in control flow v2, as TensorFlow 2 writes it
+    (StatelessIf and If nodes whose branches are functions of the graph's
+    library), in a Session on three CPUs: LowerFunctionalOpsPass lowers each
+    If into Switch and Merge nodes and inlines both branches; a cond nested
+    in a branch, a branch under its own device scope, a stateful branch
+    (If), conds on other devices than their inputs; placed and run."""
+    tf.compat.v1.enable_control_flow_v2()
+    tf.compat.v1.set_random_seed(5)
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+    y = tf.constant([[1.0, 0.0], [0.0, 1.0]], name="y")
+    m = tf.matmul(x, y, name="MatMul")
+    with tf.device("/cpu:1"):
+        s = tf.reduce_sum(m, name="s")
+    c = tf.cond(s > 0, lambda: m + y, lambda: m - y, name="cond")
+    tf.identity(c, name="out")
+
+    def small():
+        with tf.device("/cpu:1"):
+            return tf.cond(s > 5, lambda: m - 1.0, lambda: y, name="inner")
+
+    with tf.device("/cpu:2"):
+        c2 = tf.cond(s < 0, lambda: tf.identity(m * 2.0), small, name="outer")
+    tf.identity(c2, name="out2")
+    c3 = tf.cond(s > 1, lambda: m + tf.random.uniform([2, 2], seed=3), lambda: m, name="stateful")
+    tf.identity(c3, name="out3")
+
+
 def strided_slice_run(tf):
     """Issue 42: StridedSlice with every mask (shrink, ellipsis, new axis,
     begin and end masks, negative indices and strides, an empty range),
@@ -905,6 +933,9 @@ CASES = {
     "column_sums_run": (column_sums_run, "column_sums_run.pbtxt", [
         ("run", {}, False, "session", "",
          ["sum2", "mean2", "sum15", "mean15", "sum16", "mean16", "sum19", "mean19", "sum33", "mean33", "mean3d"]),
+    ]),
+    "cond_v2_run": (cond_v2_run, "cond_v2_run.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
     ]),
     "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
         ("run", {}, False, "session", "", ["a", "b", "c", "d", "e", "dims", "dx"]),

@@ -1,0 +1,47 @@
+// TensorFlow's InlineFunctionBody (inline_function_utils.cc), as
+// LowerFunctionalOpsPass calls it (lower_function_call_op.cc): a call node
+// replaced by its function's body between Identity nodes for its inputs
+// and outputs, "Func/<caller>/input/_N" and ".../output/_N", and NoOps
+// for its control edges; the body's nodes renamed "<caller>/<name>".
+#pragma once
+
+#include "core/base/status.h"
+#include "core/graph/function_library.h"
+#include "core/graph/graph.h"
+
+namespace tfrun {
+
+// Who decides the devices of the inlined nodes (InlinedFunctionBodyPlacer).
+enum class InlinedBodyPlacer {
+  // PartitionedCall, StatefulPartitionedCall and the calls lowering makes
+  // (_lower_as_multi_device_function): inputs on their producers' devices
+  // and colocated with them, body nodes on their own device with the
+  // caller's job/replica/task filled in (the caller's where they have
+  // none), outputs free.
+  kMultiDevice,
+  // A native call (the op names the function): everything on the caller's
+  // device.
+  kSingleDevice,
+};
+
+struct InlineOptions {
+  InlinedBodyPlacer placer = InlinedBodyPlacer::kMultiDevice;
+  // What the output control NoOp waits for: the FunctionDef's control_ret
+  // nodes (multi-device calls) or the output Identities (native calls).
+  bool output_control_from_control_rets = true;
+  // The caller's name stays: an IdentityN of the outputs (a Session's
+  // graph, fetchable), or a NoOp (a function's graph, or no outputs).
+  bool keep_caller_fetchable = true;
+};
+
+// Whether TensorFlow inlines `body` at `caller` (ValidateInlining): the
+// argument and result types match the call's, and the function is not
+// marked _noinline or api_implements. "" when it does, else why not.
+std::string WhyNotInlined(const Graph& graph, const Node& caller, const std::string& function,
+                          const FunctionBody& body);
+
+// Replaces node `caller` of `graph` with `body`. `graph`'s ids stay
+// stable: new nodes are appended, the caller is removed.
+Status InlineFunctionBody(Graph* graph, int caller, const FunctionBody& body, const InlineOptions& options);
+
+}  // namespace tfrun

@@ -1,0 +1,233 @@
+// TensorFlow's LowerFunctionalOpsPass (lower_functional_ops.cc,
+// lower_if_op.cc, lower_function_call_op.cc, 2.21): an If or StatelessIf
+// marked _lower_using_switch_merge (v2 control flow outside XLA) becomes
+// v1 control flow, Switch nodes into a call of each branch and Merge nodes
+// out, named "<if>/<infix>/_N" (Graph::NewName, one counter for the
+// graph); the calls that lowering makes (_lower_as_multi_device_function),
+// and every call where do_function_inlining is asked for, are inlined
+// (inline_function_body.h). Nodes are visited in id order, new ones too,
+// so nested conds and calls in inlined bodies are lowered in turn.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "core/graph/function_library.h"
+#include "core/graph/node_builder.h"
+#include "core/passes/inline_function_body.h"
+#include "core/passes/pass_registry.h"
+
+namespace tfrun {
+namespace {
+
+// Inlining a function that calls itself never ends; a graph this large
+// is refused as --max-nodes refuses a file's.
+constexpr size_t kMaxNodesAfterLowering = 1000000;
+
+bool BoolAttrIsTrue(const Graph& graph, const Node& node, std::string_view attr) {
+  const AttrValue* value = graph.AttrOf(node, attr);
+  return value != nullptr && value->type == "bool" && value->items == std::vector<std::string>{"true"};
+}
+
+bool StringAttrIsSet(const Graph& graph, const Node& node, std::string_view attr) {
+  return !graph.AttrText(node, attr).empty();
+}
+
+// The table type of output `index` of `node`, without "_REF".
+std::string OutputType(const Graph& graph, NodeOutput output) {
+  std::string type = graph.PropertiesOf(graph.nodes[output.node])->output_types[output.index];
+  if (IsRefType(type)) type.resize(type.size() - 4);
+  return type;
+}
+
+// CondBuilder (lower_if_op.cc).
+Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
+  const Node n = graph->nodes[if_id];  // a copy: adding nodes moves the vector
+  const std::string then_fn = graph->AttrText(n, "then_branch");
+  const std::string else_fn = graph->AttrText(n, "else_branch");
+  auto bad = [&](const std::string& text) {
+    return LocatedError(ErrorKind::kBadInput, graph->path, n.location, fmt::format("node '{}': {}", n.name, text),
+                        n.name);
+  };
+  if (then_fn.empty()) return bad("Then branch function missing");
+  if (else_fn.empty()) return bad("Else branch function missing");
+  for (const std::string& f : {then_fn, else_fn}) {
+    if (!graph->functions->Contains(f)) return bad(fmt::format("the graph's library has no function '{}'", f));
+  }
+  const std::string device = n.requested_device_text;
+  const NodeOutput pred = n.input(0);
+  auto spec = [&](std::string op, std::string name) {
+    NodeSpec s = ReplacementSpec(n, std::move(op), std::move(name));
+    s.device = device;
+    return s;
+  };
+  // The branch calls' names come first; the calls themselves after the
+  // Switch nodes that feed them.
+  const std::string then_name = graph->NewName(n.name + "/then");
+  const std::string else_name = graph->NewName(n.name + "/else");
+
+  NodeSpec switch_pred = spec("Switch", graph->NewName(n.name + "/switch_pred"));
+  switch_pred.inputs = {pred, pred};
+  TFRUN_ASSIGN_OR_RETURN(const int switch_pred_id, AddNode(graph, std::move(switch_pred)));
+  NodeSpec pivot_f = spec("Identity", graph->NewName(n.name + "/pivot_f"));
+  pivot_f.inputs = {{switch_pred_id, 0}};
+  TFRUN_ASSIGN_OR_RETURN(const int pivot_f_id, AddNode(graph, std::move(pivot_f)));
+  NodeSpec pivot_t = spec("Identity", graph->NewName(n.name + "/pivot_t"));
+  pivot_t.inputs = {{switch_pred_id, 1}};
+  TFRUN_ASSIGN_OR_RETURN(const int pivot_t_id, AddNode(graph, std::move(pivot_t)));
+
+  // A Switch per data input, on its producer's device; its `_class` names
+  // the producer without "loc:@", which colocates nothing.
+  NodeSpec then_call = spec(then_fn, then_name);
+  NodeSpec else_call = spec(else_fn, else_name);
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    const NodeOutput src = n.input(i);
+    const Node& producer = graph->nodes[src.node];
+    NodeSpec s = ReplacementSpec(n, "Switch", graph->NewName(n.name + "/" + producer.name));
+    s.device = producer.requested_device_text;
+    s.inputs = {src, pred};
+    s.attrs["_class"] = AttrValue{"list(string)", {producer.name}};
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(s)));
+    then_call.inputs.push_back({id, 1});
+    else_call.inputs.push_back({id, 0});
+  }
+  for (int c : n.control_inputs) graph->AddControlEdge(c, switch_pred_id);
+
+  then_call.attrs["_lower_as_multi_device_function"] = BoolAttr(true);
+  else_call.attrs["_lower_as_multi_device_function"] = BoolAttr(true);
+  then_call.control_inputs = {pivot_t_id};
+  else_call.control_inputs = {pivot_f_id};
+  TFRUN_ASSIGN_OR_RETURN(const int then_id, AddNode(graph, std::move(then_call)));
+  TFRUN_ASSIGN_OR_RETURN(const int else_id, AddNode(graph, std::move(else_call)));
+
+  std::vector<int> merges;
+  for (int i = 0; i < graph->nodes[then_id].num_outputs; ++i) {
+    NodeSpec merge = spec("Merge", graph->NewName(n.name + "/output"));
+    merge.inputs = {{then_id, i}, {else_id, i}};
+    merge.attrs["N"] = IntAttr(2);
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(merge)));
+    merges.push_back(id);
+  }
+  // Waits for both calls, so that a branch without outputs still runs.
+  NodeSpec executed = spec("Merge", graph->NewName(n.name + "/branch_executed"));
+  executed.inputs = {{pivot_t_id, 0}, {pivot_f_id, 0}};
+  executed.attrs["N"] = IntAttr(2);
+  executed.control_inputs = {then_id, else_id};
+  TFRUN_ASSIGN_OR_RETURN(const int executed_id, AddNode(graph, std::move(executed)));
+
+  // The If's name stays: an IdentityN of the merges, or a NoOp.
+  NodeSpec lowered = spec("NoOp", n.name);
+  if (keep_node_fetchable && !merges.empty()) {
+    lowered.op = "IdentityN";
+    AttrValue types{"list(type)", {}};
+    for (int m : merges) {
+      lowered.inputs.push_back({m, 0});
+      types.items.push_back(OutputType(*graph, {m, 0}));
+    }
+    lowered.attrs["T"] = std::move(types);
+  }
+  lowered.control_inputs = {executed_id};
+  TFRUN_ASSIGN_OR_RETURN(const int lowered_id, AddNode(graph, std::move(lowered)));
+
+  // Readers read the merges directly; control edges leave branch_executed.
+  const std::vector<int> readers = graph->nodes[if_id].consumers;
+  for (size_t k = 0; k < readers.size(); ++k) {
+    const int c = readers[k];
+    if (k > 0 && readers[k - 1] == c) continue;
+    for (size_t i = 0; i < graph->nodes[c].inputs.size(); ++i) {
+      if (graph->nodes[c].inputs[i] == if_id) graph->SetInput(c, i, {merges[graph->nodes[c].input(i).index], 0});
+    }
+    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
+    if (std::find(ctl.begin(), ctl.end(), if_id) != ctl.end()) graph->AddControlEdge(executed_id, c);
+  }
+  for (NodeOutput& f : graph->fetch) {
+    if (f.node == if_id) f = {lowered_id, f.index};
+  }
+  for (int& t : graph->targets) {
+    if (t == if_id) t = lowered_id;
+  }
+  graph->Remove(if_id);
+  return Status::Ok();
+}
+
+// RewriteFunctionCallNode (lower_function_call_op.cc).
+Status RewriteFunctionCallNode(Graph* graph, int id, const std::string& function, bool keep_caller_fetchable) {
+  const Node& n = graph->nodes[id];
+  InlineOptions options;
+  options.keep_caller_fetchable = keep_caller_fetchable;
+  const bool multi_device = n.op == "PartitionedCall" || n.op == "StatefulPartitionedCall" ||
+                            BoolAttrIsTrue(*graph, n, "_lower_as_multi_device_function");
+  options.placer = multi_device ? InlinedBodyPlacer::kMultiDevice : InlinedBodyPlacer::kSingleDevice;
+  options.output_control_from_control_rets = multi_device;
+  if (!graph->functions->Contains(function)) {
+    return LocatedError(ErrorKind::kBadInput, graph->path, n.location,
+                        fmt::format("node '{}': the graph's library has no function '{}'", n.name, function), n.name);
+  }
+  StatusOr<FunctionBody> body = graph->functions->Instantiate(function);
+  if (!body.ok()) return body.status();
+  // TensorFlow leaves a call it may not inline as it is.
+  if (!WhyNotInlined(*graph, n, function, *body).empty()) return Status::Ok();
+  return InlineFunctionBody(graph, id, *body, options);
+}
+
+}  // namespace
+
+Status LowerFunctionalOpsPass(PassContext& context) {
+  Graph& graph = *context.graph;
+  if (graph.functions == nullptr) return Status::Ok();
+  // A function's graph (it has _Arg or _Retval nodes) keeps NoOps where a
+  // Session's keeps fetchable IdentityN nodes.
+  const bool keep_fetchable = std::none_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& node) {
+    return node.op == "_Arg" || node.op == "_Retval";
+  });
+  // The functions each inlined node came from, innermost first: a call of
+  // a function already on its node's stack would be inlined forever.
+  struct CallStack {
+    std::string function;
+    std::shared_ptr<const CallStack> outer;
+  };
+  std::vector<std::shared_ptr<const CallStack>> stacks;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {  // grows as nodes are lowered
+    if (graph.nodes.size() > kMaxNodesAfterLowering) {
+      return BadInput(fmt::format("{}: lowering and inlining functions made more than {} nodes", graph.path,
+                                  kMaxNodesAfterLowering));
+    }
+    const Node& n = graph.nodes[i];
+    if (n.removed) continue;
+    if (StringAttrIsSet(graph, n, "_tpu_replicate") || StringAttrIsSet(graph, n, "_xla_compile_id")) continue;
+    const std::string function = CalledFunction(graph, n);
+    if (!function.empty() &&
+        (context.do_function_inlining || BoolAttrIsTrue(graph, n, "_lower_as_multi_device_function"))) {
+      std::shared_ptr<const CallStack> stack = i < stacks.size() ? stacks[i] : nullptr;
+      for (const CallStack* s = stack.get(); s != nullptr; s = s->outer.get()) {
+        if (s->function == function) {
+          return LocatedError(ErrorKind::kBadInput, graph.path, n.location,
+                              fmt::format("node '{}': function '{}' calls itself: inlining it would never end",
+                                          n.name, function),
+                              n.name);
+        }
+      }
+      const size_t before = graph.nodes.size();
+      TFRUN_RETURN_IF_ERROR(RewriteFunctionCallNode(&graph, static_cast<int>(i), function, keep_fetchable));
+      stacks.resize(graph.nodes.size());
+      auto inner = std::make_shared<const CallStack>(CallStack{function, stack});
+      for (size_t k = before; k < graph.nodes.size(); ++k) stacks[k] = inner;
+      continue;
+    }
+    if (!BoolAttrIsTrue(graph, n, "_lower_using_switch_merge")) continue;
+    if (n.op == "If" || n.op == "StatelessIf") {
+      // The branch calls it makes inherit its stack.
+      std::shared_ptr<const CallStack> stack = i < stacks.size() ? stacks[i] : nullptr;
+      const size_t before = graph.nodes.size();
+      TFRUN_RETURN_IF_ERROR(RewriteIfNode(&graph, static_cast<int>(i), keep_fetchable));
+      stacks.resize(graph.nodes.size());
+      for (size_t k = before; k < graph.nodes.size(); ++k) stacks[k] = stack;
+    } else {
+      return LocatedError(ErrorKind::kBadInput, graph.path, n.location,
+                          fmt::format("node '{}': {} with _lower_using_switch_merge is not lowered yet", n.name, n.op),
+                          n.name);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tfrun
