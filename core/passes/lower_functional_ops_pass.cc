@@ -9,6 +9,7 @@
 // so nested conds and calls in inlined bodies are lowered in turn.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "core/graph/function_library.h"
@@ -149,6 +150,165 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   return Status::Ok();
 }
 
+// LowerWhileHelper (lower_while_op.cc): Enter, Merge, a call of the cond
+// function, LoopCond, Switch, a call of the body, Exit and NextIteration
+// nodes; a resource input only enters the frame (is_constant).
+Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
+  const Node n = graph->nodes[while_id];  // a copy: adding nodes moves the vector
+  auto bad = [&](const std::string& text) {
+    return LocatedError(ErrorKind::kBadInput, graph->path, n.location, fmt::format("node '{}': {}", n.name, text),
+                        n.name);
+  };
+  const std::string cond_fn = graph->AttrText(n, "cond");
+  const std::string body_fn = graph->AttrText(n, "body");
+  if (cond_fn.empty()) return bad("While cond function missing");
+  if (body_fn.empty()) return bad("While body function missing");
+  for (const std::string& f : {cond_fn, body_fn}) {
+    if (!graph->functions->Contains(f)) return bad(fmt::format("the graph's library has no function '{}'", f));
+  }
+  const std::string parallel = graph->AttrText(n, "parallel_iterations");
+  if (parallel.empty()) return bad("parallel_iterations attr missing");
+  if (std::strtoll(parallel.c_str(), nullptr, 10) < 1) return bad("parallel_iterations must be > 0");
+  if (n.inputs.empty()) return bad("a While without loop variables");
+  const std::string device = n.requested_device_text;
+  const std::vector<std::string> input_types = graph->PropertiesOf(n)->input_types;  // a copy, as `n` is
+  auto is_resource = [&](size_t i) { return input_types[i] == "RESOURCE"; };
+  auto spec = [&](std::string op, std::string name, std::string on) {
+    NodeSpec s = ReplacementSpec(n, std::move(op), std::move(name));
+    s.device = std::move(on);
+    return s;
+  };
+  const std::string cond_name = graph->NewName(n.name + "/cond");
+  const std::string body_name = graph->NewName(n.name + "/body");
+
+  std::vector<int> enters;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const NodeOutput src = n.input(i);
+    NodeSpec enter = spec("Enter", graph->NewName(n.name + "/enter"), graph->nodes[src.node].requested_device_text);
+    enter.inputs = {src};
+    enter.attrs["frame_name"] = StringAttr(n.name);
+    enter.attrs["parallel_iterations"] = IntAttr(std::strtoll(parallel.c_str(), nullptr, 10));
+    if (is_resource(i)) enter.attrs["is_constant"] = BoolAttr(true);
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(enter)));
+    enters.push_back(id);
+  }
+  if (!n.control_inputs.empty()) {
+    NodeSpec control = spec("NoOp", graph->NewName(n.name + "/LoopControlInputs"), device);
+    control.control_inputs = n.control_inputs;
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(control)));
+    for (int e : enters) graph->AddControlEdge(id, e);
+  }
+  std::vector<int> lowered(n.inputs.size(), -1);  // input i -> its Merge/Switch/Exit/NextIteration index
+  std::vector<int> merges;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (is_resource(i)) continue;
+    lowered[i] = static_cast<int>(merges.size());
+    NodeSpec merge = spec("Merge", graph->NewName(n.name + "/merge"), graph->nodes[enters[i]].requested_device_text);
+    merge.inputs = {{enters[i], 0}, {enters[i], 0}};
+    merge.attrs["N"] = IntAttr(2);
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(merge)));
+    merges.push_back(id);
+  }
+  if (merges.empty()) return bad("a While whose loop variables are all resources");
+  NodeSpec cond_call = spec(cond_fn, cond_name, device);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    cond_call.inputs.push_back(is_resource(i) ? NodeOutput{enters[i], 0} : NodeOutput{merges[lowered[i]], 0});
+  }
+  cond_call.attrs["_lower_as_multi_device_function"] = BoolAttr(true);
+  cond_call.control_inputs = {merges[0]};
+  TFRUN_ASSIGN_OR_RETURN(const int cond_id, AddNode(graph, std::move(cond_call)));
+  NodeSpec loop_cond = spec("LoopCond", graph->NewName(n.name + "/LoopCond"), device);
+  loop_cond.inputs = {{cond_id, 0}};
+  TFRUN_ASSIGN_OR_RETURN(const int loop_cond_id, AddNode(graph, std::move(loop_cond)));
+
+  std::vector<int> switches;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (is_resource(i)) continue;
+    const int merge = merges[lowered[i]];
+    const std::string& input_name = graph->nodes[n.inputs[i]].name;
+    NodeSpec sw = spec("Switch", graph->NewName(n.name + "/" + input_name + "_switch"),
+                       graph->nodes[merge].requested_device_text);
+    sw.inputs = {{merge, 0}, {loop_cond_id, 0}};
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(sw)));
+    switches.push_back(id);
+  }
+  NodeSpec body_call = spec(body_fn, body_name, device);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    body_call.inputs.push_back(is_resource(i) ? NodeOutput{enters[i], 0} : NodeOutput{switches[lowered[i]], 1});
+  }
+  body_call.attrs["_lower_as_multi_device_function"] = BoolAttr(true);
+  TFRUN_ASSIGN_OR_RETURN(const int body_id, AddNode(graph, std::move(body_call)));
+  NodeSpec body_control = spec("Identity", graph->NewName(n.name + "/loop_body_control"), device);
+  body_control.inputs = {{switches[0], 1}};
+  TFRUN_ASSIGN_OR_RETURN(const int body_control_id, AddNode(graph, std::move(body_control)));
+  graph->AddControlEdge(body_control_id, body_id);
+
+  std::vector<int> exits;
+  std::vector<NodeOutput> outputs;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (is_resource(i)) {
+      outputs.push_back(n.input(i));  // never read; the IdentityN needs one
+      continue;
+    }
+    const int sw = switches[lowered[i]];
+    NodeSpec exit = spec("Exit", graph->NewName(n.name + "/exit"), graph->nodes[sw].requested_device_text);
+    exit.inputs = {{sw, 0}};
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(exit)));
+    exits.push_back(id);
+    outputs.push_back({id, 0});
+  }
+  NodeSpec executed = spec("NoOp", graph->NewName(n.name + "/LoopExecuted"), device);
+  executed.control_inputs = exits;
+  TFRUN_ASSIGN_OR_RETURN(const int executed_id, AddNode(graph, std::move(executed)));
+  NodeSpec kept = spec("NoOp", n.name, device);
+  if (keep_node_fetchable) {
+    kept.op = "IdentityN";
+    AttrValue types{"list(type)", {}};
+    for (const NodeOutput& o : outputs) {
+      kept.inputs.push_back(o);
+      types.items.push_back(OutputType(*graph, o));
+    }
+    kept.attrs["T"] = std::move(types);
+  } else {
+    kept.control_inputs = {executed_id};
+  }
+  TFRUN_ASSIGN_OR_RETURN(const int kept_id, AddNode(graph, std::move(kept)));
+
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (is_resource(i)) continue;
+    const int merge = merges[lowered[i]];
+    NodeSpec next = spec("NextIteration", graph->NewName(n.name + "/next_iteration"),
+                         graph->nodes[merge].requested_device_text);
+    next.inputs = {{body_id, static_cast<int>(i)}};
+    next.control_inputs = {body_id};
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(next)));
+    graph->SetInput(merge, 1, {id, 0});
+  }
+
+  // Readers read the exits (a resource output: what entered); control
+  // edges leave LoopExecuted.
+  const std::vector<int> readers = graph->nodes[while_id].consumers;
+  for (size_t k = 0; k < readers.size(); ++k) {
+    const int c = readers[k];
+    if (k > 0 && readers[k - 1] == c) continue;
+    for (size_t i = 0; i < graph->nodes[c].inputs.size(); ++i) {
+      if (graph->nodes[c].inputs[i] != while_id) continue;
+      const int output = graph->nodes[c].input(i).index;
+      graph->SetInput(c, i, is_resource(output) ? n.input(output) : NodeOutput{exits[lowered[output]], 0});
+    }
+    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
+    if (std::find(ctl.begin(), ctl.end(), while_id) != ctl.end()) graph->AddControlEdge(executed_id, c);
+  }
+  for (NodeOutput& f : graph->fetch) {
+    if (f.node == while_id) f = {kept_id, f.index};
+  }
+  for (int& t : graph->targets) {
+    if (t == while_id) t = kept_id;
+  }
+  graph->Remove(while_id);
+  return Status::Ok();
+}
+
 // RewriteFunctionCallNode (lower_function_call_op.cc).
 Status RewriteFunctionCallNode(Graph* graph, int id, const std::string& function, bool keep_caller_fetchable) {
   const Node& n = graph->nodes[id];
@@ -219,6 +379,12 @@ Status LowerFunctionalOpsPass(PassContext& context) {
       std::shared_ptr<const CallStack> stack = i < stacks.size() ? stacks[i] : nullptr;
       const size_t before = graph.nodes.size();
       TFRUN_RETURN_IF_ERROR(RewriteIfNode(&graph, static_cast<int>(i), keep_fetchable));
+      stacks.resize(graph.nodes.size());
+      for (size_t k = before; k < graph.nodes.size(); ++k) stacks[k] = stack;
+    } else if (n.op == "While" || n.op == "StatelessWhile") {
+      std::shared_ptr<const CallStack> stack = i < stacks.size() ? stacks[i] : nullptr;
+      const size_t before = graph.nodes.size();
+      TFRUN_RETURN_IF_ERROR(RewriteWhileNode(&graph, static_cast<int>(i), keep_fetchable));
       stacks.resize(graph.nodes.size());
       for (size_t k = before; k < graph.nodes.size(); ++k) stacks[k] = stack;
     } else {

@@ -3,6 +3,9 @@
 // nodes it placed, by name and op).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/graph/function_library.h"
 #include "core/graph_def/graph_def_import.h"
 #include "core/passes/pass_registry.h"
 
@@ -74,6 +77,65 @@ TEST(PassesTest, ParallelConcatBecomesABufferAndUpdates) {
                             "pc/Internal/_1 (_ParallelConcatUpdate)", "pc/Internal/_2 (_ParallelConcatUpdate)",
                             "pc (Identity)"}));
   EXPECT_EQ(g.Find("pc")->control_inputs.size(), 2u);
+}
+
+}  // namespace
+}  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+// A text GraphDef imported and run through the passes: the first error.
+std::string PassError(const std::string& text) {
+  StatusOr<TfGraphFile> file = ParseTfGraphBytes(text, "g.pbtxt", "");
+  if (!file.ok()) return "parse: " + file.status().message();
+  StatusOr<Graph> g = ImportGraphDef(*file, "g.pbtxt", GraphDefImportOptions());
+  if (!g.ok()) return "import: " + g.status().message();
+  const Status s = RunPrePlacementPasses(&*g, nullptr);
+  return s.ok() ? "" : s.message();
+}
+
+const char kScalar[] =
+    "node { name: 'x' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { tensor "
+    "{ dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }\n";
+
+TEST(LowerFunctionalOpsTest, AFunctionThatCallsItselfIsAnErrorNotAnEndlessGraph) {
+  const std::string text = std::string(kScalar) +
+                           "node { name: 'call' op: 'f' input: 'x' attr { key: '_lower_as_multi_device_function' "
+                           "value { b: true } } }\n"
+                           "library { function { signature { name: 'f' input_arg { name: 'a' type: DT_FLOAT } "
+                           "output_arg { name: 'out' type: DT_FLOAT } } node_def { name: 'inner' op: 'f' input: 'a' "
+                           "attr { key: '_lower_as_multi_device_function' value { b: true } } } ret { key: 'out' "
+                           "value: 'inner:out:0' } } }\n";
+  EXPECT_EQ(PassError(text), "g.pbtxt:2:8: node 'call/inner': function 'f' calls itself: inlining it would never end");
+}
+
+TEST(LowerFunctionalOpsTest, ABranchMissingFromTheLibraryIsNamed) {
+  const std::string text =
+      std::string(kScalar) +
+      "node { name: 'p' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' value { tensor "
+      "{ dtype: DT_BOOL tensor_shape {} bool_val: true } } } }\n"
+      "node { name: 'c' op: 'StatelessIf' input: 'p' input: 'x' attr { key: 'Tcond' value { type: DT_BOOL } } attr { "
+      "key: 'Tin' value { list { type: DT_FLOAT } } } attr { key: 'Tout' value { list { type: DT_FLOAT } } } attr { "
+      "key: 'then_branch' value { func { name: 't' } } } attr { key: 'else_branch' value { func { name: 'nope' } } } "
+      "attr { key: '_lower_using_switch_merge' value { b: true } } }\n"
+      "library { function { signature { name: 't' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'out' "
+      "type: DT_FLOAT } } node_def { name: 'n' op: 'Neg' input: 'a' attr { key: 'T' value { type: DT_FLOAT } } } ret "
+      "{ key: 'out' value: 'n:y:0' } } }\n";
+  EXPECT_EQ(PassError(text), "g.pbtxt:3:8: node 'c': the graph's library has no function 'nope'");
+}
+
+// TensorFlow's names and order for a lowered cond (graphs/tf/cond_v2_run:
+// the Session's log of the same graph, 110 lines, is its golden).
+TEST(LowerFunctionalOpsTest, ACondBecomesSwitchAndMergeWithItsBranchesInlined) {
+  const Graph g = Rewritten("graphs/tf/cond_v2_run.pbtxt");
+  const std::vector<std::string> nodes = NodesOf(g);
+  auto at = [&](const std::string& node) { return std::find(nodes.begin(), nodes.end(), node) - nodes.begin(); };
+  EXPECT_LT(at("cond/switch_pred/_2 (Switch)"), at("cond/output/_7 (Merge)"));
+  EXPECT_LT(at("cond (IdentityN)"), at("Func/cond/then/_0/input_control_node/_27 (NoOp)"));
+  EXPECT_LT(at("cond/then/_0/add_0 (AddV2)"), at("cond/then/_0 (IdentityN)"));
+  EXPECT_LT(at("outer/else/_10/inner/then/_57/sub_0 (Sub)"), static_cast<long>(nodes.size()));
+  for (const Node& n : g.nodes) EXPECT_TRUE(n.op != "If" && n.op != "StatelessIf" && CalledFunction(g, n).empty()) << n.name;
 }
 
 }  // namespace

@@ -549,6 +549,31 @@ def cond_v2_run(tf):
     tf.identity(c3, name="out3")
 
 
+def while_v2_run(tf):
+    """Issue 43: tf.while_loop in control flow v2 (StatelessWhile and While
+    nodes, cond and body functions of the graph's library) in a Session on
+    three CPUs: LowerFunctionalOpsPass lowers each into Enter, Merge,
+    Switch, Exit and NextIteration nodes and inlines the cond and body; a
+    loop on its own device, loop variables from other devices, a cond
+    inside the body, a stateful body (While); placed and run."""
+    tf.compat.v1.enable_control_flow_v2()
+    tf.compat.v1.set_random_seed(7)
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+    with tf.device("/cpu:1"):
+        y = tf.constant([[1.0, 0.0], [0.0, 1.0]], name="y")
+    i0 = tf.constant(0, name="i0")
+    _, a = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, tf.matmul(v, y) + 1.0), [i0, x], name="loop")
+    tf.identity(a, name="out")
+    with tf.device("/cpu:2"):
+        _, b = tf.while_loop(lambda i, v: i < 4,
+                             lambda i, v: (i + 1, tf.cond(tf.equal(i % 2, 0), lambda: v * 2.0, lambda: v - 1.0)),
+                             [i0, y], name="on2")
+    tf.identity(b, name="out2")
+    _, c = tf.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v + tf.random.uniform([2, 2], seed=1)), [i0, x],
+                         name="stateful")
+    tf.identity(c, name="out3")
+
+
 def strided_slice_run(tf):
     """Issue 42: StridedSlice with every mask (shrink, ellipsis, new axis,
     begin and end masks, negative indices and strides, an empty range),
@@ -935,6 +960,9 @@ CASES = {
          ["sum2", "mean2", "sum15", "mean15", "sum16", "mean16", "sum19", "mean19", "sum33", "mean33", "mean3d"]),
     ]),
     "cond_v2_run": (cond_v2_run, "cond_v2_run.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
+    ]),
+    "while_v2_run": (while_v2_run, "while_v2_run.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
     ]),
     "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
