@@ -137,6 +137,21 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("N")
       ->check(Quiet(0, 1024))
       ->group(kGraphAndDevices);
+  app->add_option("--call", options->call,
+                  "place a function of the graph's library as eager TensorFlow 2 places it when the function is "
+                  "called: its body, every call in it inlined, on the call's device first, softly")
+      ->type_name("FUNCTION")
+      ->group(kGraphAndDevices);
+  app->add_option("--call-device", options->call_device,
+                  "with --call: the call's device (default: eager's, GPU:0 where there is one, else CPU:0)")
+      ->type_name("DEVICE")
+      ->group(kGraphAndDevices);
+  app->add_option("--arg-device", options->arg_devices,
+                  "with --call: where argument ARG (the FunctionDef's name) lives (default: the call's device; "
+                  "repeatable)")
+      ->type_name("ARG=DEVICE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(kGraphAndDevices);
   app->add_option("--inter-op-threads", options->inter_op_threads,
                   "nodes run at once on CPUs; 0 or 1: one at a time (default: the graph's "
                   "inter_op_parallelism_threads)")

@@ -23,6 +23,12 @@ struct RunOptions {
   // device rewrite) and which SavedModel MetaGraphDef ("": the first).
   std::string import_semantics = "session";
   std::string saved_model_tag;
+  // --call FUNCTION: a library function placed as a TF2 call places its
+  // body (--call-device: the call's device; --arg-device ARG=DEVICE: where
+  // an argument lives).
+  std::string call;
+  std::string call_device;
+  std::vector<std::string> arg_devices;
   std::vector<std::string> fetch;
   // --targets NODE: run before the fetches, printing nothing, each its own
   // sess.run in the order given (init, then train).

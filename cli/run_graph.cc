@@ -156,6 +156,9 @@ SessionOptions SessionOptionsFor(const RunOptions& options, const CompatProfile*
   s.load = options.limits;
   s.import.semantics = options.import_semantics == "python" ? ImportSemantics::kPython : ImportSemantics::kSession;
   s.import.saved_model_tag = options.saved_model_tag;
+  s.call = options.call;
+  s.call_device = options.call_device;
+  s.arg_devices = options.arg_devices;
   s.fetch = options.fetch;
   s.targets = options.targets;
   s.init = options.init;

@@ -147,6 +147,16 @@ struct Node {
 
   SourceLocation location;
 
+  // A function's _Arg or _Retval pinned before placement, as TensorFlow's
+  // PinArgsAndRets pins them when a TF2 call instantiates the function
+  // (--call): the placer takes the device `pinned_device` names (an
+  // _Arg's: exactly that device; "" for the call's), or, for a _Retval
+  // that only asks, the one device it matches (the call's when none does,
+  // under soft placement; the placer's choice when several do).
+  enum class Pin : uint8_t { kNone, kExact, kMatch };
+  Pin pin = Pin::kNone;
+  std::string pinned_device;
+
   // Graph::Remove dropped it: a pass's tombstone, gone after Graph::Compact.
   bool removed = false;
 };

@@ -101,9 +101,9 @@ bool IsMetadata(const Node& node) { return node.cls == NodeClass::kMetadata; }
 class Placer {
  public:
   Placer(const Graph& graph, const DeviceSet& devices, bool soft, const CompatProfile& profile,
-         const std::vector<int>& explain)
+         const std::vector<int>& explain, const std::string& call_device)
       : graph_(graph), devices_(devices), soft_(soft), profile_(profile), colocation_(graph, devices, soft),
-        explain_(explain) {
+        explain_(explain), call_device_text_(call_device) {
     sorted_ = devices.InPlacementOrder();
     if (!explain_.empty()) colocation_.RecordJoins();
     if (profile.error_style == PlacementErrorStyle::kTf2) colocation_.ReportMissingKernels();
@@ -142,9 +142,12 @@ class Placer {
     p->log_notes = colocation_.log_notes();
     p->request_overridden = colocation_.overridden();
     TFRUN_RETURN_IF_ERROR(initialized_);
+    TFRUN_RETURN_IF_ERROR(PlacePinned(p));
     std::vector<int> first, second;
     for (int id : p->import_order) {
-      (profile_.generators_last && IsGenerator(graph_, graph_.nodes[id]) ? second : first).push_back(id);
+      const Node& node = graph_.nodes[id];
+      const bool deferred = profile_.generators_last && IsGenerator(graph_, node) && p->device_of[id] < 0;
+      (deferred ? second : first).push_back(id);
     }
     for (int id : first) {
       TFRUN_RETURN_IF_ERROR(Failed(id, PlaceNode(id, p)));
@@ -164,6 +167,87 @@ class Placer {
       }
     }
     return Status::Ok();
+  }
+
+  // A TF2 call's function (PinArgsAndRets, then the placer's first pass
+  // logs them where it meets them): the call's device, and each pinned
+  // node's group placed.
+  Status PlacePinned(Placement* p) {
+    if (call_device_text_.empty()) return Status::Ok();
+    if (call_device_text_ == "default") {
+      call_device_ = sorted_.empty() ? -1 : sorted_[0];
+    } else {
+      StatusOr<DeviceSpec> spec = DeviceSpec::Parse(call_device_text_);
+      if (!spec.ok()) return BadInput(fmt::format("--call-device: {}", spec.status().message()));
+      const std::vector<int> matching = MatchingDevices(*spec);
+      if (matching.empty()) {
+        return BadInput(fmt::format("--call-device: no device matches '{}'", call_device_text_));
+      }
+      call_device_ = matching[0];
+    }
+    for (const Node& node : graph_.nodes) {
+      if (node.pin == Node::Pin::kNone || p->device_of[node.id] >= 0) continue;
+      std::vector<int> matching = {call_device_};
+      if (!node.pinned_device.empty()) {
+        StatusOr<DeviceSpec> spec = DeviceSpec::Parse(node.pinned_device);
+        if (!spec.ok()) return graph_.ErrorAt(ErrorKind::kBadInput, node, spec.status().message());
+        matching = MatchingDevices(*spec);
+      }
+      if (node.pin == Node::Pin::kExact) {
+        if (matching.empty()) {
+          return graph_.ErrorAt(ErrorKind::kBadInput, node,
+                                fmt::format("argument '{}': no device matches '{}'", node.name, node.pinned_device));
+        }
+        AssignGroup(node.id, matching[0], false, p);
+        continue;
+      }
+      // A _Retval's request (PinArgsAndRets' rule).
+      if (matching.empty()) {
+        if (!soft_) {
+          return graph_.ErrorAt(ErrorKind::kPlacement, node,
+                                fmt::format("Unable to find any devices for spec {}", node.pinned_device));
+        }
+        AssignGroup(node.id, call_device_, false, p);
+      } else if (matching.size() == 1) {
+        AssignGroup(node.id, matching[0], false, p);
+      } else if (!OnOneTask(matching)) {
+        std::vector<std::string> names;
+        for (int d : matching) names.push_back(devices_[d].name);
+        return graph_.ErrorAt(
+            ErrorKind::kPlacement, node,
+            fmt::format("When FunctionLibraryRuntime::Options.output_devices are not specified for a multi-device "
+                        "function, the device specification on the output node must match exactly one device. "
+                        "Matched devices are [{}]",
+                        fmt::join(names, ", ")));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The devices that match `spec`, in placement order.
+  std::vector<int> MatchingDevices(const DeviceSpec& spec) const {
+    std::vector<int> out;
+    for (int d : sorted_) {
+      if (spec.Matches(devices_[d].spec)) out.push_back(d);
+    }
+    return out;
+  }
+
+  bool OnOneTask(const std::vector<int>& ds) const {
+    for (int d : ds) {
+      const DeviceSpec& a = devices_[d].spec;
+      const DeviceSpec& b = devices_[ds[0]].spec;
+      if (a.job != b.job || a.replica != b.replica || a.task != b.task) return false;
+    }
+    return true;
+  }
+
+  // Eager's default_local_device goes first among candidates it is one of
+  // (ColocationGraph::FilterSupportedDevices).
+  void CallDeviceFirst(std::vector<int>* candidates) const {
+    if (call_device_ < 0) return;
+    auto it = std::find(candidates->begin(), candidates->end(), call_device_);
+    if (it != candidates->end()) std::rotate(candidates->begin(), it, it + 1);
   }
 
   // Remembers which group failed, for --explain.
@@ -193,6 +277,12 @@ class Placer {
   // resource asked for (GetPreferredSoftDeviceName), then only job,
   // replica and task (GetSoftDeviceName).
   Candidates FindCandidates(int id) {
+    Candidates c = FindRequestedCandidates(id);
+    CallDeviceFirst(&c.devices);
+    return c;
+  }
+
+  Candidates FindRequestedCandidates(int id) {
     Candidates c;
     const DeviceSpec& request = colocation_.RequestOf(id);
     c.matched = request;
@@ -573,13 +663,17 @@ class Placer {
   std::unordered_map<int, Decision> decisions_;
   int failed_root_ = -1;
   Status initialized_;
+  // A TF2 call's device, as given and as found (-1: a Session's graph).
+  const std::string call_device_text_;
+  int call_device_ = -1;
 };
 
 }  // namespace
 
 Status PlaceGraph(const Graph& graph, const DeviceSet& devices, bool allow_soft_placement,
-                  const CompatProfile& profile, Placement* placement, const std::vector<int>& explain) {
-  return Placer(graph, devices, allow_soft_placement, profile, explain).Run(placement);
+                  const CompatProfile& profile, Placement* placement, const std::vector<int>& explain,
+                  const std::string& call_device) {
+  return Placer(graph, devices, allow_soft_placement, profile, explain, call_device).Run(placement);
 }
 
 }  // namespace tfrun

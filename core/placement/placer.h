@@ -49,8 +49,15 @@ std::vector<int> ImportOrder(const Graph& graph, ImportOrder order);
 // TensorFlow has already logged by then.
 // `explain`: node ids to explain (--explain), into
 // `placement->explanations`.
+// `call_device`: placing the body of a function a TF2 call runs (--call):
+// eager's default_local_device, the call's device, goes first among every
+// node's candidates, and the pinned _Arg and _Retval nodes (Node::pin) are
+// placed before the rest; "" in a Session's graph. `call_device` is a
+// device spec; "default" names eager's default device (the first device in
+// placement order: GPU:0 where there is one).
 Status PlaceGraph(const Graph& graph, const DeviceSet& devices,
                   bool allow_soft_placement, const CompatProfile& profile,
-                  Placement* placement, const std::vector<int>& explain = {});
+                  Placement* placement, const std::vector<int>& explain = {},
+                  const std::string& call_device = "");
 
 }  // namespace tfrun

@@ -8,8 +8,10 @@
 
 #include "core/base/did_you_mean.h"
 #include "core/base/process_memory.h"
+#include "core/graph/function_library.h"
 #include "core/graph_def/graph_file_loader.h"
 #include "core/passes/pass_registry.h"
+#include "core/passes/pin_args_and_rets.h"
 #include "core/placement/placement_explanation.h"
 #include "core/placement/placement_log.h"
 #include "core/printing/array_printer.h"
@@ -32,7 +34,8 @@ class GraphSession : public Session {
 
  protected:
   Status Place(bool log, std::string* stdout_text) override {
-    const Status placed = PlaceGraph(graph_, *devices_, SoftPlacement(), *options_.profile, &placement_, explain_);
+    const Status placed =
+        PlaceGraph(graph_, *devices_, SoftPlacement(), *options_.profile, &placement_, explain_, CallDevice());
     if (log) *stdout_text += PlacementLines(graph_, *devices_, placement_, *options_.profile);
     AppendExplanations(stdout_text);
     return placed;
@@ -85,7 +88,7 @@ Status Session::RunStages(std::string* stdout_text) {
   if (fetch_.empty() && target_runs_.empty() && init_runs_.empty() && !is_eager() && !place_only_) {
     // A TF1 program with nothing to fetch makes its session (which prints
     // the device mapping) and runs no step: nothing is placed or logged.
-    if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
+    if (log && PrintsDeviceMapping()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
     ExplainUnplaced(stdout_text);
     return Status::Ok();
   }
@@ -158,6 +161,7 @@ Status Session::Load() {
                                 options_.profile->name, options_.graph_path));
   }
   graph_ = std::move(*graph);
+  if (!options_.call.empty()) TFRUN_RETURN_IF_ERROR(InstantiateCall());
   record_.graph = &graph_;
   record_.timings.load_ms = MsSince(t0);
   record_.peak_rss_bytes.load = PeakResidentBytes();
@@ -352,7 +356,7 @@ Status Session::BuildRunDevices(bool log) {
 // the mapping.
 Status Session::OpenSession(bool log, std::string* stdout_text) {
   // A distributed master session prints no mapping (only DirectSession does).
-  if (log && graph_.config.cluster.empty()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
+  if (log && PrintsDeviceMapping()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
   TFRUN_ASSIGN_OR_RETURN(feeds_, host_.ReadFeeds(graph_));
   record_.feeds = &feeds_;
   return Status::Ok();
@@ -378,8 +382,50 @@ bool Session::AnswerFromFeeds() {
 }
 
 bool Session::SoftPlacement() const {
-  return !options_.no_soft_placement &&
-         (options_.soft_placement || graph_.config.allow_soft_placement || options_.profile->soft_placement_default);
+  // Eager TensorFlow 2 places a called function softly.
+  return !options_.no_soft_placement && (options_.soft_placement || graph_.config.allow_soft_placement ||
+                                         options_.profile->soft_placement_default || !options_.call.empty());
+}
+
+std::string Session::CallDevice() const {
+  if (options_.call.empty()) return "";
+  return options_.call_device.empty() ? "default" : options_.call_device;
+}
+
+Status Session::InstantiateCall() {
+  const std::string& name = options_.call;
+  if (graph_.functions == nullptr || !graph_.functions->Contains(name)) {
+    return BadInput(fmt::format("--call: {} has no function '{}'{}", graph_.path, name,
+                                graph_.functions == nullptr
+                                    ? " (it has no function library)"
+                                    : fmt::format(" (its library has {}, e.g. '{}')", graph_.functions->size(),
+                                                  graph_.functions->FirstName())));
+  }
+  TFRUN_ASSIGN_OR_RETURN(FunctionBody body, graph_.functions->Instantiate(name));
+  std::vector<std::string> arg_devices(body.signature.input_names.size());
+  for (const std::string& given : options_.arg_devices) {
+    const size_t eq = given.find('=');
+    const std::string arg = given.substr(0, eq);
+    auto it = std::find(body.signature.input_names.begin(), body.signature.input_names.end(), arg);
+    if (eq == std::string::npos || it == body.signature.input_names.end()) {
+      return BadInput(fmt::format("--arg-device {}: '{}' takes {}", given, name,
+                                  body.signature.input_names.empty()
+                                      ? std::string("no arguments")
+                                      : fmt::format("ARG=DEVICE for ARG one of {}",
+                                                    fmt::join(body.signature.input_names, ", "))));
+    }
+    arg_devices[it - body.signature.input_names.begin()] = given.substr(eq + 1);
+  }
+  Graph call = std::move(body.graph);
+  call.path = graph_.path;
+  call.source = GraphSource::kTensorFlow;
+  call.config = graph_.config;
+  // Eager TensorFlow inlines every call into the function it runs.
+  call.config.do_function_inlining = true;
+  call.functions = graph_.functions;
+  PinArgsAndRets(&call, arg_devices);
+  graph_ = std::move(call);
+  return Status::Ok();
 }
 
 void Session::AppendExplanations(std::string* stdout_text) const {
@@ -394,7 +440,7 @@ void Session::AppendExplanations(std::string* stdout_text) const {
 void Session::ExplainUnplaced(std::string* stdout_text) {
   if (explain_.empty()) return;
   Placement placement;
-  (void)PlaceGraph(graph_, *devices_, SoftPlacement(), *options_.profile, &placement, explain_);
+  (void)PlaceGraph(graph_, *devices_, SoftPlacement(), *options_.profile, &placement, explain_, CallDevice());
   placement_.explanations = std::move(placement.explanations);
   AppendExplanations(stdout_text);
 }

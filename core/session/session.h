@@ -39,6 +39,12 @@ struct SessionOptions {
   const CompatProfile* profile = nullptr;  // --compat's (never null)
   LoadOptions load;                        // limits; construction_errors comes from the profile
   GraphDefImportOptions import;
+  // A TF2 call (--call): the library function whose body is placed, the
+  // call's device ("": eager's default) and where its arguments live
+  // ("ARG=DEVICE"; an argument not named lives on the call's device).
+  std::string call;
+  std::string call_device;
+  std::vector<std::string> arg_devices;
   // Names as the user gave them, resolved against the loaded graph.
   std::vector<std::string> fetch;    // "": the graph file's own fetch list
   std::vector<std::string> targets;  // each one run before the fetches (else the file's `targets:`)
@@ -203,6 +209,12 @@ class Session {
   virtual bool is_eager() const { return false; }
 
   bool SoftPlacement() const;
+  // PlaceGraph's call device: "" for a Session's graph, "default" or
+  // --call-device's for a TF2 call.
+  std::string CallDevice() const;
+  // DirectSession prints the device mapping; a distributed master and an
+  // eager function call do not.
+  bool PrintsDeviceMapping() const { return graph_.config.cluster.empty() && options_.call.empty(); }
   bool Numpy2() const { return options_.numpy2.value_or(options_.profile->numpy2); }
   // --explain's text after the placement log; ExplainUnplaced places only
   // to explain, for a run that places nothing.
@@ -228,6 +240,9 @@ class Session {
   Status RunStages(std::string* stdout_text);
   Status CheckTrainingOptions() const;
   Status Load();
+  // --call: the function's body instantiated in place of the graph, its
+  // arguments and results pinned (PinArgsAndRets).
+  Status InstantiateCall();
   Status ResolveFetch();
   // init_runs_ (one per --init) and target_runs_: one run per --targets,
   // else the file's `targets:` as one.

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""TensorFlow 2 function calls, placed by eager TensorFlow 2.21, and the
+goldens tfrun's --call is checked against (testdata/golden/DERIVATIONS.md,
+"TF2 calls"): each case defines a tf.function, calls it once on three
+logical CPUs with set_log_device_placement(True), and keeps the placement
+lines TensorFlow prints for that call; tools/export_tf2_function.py writes
+the function's graph (call_NAME.pbtxt) and the call's flags.
+
+  /root/.cache/tfrun/tf-venv/bin/python graphs/tf/make_tf2_calls.py [CASE...]
+"""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+
+
+def plain(tf):
+    @tf.function
+    def f(x, y):
+        return tf.matmul(x, y) + y
+    return f, None
+
+
+def device(tf):
+    @tf.function
+    def f(x, y):
+        m = tf.matmul(x, y)
+        with tf.device("/CPU:2"):
+            a = m + y
+        return a
+    return f, None
+
+
+def outer(tf):
+    @tf.function
+    def f(x, y):
+        return tf.matmul(x, y) + y
+    return f, "/CPU:1"
+
+
+def const(tf):
+    @tf.function
+    def f(x, y):
+        c = tf.constant([[1.0, 1.0], [1.0, 1.0]])
+        with tf.device("/CPU:2"):
+            n = -tf.matmul(x, c)
+        return n + y
+    return f, None
+
+
+def cond(tf):
+    @tf.function
+    def f(x, y):
+        m = tf.matmul(x, y)
+        return tf.cond(tf.reduce_sum(m) > 0.0, lambda: m + y, lambda: m - y)
+    return f, None
+
+
+def loop(tf):
+    @tf.function
+    def f(x, y):
+        def body(i, acc):
+            with tf.device("/CPU:1"):
+                acc = acc + y
+            return i + 1, acc
+        _, out = tf.while_loop(lambda i, acc: i < 3, body, [tf.constant(0), x])
+        return out
+    return f, None
+
+
+def nested(tf):
+    @tf.function
+    def inner(a):
+        with tf.device("/CPU:2"):
+            b = a * 2.0
+        return b + 1.0
+
+    @tf.function
+    def f(x, y):
+        return inner(tf.matmul(x, y))
+    return f, "/CPU:1"
+
+
+def identity_chain(tf):
+    @tf.function
+    def f(x, y):
+        with tf.device("/CPU:2"):
+            a = x * y
+        return tf.identity(tf.identity(a))
+    return f, None
+
+
+CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond": cond, "loop": loop,
+         "nested": nested, "identity_chain": identity_chain}
+# Cases whose first argument lives on CPU:1.
+ARG_ON_CPU1 = {"outer"}
+
+
+def run_case(name):
+    """In a process of its own: three logical CPUs, the call, its lines."""
+    import tensorflow as tf
+    tf.debugging.set_log_device_placement(True)  # before anything lists devices
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 3)
+    from export_tf2_function import export_call
+    f, call_device = CASES[name](tf)
+    with tf.device("/CPU:1" if name in ARG_ON_CPU1 else "/CPU:0"):
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    y = tf.constant([[1.0, 0.0], [0.0, 1.0]])
+    print("==CALL", flush=True)
+    if call_device:
+        with tf.device(call_device):
+            f(x, y)
+    else:
+        f(x, y)
+    print("==END", flush=True)
+    flags = export_call(f, x, y, path=os.path.join(HERE, f"call_{name}.pbtxt"))
+    print("==FLAGS " + flags + (f" --call-device {call_device}" if call_device else ""), flush=True)
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--case":
+        run_case(sys.argv[2])
+        return
+    names = sys.argv[1:] or list(CASES)
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
+    for name in names:
+        p = subprocess.run([sys.executable, __file__, "--case", name], capture_output=True, text=True, env=env,
+                           check=True)
+        lines = p.stdout.splitlines()
+        call = lines[lines.index("==CALL") + 1:lines.index("==END")]
+        placement = [l for l in call if re.match(r"^\S+: \(\w+\): /job:", l)]
+        flags = next(l for l in lines if l.startswith("==FLAGS "))[len("==FLAGS "):]
+        stem = os.path.join(HERE, f"call_{name}.call")
+        with open(stem + ".expected", "w") as out:
+            out.write(f"# args: {flags} --log-placement --device-count CPU=3\n" + "".join(l + "\n" for l in placement))
+        with open(stem + ".expected-stderr", "w") as out:
+            out.write("")
+        print(f"call_{name}.call: {len(placement)} placement lines")
+
+
+if __name__ == "__main__":
+    main()
