@@ -250,6 +250,15 @@ struct Graph {
     std::string close_op;
   };
   std::vector<QueueRunner> queue_runners;
+  // A graph_def wrapper's TF2 call (`call:`, `call_device:`,
+  // `arg_devices:`, graph-format.md): the library function whose body is
+  // placed as eager TensorFlow 2 calls it; `function` "" for none.
+  struct Call {
+    std::string function;
+    std::string device;                    // "": eager's default
+    std::vector<std::string> arg_devices;  // "ARG=DEVICE"
+  };
+  Call call;
   // The GraphDef's function library: null for a YAML graph and a GraphDef
   // without one. Shared: a function body instantiated from it reads it too.
   std::shared_ptr<const FunctionLibrary> functions;

@@ -17,7 +17,8 @@
 namespace tfrun {
 namespace {
 
-const std::vector<std::string> kWrapperKeys = {"version", "graph_def", "tag", "config", "fetch", "targets"};
+const std::vector<std::string> kWrapperKeys = {"version", "graph_def", "tag",  "config",      "fetch",
+                                               "targets", "call",      "call_device", "arg_devices"};
 
 // The TensorFlow graph file a wrapper names, relative to the wrapper.
 std::string WrappedPath(const std::string& wrapper, std::string_view named) {
@@ -60,6 +61,26 @@ StatusOr<Graph> LoadWrapper(const YamlDocument& doc, const std::string& path, Gr
   const YamlNode targets = root["targets"];
   if (fetch || targets) {
     TFRUN_RETURN_IF_ERROR(ReadFetch(fields, fetch, targets, &graph));
+  }
+  // A TF2 call: what --call, --call-device and --arg-device say.
+  if (const YamlNode call = root["call"]) {
+    if (!call.IsScalar() || call.Scalar().empty()) return fields.ErrorAt(call, "call names a library function");
+    graph.call.function = call.ScalarString();
+  }
+  if (const YamlNode device = root["call_device"]) {
+    if (!device.IsScalar()) return fields.ErrorAt(device, "call_device is a device, such as /GPU:0");
+    graph.call.device = device.ScalarString();
+  }
+  if (const YamlNode args = root["arg_devices"]) {
+    if (!args.IsMap()) return fields.ErrorAt(args, "arg_devices maps argument names to devices, {x: /CPU:0}");
+    for (const YamlNode::Pair& pair : args.Pairs()) {
+      if (!pair.value.IsScalar()) return fields.ErrorAt(pair.value, "a device, such as /CPU:0");
+      graph.call.arg_devices.push_back(std::string(pair.key.Scalar()) + "=" + pair.value.ScalarString());
+    }
+  }
+  if (graph.call.function.empty() && (root["call_device"] || root["arg_devices"])) {
+    return fields.ErrorAt(root["call_device"] ? root["call_device"] : root["arg_devices"],
+                          "call_device and arg_devices describe a call: name its function with call:");
   }
   return graph;
 }

@@ -161,7 +161,14 @@ Status Session::Load() {
                                 options_.profile->name, options_.graph_path));
   }
   graph_ = std::move(*graph);
-  if (!options_.call.empty()) TFRUN_RETURN_IF_ERROR(InstantiateCall());
+  call_ = graph_.call;
+  if (!options_.call.empty()) call_.function = options_.call;
+  if (!options_.call_device.empty()) call_.device = options_.call_device;
+  for (const std::string& given : options_.arg_devices) call_.arg_devices.push_back(given);  // later ones win
+  if (call_.function.empty() && (!options_.call_device.empty() || !options_.arg_devices.empty())) {
+    return BadInput("--call-device and --arg-device describe a call: name its function with --call");
+  }
+  if (!call_.function.empty()) TFRUN_RETURN_IF_ERROR(InstantiateCall());
   record_.graph = &graph_;
   record_.timings.load_ms = MsSince(t0);
   record_.peak_rss_bytes.load = PeakResidentBytes();
@@ -384,18 +391,18 @@ bool Session::AnswerFromFeeds() {
 bool Session::SoftPlacement() const {
   // Eager TensorFlow 2 places a called function softly.
   return !options_.no_soft_placement && (options_.soft_placement || graph_.config.allow_soft_placement ||
-                                         options_.profile->soft_placement_default || !options_.call.empty());
+                                         options_.profile->soft_placement_default || !call_.function.empty());
 }
 
 std::string Session::CallDevice() const {
-  if (options_.call.empty()) return "";
-  return options_.call_device.empty() ? "default" : options_.call_device;
+  if (call_.function.empty()) return "";
+  return call_.device.empty() ? "default" : call_.device;
 }
 
 Status Session::InstantiateCall() {
-  const std::string& name = options_.call;
+  const std::string& name = call_.function;
   if (graph_.functions == nullptr || !graph_.functions->Contains(name)) {
-    return BadInput(fmt::format("--call: {} has no function '{}'{}", graph_.path, name,
+    return BadInput(fmt::format("call: {} has no function '{}'{}", graph_.path, name,
                                 graph_.functions == nullptr
                                     ? " (it has no function library)"
                                     : fmt::format(" (its library has {}, e.g. '{}')", graph_.functions->size(),
@@ -403,7 +410,7 @@ Status Session::InstantiateCall() {
   }
   TFRUN_ASSIGN_OR_RETURN(FunctionBody body, graph_.functions->Instantiate(name));
   std::vector<std::string> arg_devices(body.signature.input_names.size());
-  for (const std::string& given : options_.arg_devices) {
+  for (const std::string& given : call_.arg_devices) {
     const size_t eq = given.find('=');
     const std::string arg = given.substr(0, eq);
     auto it = std::find(body.signature.input_names.begin(), body.signature.input_names.end(), arg);

@@ -214,7 +214,7 @@ class Session {
   std::string CallDevice() const;
   // DirectSession prints the device mapping; a distributed master and an
   // eager function call do not.
-  bool PrintsDeviceMapping() const { return graph_.config.cluster.empty() && options_.call.empty(); }
+  bool PrintsDeviceMapping() const { return graph_.config.cluster.empty() && call_.function.empty(); }
   bool Numpy2() const { return options_.numpy2.value_or(options_.profile->numpy2); }
   // --explain's text after the placement log; ExplainUnplaced places only
   // to explain, for a run that places nothing.
@@ -229,6 +229,9 @@ class Session {
   SessionObserver& observer_;
   std::chrono::steady_clock::time_point process_start_;
   Graph graph_;
+  // The TF2 call this run places (--call's flags over the wrapper's
+  // `call:`); `function` "" for a Session's graph. Set by Load.
+  Graph::Call call_;
   DeviceSet* devices_ = nullptr;  // the host's, once built
   Placement placement_;
   std::vector<int> explain_;  // --explain's node ids
