@@ -1316,3 +1316,44 @@ TEST(Cli, ConvolutionOfAWrongDepthFailsWithTensorFlowsText) {
 
 }  // namespace
 }  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+// A TF2 call's mistakes (docs/graph-format.md "TF2 function calls"): one
+// line each, exit 2, naming what the graph has.
+TEST(CliTest, ATf2CallsMistakesAreNamed) {
+  Outcome r = Tfrun("graphs/tf/call_plain.pbtxt --call nope");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tfrun: error: call: graphs/tf/call_plain.pbtxt has no function 'nope' (its library has 1, e.g. "
+                   "'__inference_f_9')\n");
+  r = Tfrun("graphs/tf/call_plain.pbtxt --call __inference_f_9 --arg-device z=/CPU:0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tfrun: error: --arg-device z=/CPU:0: '__inference_f_9' takes ARG=DEVICE for ARG one of x, y\n");
+  r = Tfrun("graphs/tf/call_plain.pbtxt --call __inference_f_9 --call-device /GPU:3 --log-placement");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tfrun: error: --call-device: no device matches '/GPU:3'\n");
+  r = Tfrun("graphs/tf/accumulate_n.pbtxt --call f");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("has no function 'f' (it has no function library)"), std::string::npos) << r.err;
+  r = Tfrun("graphs/tf/call_plain.pbtxt --arg-device x=/CPU:0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tfrun: error: --call-device and --arg-device describe a call: name its function with --call\n");
+}
+
+// The call's device goes first among candidates: on a machine with GPUs, a
+// call under tf.device('/CPU:0') keeps every op that can run there on it.
+TEST(CliTest, ATf2CallPlacesOnItsDeviceFirst) {
+  Outcome r = Tfrun("graphs/tf/call_plain.pbtxt --call __inference_f_9 --log-placement --devices "
+                    "testdata/topologies/k20m_x4.yaml");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("MatMul: (MatMul): /job:localhost/replica:0/task:0/device:GPU:0"), std::string::npos) << r.out;
+  r = Tfrun("graphs/tf/call_plain.pbtxt --call __inference_f_9 --call-device /CPU:0 --log-placement --devices "
+            "testdata/topologies/k20m_x4.yaml");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("MatMul: (MatMul): /job:localhost/replica:0/task:0/device:CPU:0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Device mapping"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tfrun
