@@ -25,15 +25,22 @@ def export_call(fn, *args, path, arg_devices=None, **kwargs):
     """`fn`'s concrete function for `args` written to `path` (text GraphDef
     for .pbtxt, else binary); returns tfrun's flags for the call."""
     concrete = fn.get_concrete_function(*args, **kwargs)
-    graph_def = concrete.graph.as_graph_def()
-    name = concrete.function_def.signature.name
-    if all(f.signature.name != name for f in graph_def.library.function):
-        graph_def.library.function.add().CopyFrom(concrete.function_def)
     if arg_devices is None:
         # Where each argument lives: the tensors given, then the captured
         # variables' handles (the FunctionDef's inputs in that order).
         given = [t.device for t in tf.nest.flatten((args, kwargs)) if isinstance(t, (tf.Tensor, tf.Variable))]
         arg_devices = given + [t.device for t in concrete.captured_inputs]
+    return export_concrete(concrete, path=path, arg_devices=arg_devices)
+
+
+def export_concrete(concrete, path, arg_devices):
+    """A concrete function (one Keras traced: model.train_function's) written
+    as export_call writes one; `arg_devices`: a device per FunctionDef input
+    ("" for the call's)."""
+    graph_def = concrete.graph.as_graph_def()
+    name = concrete.function_def.signature.name
+    if all(f.signature.name != name for f in graph_def.library.function):
+        graph_def.library.function.add().CopyFrom(concrete.function_def)
     names = [a.name for a in concrete.function_def.signature.input_arg]
     directory, file_name = path.rsplit("/", 1) if "/" in path else (".", path)
     tf.io.write_graph(graph_def, directory, file_name, as_text=path.endswith(".pbtxt"))

@@ -7,6 +7,9 @@ lines TensorFlow prints for that call; tools/export_tf2_function.py writes
 the function's graph (call_NAME.pbtxt) and the call's flags.
 
   /root/.cache/tfrun/tf-venv/bin/python graphs/tf/make_tf2_calls.py [CASE...]
+
+mirrored_2 and mirrored_3 are the TF2 GPU guide's MirroredStrategy program
+(Keras 3) on two and three logical CPUs: its train function as fit calls it.
 """
 import os
 import re
@@ -99,6 +102,81 @@ CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond
 ARG_ON_CPU1 = {"outer"}
 
 
+def run_mirrored(replicas):
+    """The TF2 GPU guide's MirroredStrategy program (a Dense(1) model,
+    SGD(0.2), Keras 3) on `replicas` logical CPUs: model.fit's train
+    function (multi_step_on_iterator: the step inlined, a CollectiveReduceV2
+    per replica) as fit calls it, with the devices its arguments had there
+    (read from TensorFlow's own log of the call)."""
+    import numpy as np
+    import tensorflow as tf
+    tf.debugging.set_log_device_placement(True)
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
+    from export_tf2_function import export_concrete
+    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("CPU"))
+    with strategy.scope():
+        inputs = tf.keras.layers.Input(shape=(1,))
+        predictions = tf.keras.layers.Dense(1)(inputs)
+        model = tf.keras.models.Model(inputs=inputs, outputs=predictions)
+        model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=0.2))
+    x = np.array([[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]], dtype=np.float32)
+    print("==CALL", flush=True)
+    model.fit(x, 2.0 * x, batch_size=replicas, epochs=1, verbose=0, shuffle=False)
+    print("==END", flush=True)
+    # Keras 3 wraps its tf.function in a plain function: the closure holds it.
+    fn = model.train_function
+    traced = [c.cell_contents for c in (fn.__closure__ or ()) if hasattr(c.cell_contents, "_list_all_concrete_functions")]
+    concrete = traced[0]._list_all_concrete_functions()[0]
+    names = [a.name for a in concrete.function_def.signature.input_arg]
+    print("==ARGS " + " ".join(names), flush=True)
+    print("==NAME " + concrete.function_def.signature.name, flush=True)
+    path = os.path.join(HERE, f"call_mirrored_{replicas}.pbtxt")
+    # The argument devices come from the log; written after it is read.
+    devices = sys.stdin.readline().split()
+    flags = export_concrete(concrete, path=path, arg_devices=devices)
+    print("==FLAGS " + flags, flush=True)
+
+
+def train_function_block(lines, names):
+    """The train function's placement lines in fit's log: from its _Arg
+    lines (the signature's names, in order) to the next function's."""
+    heads = [f"{n}: (_Arg): " for n in names]
+    for i in range(len(lines) - len(names)):
+        if all(lines[i + k].startswith(h) for k, h in enumerate(heads)):
+            end = next((j for j in range(i + len(names), len(lines)) if ": (_Arg): " in lines[j]), len(lines))
+            return lines[i:end]
+    sys.exit("the train function's block is not in the log")
+
+
+def make_mirrored(replicas, env):
+    p = subprocess.Popen([sys.executable, __file__, "--mirrored", str(replicas)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            sys.exit("the program ended early")
+        line = line.rstrip("\n")
+        lines.append(line)
+        if line.startswith("==NAME "):
+            break
+    names = next(l for l in lines if l.startswith("==ARGS ")).split()[1:]
+    logged = lines[lines.index("==CALL") + 1:lines.index("==END")]
+    block = train_function_block(logged, names)
+    devices = [l.split(": (_Arg): ")[1] for l in block[:len(names)]]
+    out, _ = p.communicate(" ".join(devices) + "\n")
+    if p.returncode != 0:
+        sys.exit(f"mirrored {replicas}: exit {p.returncode}")
+    flags = next(l for l in out.splitlines() if l.startswith("==FLAGS "))[len("==FLAGS "):]
+    stem = os.path.join(HERE, f"call_mirrored_{replicas}.call")
+    with open(stem + ".expected", "w") as f:
+        f.write(f"# args: {flags} --log-placement --device-count CPU={replicas}\n" + "".join(l + "\n" for l in block))
+    with open(stem + ".expected-stderr", "w") as f:
+        f.write("")
+    print(f"call_mirrored_{replicas}.call: {len(block)} placement lines")
+
+
 def run_case(name):
     """In a process of its own: three logical CPUs, the call, its lines."""
     import tensorflow as tf
@@ -125,9 +203,15 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--case":
         run_case(sys.argv[2])
         return
-    names = sys.argv[1:] or list(CASES)
+    if len(sys.argv) == 3 and sys.argv[1] == "--mirrored":
+        run_mirrored(int(sys.argv[2]))
+        return
+    names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3"]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
     for name in names:
+        if name.startswith("mirrored_"):
+            make_mirrored(int(name.split("_")[1]), env)
+            continue
         p = subprocess.run([sys.executable, __file__, "--case", name], capture_output=True, text=True, env=env,
                            check=True)
         lines = p.stdout.splitlines()
