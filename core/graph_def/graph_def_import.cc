@@ -18,10 +18,10 @@ namespace tfrun {
 namespace {
 
 // Ops TensorFlow rewrites before placing that tfrun does not rewrite yet
-// (LowerFunctionalOpsPass lowers If and While here; core/passes has the
+// (LowerFunctionalOpsPass lowers If, Case and While; core/passes has the
 // rest).
 bool NeedsRewrites(std::string_view op) {
-  static constexpr std::string_view kOps[] = {"Case", "StatelessCase", "SymbolicGradient", "RemoteCall"};
+  static constexpr std::string_view kOps[] = {"SymbolicGradient", "RemoteCall"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 

@@ -131,7 +131,7 @@ TEST(GraphDefImport, ErrorsNameFileLineAndNode) {
   EXPECT_EQ(ErrorOf(ConstNode("a") + ConstNode("a")), "g.pbtxt:3:8: Node 'a' is not unique");
   EXPECT_NE(ErrorOf("node { name: \"w\" op: \"NoSuchOp\" }").find("Op type not registered 'NoSuchOp'"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("node { name: \"w\" op: \"Case\" }").find("Case is not supported yet"), std::string::npos);
+  EXPECT_NE(ErrorOf("node { name: \"w\" op: \"SymbolicGradient\" }").find("SymbolicGradient is not supported yet"), std::string::npos);
   // GraphConstructor's words (TensorFlow 2.21: "2 nodes in a cycle").
   EXPECT_NE(ErrorOf(NegNode("a", "b") + NegNode("b", "a")).find("node 'a': 2 nodes in a cycle"), std::string::npos);
   EXPECT_EQ(ErrorOf(ConstNode("a") + NegNode("b", "a:1")),

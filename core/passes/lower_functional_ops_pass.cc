@@ -1,5 +1,6 @@
 // TensorFlow's LowerFunctionalOpsPass (lower_functional_ops.cc,
-// lower_if_op.cc, lower_function_call_op.cc, 2.21): an If or StatelessIf
+// lower_if_op.cc, lower_case_op.cc, lower_while_op.cc,
+// lower_function_call_op.cc, 2.21): an If or StatelessIf (a Case, a While)
 // marked _lower_using_switch_merge (v2 control flow outside XLA) becomes
 // v1 control flow, Switch nodes into a call of each branch and Merge nodes
 // out, named "<if>/<infix>/_N" (Graph::NewName, one counter for the
@@ -38,6 +39,27 @@ std::string OutputType(const Graph& graph, NodeOutput output) {
   std::string type = graph.PropertiesOf(graph.nodes[output.node])->output_types[output.index];
   if (IsRefType(type)) type.resize(type.size() - 4);
   return type;
+}
+
+// Readers of the lowered node `from` read output k from `outputs[k]`; its
+// control edges leave `control`; fetches and targets name `kept`.
+void RewireReaders(Graph* graph, int from, const std::vector<int>& outputs, int control, int kept) {
+  const std::vector<int> readers = graph->nodes[from].consumers;
+  for (size_t k = 0; k < readers.size(); ++k) {
+    const int c = readers[k];
+    if (k > 0 && readers[k - 1] == c) continue;
+    for (size_t i = 0; i < graph->nodes[c].inputs.size(); ++i) {
+      if (graph->nodes[c].inputs[i] == from) graph->SetInput(c, i, {outputs[graph->nodes[c].input(i).index], 0});
+    }
+    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
+    if (std::find(ctl.begin(), ctl.end(), from) != ctl.end()) graph->AddControlEdge(control, c);
+  }
+  for (NodeOutput& f : graph->fetch) {
+    if (f.node == from) f = {kept, f.index};
+  }
+  for (int& t : graph->targets) {
+    if (t == from) t = kept;
+  }
 }
 
 // CondBuilder (lower_if_op.cc).
@@ -129,24 +151,94 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   lowered.control_inputs = {executed_id};
   TFRUN_ASSIGN_OR_RETURN(const int lowered_id, AddNode(graph, std::move(lowered)));
 
-  // Readers read the merges directly; control edges leave branch_executed.
-  const std::vector<int> readers = graph->nodes[if_id].consumers;
-  for (size_t k = 0; k < readers.size(); ++k) {
-    const int c = readers[k];
-    if (k > 0 && readers[k - 1] == c) continue;
-    for (size_t i = 0; i < graph->nodes[c].inputs.size(); ++i) {
-      if (graph->nodes[c].inputs[i] == if_id) graph->SetInput(c, i, {merges[graph->nodes[c].input(i).index], 0});
-    }
-    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
-    if (std::find(ctl.begin(), ctl.end(), if_id) != ctl.end()) graph->AddControlEdge(executed_id, c);
-  }
-  for (NodeOutput& f : graph->fetch) {
-    if (f.node == if_id) f = {lowered_id, f.index};
-  }
-  for (int& t : graph->targets) {
-    if (t == if_id) t = lowered_id;
-  }
+  RewireReaders(graph, if_id, merges, executed_id, lowered_id);
   graph->Remove(if_id);
+  return Status::Ok();
+}
+
+// CaseBuilder (lower_case_op.cc): an If of N branches, a _SwitchN on the
+// branch index where the If has a Switch.
+Status RewriteCaseNode(Graph* graph, int case_id, bool keep_node_fetchable) {
+  const Node n = graph->nodes[case_id];  // a copy: adding nodes moves the vector
+  auto bad = [&](const std::string& text) {
+    return LocatedError(ErrorKind::kBadInput, graph->path, n.location, fmt::format("node '{}': {}", n.name, text),
+                        n.name);
+  };
+  const AttrValue* branches_attr = graph->AttrOf(n, "branches");
+  if (branches_attr == nullptr || branches_attr->items.empty()) return bad("branch functions missing");
+  const std::vector<std::string> branches = branches_attr->items;
+  for (const std::string& f : branches) {
+    if (!graph->functions->Contains(f)) return bad(fmt::format("the graph's library has no function '{}'", f));
+  }
+  const int count = static_cast<int>(branches.size());
+  const std::string device = n.requested_device_text;
+  const NodeOutput index = n.input(0);
+  auto spec = [&](std::string op, std::string name) {
+    NodeSpec s = ReplacementSpec(n, std::move(op), std::move(name));
+    s.device = device;
+    return s;
+  };
+  std::vector<NodeSpec> calls;
+  for (int b = 0; b < count; ++b) {
+    calls.push_back(spec(branches[b], graph->NewName(fmt::format("{}/branch{}", n.name, b))));
+    calls.back().attrs["_lower_as_multi_device_function"] = BoolAttr(true);
+  }
+  NodeSpec selector = spec("_SwitchN", graph->NewName(n.name + "/branch_index"));
+  selector.inputs = {index, index};
+  selector.attrs["num_outs"] = IntAttr(count);
+  TFRUN_ASSIGN_OR_RETURN(const int selector_id, AddNode(graph, std::move(selector)));
+  std::vector<int> pivots;
+  for (int b = 0; b < count; ++b) {
+    NodeSpec pivot = spec("Identity", graph->NewName(fmt::format("{}/pivot_{}", n.name, b)));
+    pivot.inputs = {{selector_id, b}};
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(pivot)));
+    pivots.push_back(id);
+  }
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    const NodeOutput src = n.input(i);
+    const Node& producer = graph->nodes[src.node];
+    NodeSpec s = ReplacementSpec(n, "_SwitchN", graph->NewName(n.name + "/" + producer.name));
+    s.device = producer.requested_device_text;
+    s.inputs = {src, index};
+    s.attrs["_class"] = AttrValue{"list(string)", {producer.name}};
+    s.attrs["num_outs"] = IntAttr(count);
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(s)));
+    for (int b = 0; b < count; ++b) calls[b].inputs.push_back({id, b});
+  }
+  for (int c : n.control_inputs) graph->AddControlEdge(c, selector_id);
+  std::vector<int> call_ids;
+  for (int b = 0; b < count; ++b) {
+    calls[b].control_inputs = {pivots[b]};
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(calls[b])));
+    call_ids.push_back(id);
+  }
+  std::vector<int> merges;
+  for (int i = 0; i < graph->nodes[call_ids[0]].num_outputs; ++i) {
+    NodeSpec merge = spec("Merge", graph->NewName(n.name + "/merge"));
+    for (int c : call_ids) merge.inputs.push_back({c, i});
+    merge.attrs["N"] = IntAttr(count);
+    TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(merge)));
+    merges.push_back(id);
+  }
+  NodeSpec executed = spec("Merge", graph->NewName(n.name + "/branch_executed"));
+  for (int p : pivots) executed.inputs.push_back({p, 0});
+  executed.attrs["N"] = IntAttr(count);
+  executed.control_inputs = call_ids;
+  TFRUN_ASSIGN_OR_RETURN(const int executed_id, AddNode(graph, std::move(executed)));
+  NodeSpec lowered = spec("NoOp", n.name);
+  if (keep_node_fetchable && !merges.empty()) {
+    lowered.op = "IdentityN";
+    AttrValue types{"list(type)", {}};
+    for (int m : merges) {
+      lowered.inputs.push_back({m, 0});
+      types.items.push_back(OutputType(*graph, {m, 0}));
+    }
+    lowered.attrs["T"] = std::move(types);
+  }
+  lowered.control_inputs = {executed_id};
+  TFRUN_ASSIGN_OR_RETURN(const int lowered_id, AddNode(graph, std::move(lowered)));
+  RewireReaders(graph, case_id, merges, executed_id, lowered_id);
+  graph->Remove(case_id);
   return Status::Ok();
 }
 
@@ -379,6 +471,12 @@ Status LowerFunctionalOpsPass(PassContext& context) {
       std::shared_ptr<const CallStack> stack = i < stacks.size() ? stacks[i] : nullptr;
       const size_t before = graph.nodes.size();
       TFRUN_RETURN_IF_ERROR(RewriteIfNode(&graph, static_cast<int>(i), keep_fetchable));
+      stacks.resize(graph.nodes.size());
+      for (size_t k = before; k < graph.nodes.size(); ++k) stacks[k] = stack;
+    } else if (n.op == "Case" || n.op == "StatelessCase") {
+      std::shared_ptr<const CallStack> stack = i < stacks.size() ? stacks[i] : nullptr;
+      const size_t before = graph.nodes.size();
+      TFRUN_RETURN_IF_ERROR(RewriteCaseNode(&graph, static_cast<int>(i), keep_fetchable));
       stacks.resize(graph.nodes.size());
       for (size_t k = before; k < graph.nodes.size(); ++k) stacks[k] = stack;
     } else if (n.op == "While" || n.op == "StatelessWhile") {

@@ -16,6 +16,22 @@ Status SwitchKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// _SwitchN (a lowered Case's): the data to the output its index names, the
+// last output for an index out of range (SwitchNOp); the others dead.
+Status SwitchNKernel(KernelContext& c) {
+  const Tensor& index = c.inputs[1];
+  if (index.rank() != 0) {
+    return c.Fail(fmt::format("The second input must be a scalar, but it has shape {}",
+                              ShapeDebugString(index.shape())));
+  }
+  const int64_t outs = c.node.num_outputs;
+  int64_t chosen = index.GetAsInt64(0);
+  if (chosen < 0 || chosen >= outs) chosen = outs - 1;
+  c.outputs.assign(outs, Tensor());
+  c.outputs[chosen] = c.inputs[0];
+  return Status::Ok();
+}
+
 Status MergeKernel(KernelContext& c) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (!c.inputs[i].is_valid()) continue;
@@ -90,6 +106,7 @@ Status StackCloseKernel(KernelContext& c) {
 
 void BindControlFlowKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
   for (const char* op : {"Switch", "RefSwitch"}) registry->Bind(op, device_type, dtypes, SwitchKernel);
+  registry->Bind("_SwitchN", device_type, dtypes, SwitchNKernel);
   for (const char* op : {"Merge", "RefMerge"}) registry->Bind(op, device_type, dtypes, MergeKernel);
   for (const char* op : {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration"}) {
     registry->Bind(op, device_type, dtypes, ForwardKernel);

@@ -574,6 +574,27 @@ def while_v2_run(tf):
     tf.identity(c, name="out3")
 
 
+def case_v2_run(tf):
+    """Issue 43: tf.switch_case in control flow v2 (StatelessCase and Case
+    nodes, a function per branch) in a Session on three CPUs:
+    LowerFunctionalOpsPass lowers each into a _SwitchN on the branch index
+    and a Merge per output, and inlines every branch; an index out of range
+    (the last branch runs), a Case on another device, a stateful branch."""
+    tf.compat.v1.enable_control_flow_v2()
+    tf.compat.v1.set_random_seed(3)
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="x")
+    i = tf.constant(1, name="i")
+    branches = [lambda: x + 1.0, lambda: x * 3.0, lambda: x - 5.0]
+    tf.identity(tf.switch_case(i, branches, name="case"), name="out")
+    with tf.device("/cpu:2"):
+        big = tf.constant(7, name="big")
+        c2 = tf.switch_case(big, branches, name="far")
+    tf.identity(c2, name="out2")
+    with tf.device("/cpu:1"):
+        c3 = tf.switch_case(i - 1, [lambda: x + tf.random.uniform([2, 2], seed=2), lambda: x], name="stateful")
+    tf.identity(c3, name="out3")
+
+
 def strided_slice_run(tf):
     """Issue 42: StridedSlice with every mask (shrink, ellipsis, new axis,
     begin and end masks, negative indices and strides, an empty range),
@@ -963,6 +984,9 @@ CASES = {
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
     ]),
     "while_v2_run": (while_v2_run, "while_v2_run.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
+    ]),
+    "case_v2_run": (case_v2_run, "case_v2_run.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
     ]),
     "strided_slice_run": (strided_slice_run, "strided_slice_run.pbtxt", [
