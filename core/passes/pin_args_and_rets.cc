@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "core/graph/function_library.h"
 
 namespace tfrun {
@@ -43,6 +45,40 @@ void PinArgsAndRets(Graph* graph, const std::vector<std::string>& arg_devices) {
     ret.pin = Node::Pin::kMatch;
     ret.pinned_device = producer.requested_device_text;
   }
+}
+
+StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call) {
+  const std::string& name = call.function;
+  if (graph.functions == nullptr || !graph.functions->Contains(name)) {
+    return BadInput(fmt::format("call: {} has no function '{}'{}", graph.path, name,
+                                graph.functions == nullptr
+                                    ? " (it has no function library)"
+                                    : fmt::format(" (its library has {}, e.g. '{}')", graph.functions->size(),
+                                                  graph.functions->FirstName())));
+  }
+  TFRUN_ASSIGN_OR_RETURN(FunctionBody body, graph.functions->Instantiate(name));
+  const std::vector<std::string>& names = body.signature.input_names;
+  std::vector<std::string> arg_devices(names.size());
+  for (const std::string& given : call.arg_devices) {
+    const size_t eq = given.find('=');
+    const std::string arg = given.substr(0, eq);
+    auto it = std::find(names.begin(), names.end(), arg);
+    if (eq == std::string::npos || it == names.end()) {
+      return BadInput(fmt::format("--arg-device {}: '{}' takes {}", given, name,
+                                  names.empty() ? std::string("no arguments")
+                                                : fmt::format("ARG=DEVICE for ARG one of {}", fmt::join(names, ", "))));
+    }
+    arg_devices[it - names.begin()] = given.substr(eq + 1);  // a later one wins
+  }
+  Graph called = std::move(body.graph);
+  called.path = graph.path;
+  called.source = GraphSource::kTensorFlow;
+  called.config = graph.config;
+  called.config.do_function_inlining = true;
+  called.functions = graph.functions;
+  called.call = call;
+  PinArgsAndRets(&called, arg_devices);
+  return called;
 }
 
 }  // namespace tfrun

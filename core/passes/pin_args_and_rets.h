@@ -18,4 +18,11 @@ namespace tfrun {
 // the call's device.
 void PinArgsAndRets(Graph* graph, const std::vector<std::string>& arg_devices);
 
+// The graph a TF2 call places (--call, a wrapper's `call:`): `call`'s
+// function of `graph`'s library instantiated, with `graph`'s path,
+// config (do_function_inlining on, as eager inlines every call) and
+// library, its arguments and results pinned. Errors (exit 2) name what the
+// library and the function have.
+StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call);
+
 }  // namespace tfrun

@@ -400,38 +400,7 @@ std::string Session::CallDevice() const {
 }
 
 Status Session::InstantiateCall() {
-  const std::string& name = call_.function;
-  if (graph_.functions == nullptr || !graph_.functions->Contains(name)) {
-    return BadInput(fmt::format("call: {} has no function '{}'{}", graph_.path, name,
-                                graph_.functions == nullptr
-                                    ? " (it has no function library)"
-                                    : fmt::format(" (its library has {}, e.g. '{}')", graph_.functions->size(),
-                                                  graph_.functions->FirstName())));
-  }
-  TFRUN_ASSIGN_OR_RETURN(FunctionBody body, graph_.functions->Instantiate(name));
-  std::vector<std::string> arg_devices(body.signature.input_names.size());
-  for (const std::string& given : call_.arg_devices) {
-    const size_t eq = given.find('=');
-    const std::string arg = given.substr(0, eq);
-    auto it = std::find(body.signature.input_names.begin(), body.signature.input_names.end(), arg);
-    if (eq == std::string::npos || it == body.signature.input_names.end()) {
-      return BadInput(fmt::format("--arg-device {}: '{}' takes {}", given, name,
-                                  body.signature.input_names.empty()
-                                      ? std::string("no arguments")
-                                      : fmt::format("ARG=DEVICE for ARG one of {}",
-                                                    fmt::join(body.signature.input_names, ", "))));
-    }
-    arg_devices[it - body.signature.input_names.begin()] = given.substr(eq + 1);
-  }
-  Graph call = std::move(body.graph);
-  call.path = graph_.path;
-  call.source = GraphSource::kTensorFlow;
-  call.config = graph_.config;
-  // Eager TensorFlow inlines every call into the function it runs.
-  call.config.do_function_inlining = true;
-  call.functions = graph_.functions;
-  PinArgsAndRets(&call, arg_devices);
-  graph_ = std::move(call);
+  TFRUN_ASSIGN_OR_RETURN(graph_, CallGraph(graph_, call_));
   return Status::Ok();
 }
 

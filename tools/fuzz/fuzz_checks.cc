@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/graph/function_library.h"
 #include "core/graph/kernel_lookup.h"
 #include "core/graph_def/graph_def_export.h"
 #include "core/graph_def/graph_def_import.h"
@@ -17,6 +18,7 @@
 #include "core/graph_file/loader.h"
 #include "core/graph_file/yaml_document.h"
 #include "core/passes/pass_registry.h"
+#include "core/passes/pin_args_and_rets.h"
 #include "core/placement/compat_profile.h"
 #include "core/placement/placement_log.h"
 #include "core/placement/placer.h"
@@ -212,6 +214,32 @@ void RunEveryNode(const Graph& graph, const Placement& placement) {
   }
 }
 
+// A library's functions called as TF2 calls them (--call): instantiated,
+// pinned, lowered and inlined, placed on the default and on the last
+// device with the placement invariants.
+void FuzzCalls(const Graph& graph) {
+  // The names, from the library itself (a node that calls one names it).
+  std::vector<std::string> names;
+  for (const Node& n : graph.nodes) {
+    const std::string called = CalledFunction(graph, n);
+    if (!called.empty() && names.size() < 2) names.push_back(called);
+  }
+  if (names.empty()) names.push_back(graph.functions->FirstName());
+  const CompatProfile& profile = *FindProfile("tf2");
+  for (const std::string& name : names) {
+    StatusOr<Graph> called = CallGraph(graph, Graph::Call{name, "", {}});
+    if (!called.ok()) continue;
+    if (!RunPrePlacementPasses(&*called, &Devices(), true).ok()) continue;
+    for (const std::string& device : {std::string("default"), Devices()[Devices().size() - 1].name}) {
+      Placement placement;
+      if (PlaceGraph(*called, Devices(), true, profile, &placement, {}, device).ok()) {
+        CheckPlacement(*called, placement, true);
+        (void)PlacementLines(*called, Devices(), placement, profile);
+      }
+    }
+  }
+}
+
 // A TensorFlow graph file: read (as the name "fuzz" leaves it to the
 // content, and as a SavedModel), imported as a Session and as Python's
 // importer would, placed soft and hard with the same invariants, and run
@@ -227,6 +255,8 @@ void FuzzTfGraphFile(const std::string& bytes, std::initializer_list<const char*
       options.max_tensor_bytes = kFuzzTensorBytes;
       StatusOr<Graph> graph = ImportGraphDef(*file, name, options);
       if (!graph.ok()) continue;
+      // Each of the library's first functions as a TF2 call places it.
+      if (semantics == ImportSemantics::kSession && graph->functions != nullptr) FuzzCalls(*graph);
       // TensorFlow's passes before placement, as a run makes them.
       if (!RunPrePlacementPasses(&*graph, &Devices()).ok()) continue;
       const CompatProfile& profile = *FindProfile("tf2");
