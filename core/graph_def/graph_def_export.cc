@@ -214,6 +214,11 @@ bool IsTextGraphDefPath(const std::string& path) {
 StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::string>& devices, bool text,
                                     const std::string& saved_model_tag, int64_t max_file_bytes) {
   tfproto::GraphDef out;
+  if (!graph.call.function.empty()) {
+    // The file's NodeDefs are not the called function's body.
+    return BadInput(fmt::format("a TF2 call's graph (the body of '{}') is not written as a GraphDef yet",
+                                graph.call.function));
+  }
   if (graph.source == GraphSource::kTensorFlow) {
     // The file's own NodeDefs, in its order, with the devices given.
     TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ReadTfGraphFile(graph.path, saved_model_tag, max_file_bytes));

@@ -9,7 +9,9 @@
 // make_tensor_proto writes it, `_class` for colocation, the device as
 // DeviceSpec.to_string writes it, nodes in program order. A TensorFlow
 // graph file's nodes are its own NodeDefs, read again from the file, with
-// only their devices set.
+// only their devices set (nodes the passes before placement added, such as
+// a lowered cond's Switch nodes, are not written: the file as given, with
+// the devices its nodes went to). A TF2 call's graph (--call) is refused.
 #pragma once
 
 #include <string>

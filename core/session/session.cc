@@ -82,8 +82,9 @@ Status Session::RunStages(std::string* stdout_text) {
   place_only_ = options_.place_only ||
                 (graph_.source == GraphSource::kTensorFlow && fetch_.empty() && target_runs_.empty() && init_runs_.empty());
   if (place_only_ && !options_.place_only && !log) {
-    spdlog::info("{}: nothing to fetch: placed the whole graph (--log-placement prints where each node went)",
-                 graph_.path);
+    spdlog::info("{}: nothing to fetch: placed {} (--log-placement prints where each node went)", graph_.path,
+                 call_.function.empty() ? std::string("the whole graph")
+                                        : fmt::format("the call of '{}'", call_.function));
   }
   if (fetch_.empty() && target_runs_.empty() && init_runs_.empty() && !is_eager() && !place_only_) {
     // A TF1 program with nothing to fetch makes its session (which prints
