@@ -142,6 +142,11 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
                   "called: its body, every call in it inlined, on the call's device first, softly")
       ->type_name("FUNCTION")
       ->group(kGraphAndDevices);
+  app->add_option("--signature", options->signature,
+                  "place a SavedModel signature's function as TF2's loader calls it (loaded.signatures[NAME]), "
+                  "as --call does")
+      ->type_name("NAME")
+      ->group(kGraphAndDevices);
   app->add_option("--call-device", options->call_device,
                   "with --call: the call's device (default: eager's, GPU:0 where there is one, else CPU:0)")
       ->type_name("DEVICE")

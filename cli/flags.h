@@ -27,6 +27,7 @@ struct RunOptions {
   // body (--call-device: the call's device; --arg-device ARG=DEVICE: where
   // an argument lives).
   std::string call;
+  std::string signature;  // --signature NAME: a SavedModel signature's function as the call
   std::string call_device;
   std::vector<std::string> arg_devices;
   std::vector<std::string> fetch;

@@ -157,6 +157,7 @@ SessionOptions SessionOptionsFor(const RunOptions& options, const CompatProfile*
   s.import.semantics = options.import_semantics == "python" ? ImportSemantics::kPython : ImportSemantics::kSession;
   s.import.saved_model_tag = options.saved_model_tag;
   s.call = options.call;
+  s.signature = options.signature;
   s.call_device = options.call_device;
   s.arg_devices = options.arg_devices;
   s.fetch = options.fetch;

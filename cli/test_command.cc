@@ -188,18 +188,21 @@ void ReadExpected(TestCase* c) {
 // binary) and MetaGraphDef.
 constexpr const char* kGraphExtensions[] = {".yaml", ".pbtxt", ".pb", ".meta"};
 
-// NAME plus the first graph extension that exists in `dir`; "" if none.
+// NAME plus the first graph extension that exists in `dir`, or NAME itself
+// where it is a SavedModel folder; "" if none.
 std::string GraphFileFor(const fs::path& dir, const std::string& name) {
   for (const char* ext : kGraphExtensions) {
     std::error_code ec;  // a path that cannot be looked at (a loop, no permission) is no graph
     if (fs::exists(dir / (name + ext), ec)) return name + ext;
   }
+  std::error_code ec;
+  if (fs::exists(dir / name / "saved_model.pb", ec) || fs::exists(dir / name / "saved_model.pbtxt", ec)) return name;
   return "";
 }
 
 // The case an expected file stands for: NAME.expected beside NAME.yaml, or
 // NAME.VARIANT.expected beside NAME.yaml (or NAME.pbtxt, NAME.pb,
-// NAME.meta). An expected file of no graph (a graph renamed or deleted) is
+// NAME.meta, a SavedModel folder NAME). An expected file of no graph (a graph renamed or deleted) is
 // a case that fails, not one quietly skipped.
 void CaseFor(const fs::path& expected, TestCase* c) {
   const std::string file = expected.filename().string();

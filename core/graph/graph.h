@@ -259,6 +259,9 @@ struct Graph {
     std::vector<std::string> arg_devices;  // "ARG=DEVICE"
   };
   Call call;
+  // A SavedModel's signatures: each name and the library function its
+  // outputs come from ("" where no call node makes them: a TF1 signature).
+  std::vector<std::pair<std::string, std::string>> signatures;
   // The GraphDef's function library: null for a YAML graph and a GraphDef
   // without one. Shared: a function body instantiated from it reads it too.
   std::shared_ptr<const FunctionLibrary> functions;

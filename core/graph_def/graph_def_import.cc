@@ -214,6 +214,11 @@ class Importer {
     TFRUN_RETURN_IF_ERROR(ConnectBackEdges());
     if (options_.semantics == ImportSemantics::kPython) ApplyPythonImport();
     graph_.collections = file_.node_collections;
+    for (const auto& [signature, tensor] : file_.signature_outputs) {
+      const std::optional<TensorName> name = ParseTensorName(tensor);
+      const Node* node = name ? graph_.Find(name->node) : nullptr;
+      graph_.signatures.emplace_back(signature, node == nullptr ? std::string() : CalledFunction(graph_, *node));
+    }
     graph_.queue_runners = file_.queue_runners;
     graph_.variables_start_initialized = false;
     return std::move(graph_);

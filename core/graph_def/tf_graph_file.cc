@@ -271,6 +271,15 @@ Status TakeCollections(const tfproto::MetaGraphDef& meta, const std::string& nam
           def.queue_name(), {def.enqueue_op_name().begin(), def.enqueue_op_name().end()}, def.close_op_name()});
     }
   }
+  for (const auto& [signature, def] : meta.signature_def()) {
+    if (def.outputs().empty()) continue;
+    // Every output of a TF2 signature comes from one call node.
+    std::vector<std::string> outputs;
+    for (const auto& [key, info] : def.outputs()) outputs.push_back(info.name());
+    std::sort(outputs.begin(), outputs.end());
+    file->signature_outputs.emplace_back(signature, outputs[0]);
+  }
+  std::sort(file->signature_outputs.begin(), file->signature_outputs.end());
   std::vector<std::string> keys;
   for (const auto& [key, collection] : meta.collection_def()) {
     if (collection.has_node_list()) keys.push_back(key);

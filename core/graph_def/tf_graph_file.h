@@ -28,6 +28,9 @@ struct TfGraphFile {
   // "variables" are other kinds and are left out).
   std::vector<std::pair<std::string, std::vector<std::string>>> node_collections;
   std::vector<Graph::QueueRunner> queue_runners;  // its "queue_runners" collection
+  // A MetaGraphDef's signatures (signature_def), by name: an output's
+  // tensor name ("StatefulPartitionedCall_1:0"), sorted by signature name.
+  std::vector<std::pair<std::string, std::string>> signature_outputs;
 };
 
 // Whether `path` should be read as a TensorFlow graph file rather than a

@@ -20,6 +20,28 @@
 namespace tfrun {
 namespace {
 
+// The library function a SavedModel signature calls, as TF2's loader
+// calls it (loaded.signatures[name]).
+StatusOr<std::string> SignatureFunction(const Graph& graph, const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& [signature, function] : graph.signatures) {
+    if (signature != name) {
+      names.push_back(signature);
+      continue;
+    }
+    if (function.empty()) {
+      return BadInput(fmt::format("--signature {}: {}'s signature calls no function (a TF1 signature: its tensors "
+                                  "are the graph's, run them with --fetch)",
+                                  name, graph.path));
+    }
+    return function;
+  }
+  return BadInput(fmt::format("--signature {}: {} has {}", name, graph.path,
+                              names.empty() ? std::string("no signatures")
+                                            : fmt::format("the signatures {}", fmt::join(names, ", "))));
+}
+
+
 using Clock = std::chrono::steady_clock;
 
 int64_t NsOf(Clock::time_point t) { return t.time_since_epoch().count(); }
@@ -164,6 +186,10 @@ Status Session::Load() {
   graph_ = std::move(*graph);
   call_ = graph_.call;
   if (!options_.call.empty()) call_.function = options_.call;
+  if (!options_.signature.empty()) {
+    if (!options_.call.empty()) return BadInput("--signature and --call: a signature names the function it calls");
+    TFRUN_ASSIGN_OR_RETURN(call_.function, SignatureFunction(graph_, options_.signature));
+  }
   if (!options_.call_device.empty()) call_.device = options_.call_device;
   for (const std::string& given : options_.arg_devices) call_.arg_devices.push_back(given);  // later ones win
   if (call_.function.empty() && (!options_.call_device.empty() || !options_.arg_devices.empty())) {

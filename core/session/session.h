@@ -43,6 +43,7 @@ struct SessionOptions {
   // call's device ("": eager's default) and where its arguments live
   // ("ARG=DEVICE"; an argument not named lives on the call's device).
   std::string call;
+  std::string signature;  // --signature: a SavedModel signature's function is the call
   std::string call_device;
   std::vector<std::string> arg_devices;
   // Names as the user gave them, resolved against the loaded graph.

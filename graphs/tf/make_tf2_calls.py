@@ -10,6 +10,9 @@ the function's graph (call_NAME.pbtxt) and the call's flags.
 
 mirrored_2 and mirrored_3 are the TF2 GPU guide's MirroredStrategy program
 (Keras 3) on two and three logical CPUs: its train function as fit calls it.
+sm_tfsave and sm_export: a Keras 3 model saved by tf.saved_model.save and
+by model.export (graphs/tf/sm_*/), its serving signature called after
+tf.saved_model.load (tfrun --signature serving_default).
 """
 import os
 import re
@@ -138,6 +141,37 @@ def run_mirrored(replicas):
     print("==FLAGS " + flags, flush=True)
 
 
+def run_saved_model(kind):
+    """A small Keras 3 model (Dense 4 relu, Dense 1; seeded) saved as a
+    SavedModel two ways (tf.saved_model.save and model.export), loaded by
+    TF2's loader and its serving signature called on three logical CPUs."""
+    import shutil
+    import numpy as np
+    import tensorflow as tf
+    import keras
+    tf.debugging.set_log_device_placement(True)
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 3)
+    keras.utils.set_random_seed(1)
+    inputs = keras.layers.Input(shape=(3,), name="x")
+    h = keras.layers.Dense(4, activation="relu", name="hidden")(inputs)
+    outputs = keras.layers.Dense(1, name="out")(h)
+    model = keras.Model(inputs, outputs, name="small")
+    path = os.path.join(HERE, f"sm_{kind}")
+    shutil.rmtree(path, ignore_errors=True)
+    if kind == "tfsave":
+        tf.saved_model.save(model, path)
+    else:
+        model.export(path, verbose=False)
+    loaded = tf.saved_model.load(path)
+    signature = loaded.signatures["serving_default"]
+    name = list(signature.structured_input_signature[1].keys())[0]
+    x = tf.constant([[1.0, 2.0, 3.0]])
+    print("==CALL", flush=True)
+    signature(**{name: x})
+    print("==END", flush=True)
+
+
 def train_function_block(lines, names):
     """The train function's placement lines in fit's log: from its _Arg
     lines (the signature's names, in order) to the next function's."""
@@ -206,9 +240,25 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--mirrored":
         run_mirrored(int(sys.argv[2]))
         return
-    names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3"]
+    if len(sys.argv) == 3 and sys.argv[1] == "--saved-model":
+        run_saved_model(sys.argv[2])
+        return
+    names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "sm_tfsave", "sm_export"]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
     for name in names:
+        if name.startswith("sm_"):
+            p = subprocess.run([sys.executable, __file__, "--saved-model", name[3:]], capture_output=True, text=True,
+                               env=env, check=True)
+            lines = p.stdout.splitlines()
+            call = lines[lines.index("==CALL") + 1:lines.index("==END")]
+            placement = [l for l in call if re.match(r"^\S+: \(\w+\): /job:", l)]
+            with open(os.path.join(HERE, f"{name}.serving.expected"), "w") as f:
+                f.write("# args: --signature serving_default --log-placement --device-count CPU=3\n" +
+                        "".join(l + "\n" for l in placement))
+            with open(os.path.join(HERE, f"{name}.serving.expected-stderr"), "w") as f:
+                f.write("")
+            print(f"{name}.serving: {len(placement)} placement lines")
+            continue
         if name.startswith("mirrored_"):
             make_mirrored(int(name.split("_")[1]), env)
             continue
