@@ -231,6 +231,14 @@ StatusOr<int> AddWithProperties(Graph* graph, NodeSpec spec, NodeProperties def)
     node.requested_device = *device;
     node.requested_device_text = spec.device;
   }
+  // Its `_class` groups, as the importer reads a NodeDef's.
+  if (auto it = def.attrs.find("_class"); it != def.attrs.end() && it->second.is_list()) {
+    for (const std::string& group : it->second.items) {
+      if (group.rfind("loc:@", 0) == 0) node.colocation.push_back(group.substr(5));
+    }
+    std::sort(node.colocation.begin(), node.colocation.end());
+    node.colocation.erase(std::unique(node.colocation.begin(), node.colocation.end()), node.colocation.end());
+  }
   node.properties = static_cast<int32_t>(graph->properties.size());
   graph->properties.push_back(std::move(def));
   return graph->Add(std::move(node));

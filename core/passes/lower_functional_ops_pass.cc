@@ -34,6 +34,20 @@ bool StringAttrIsSet(const Graph& graph, const Node& node, std::string_view attr
   return !graph.AttrText(node, attr).empty();
 }
 
+// A node made from `from` that TensorFlow gives its assigned device
+// (NodeBuilder::AssignedDevice): pinned as `from` is.
+void CopyPin(Graph* graph, int from, int to) {
+  graph->nodes[to].pin = graph->nodes[from].pin;
+  graph->nodes[to].pinned_device = graph->nodes[from].pinned_device;
+}
+
+// A `_class` list attr of the colocation groups `groups` ("loc:@" each).
+AttrValue ColocationAttr(const std::vector<std::string>& groups) {
+  AttrValue value{"list(string)", {}};
+  for (const std::string& g : groups) value.items.push_back("loc:@" + g);
+  return value;
+}
+
 // The table type of output `index` of `node`, without "_REF".
 std::string OutputType(const Graph& graph, NodeOutput output) {
   std::string type = graph.PropertiesOf(graph.nodes[output.node])->output_types[output.index];
@@ -78,9 +92,16 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   }
   const std::string device = n.requested_device_text;
   const NodeOutput pred = n.input(0);
+  // The If's own colocation goes to the nodes that stand for it
+  // (SetColocationAndFinalize).
   auto spec = [&](std::string op, std::string name) {
     NodeSpec s = ReplacementSpec(n, std::move(op), std::move(name));
     s.device = device;
+    return s;
+  };
+  auto colocated = [&](std::string op, std::string name) {
+    NodeSpec s = spec(std::move(op), std::move(name));
+    if (!n.colocation.empty()) s.attrs["_class"] = ColocationAttr(n.colocation);
     return s;
   };
   // The branch calls' names come first; the calls themselves after the
@@ -88,18 +109,18 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   const std::string then_name = graph->NewName(n.name + "/then");
   const std::string else_name = graph->NewName(n.name + "/else");
 
-  NodeSpec switch_pred = spec("Switch", graph->NewName(n.name + "/switch_pred"));
+  NodeSpec switch_pred = colocated("Switch", graph->NewName(n.name + "/switch_pred"));
   switch_pred.inputs = {pred, pred};
   TFRUN_ASSIGN_OR_RETURN(const int switch_pred_id, AddNode(graph, std::move(switch_pred)));
-  NodeSpec pivot_f = spec("Identity", graph->NewName(n.name + "/pivot_f"));
+  NodeSpec pivot_f = colocated("Identity", graph->NewName(n.name + "/pivot_f"));
   pivot_f.inputs = {{switch_pred_id, 0}};
   TFRUN_ASSIGN_OR_RETURN(const int pivot_f_id, AddNode(graph, std::move(pivot_f)));
-  NodeSpec pivot_t = spec("Identity", graph->NewName(n.name + "/pivot_t"));
+  NodeSpec pivot_t = colocated("Identity", graph->NewName(n.name + "/pivot_t"));
   pivot_t.inputs = {{switch_pred_id, 1}};
   TFRUN_ASSIGN_OR_RETURN(const int pivot_t_id, AddNode(graph, std::move(pivot_t)));
 
-  // A Switch per data input, on its producer's device; its `_class` names
-  // the producer without "loc:@", which colocates nothing.
+  // A Switch per data input, on its producer's device and colocated with
+  // it (legacy tf.cond's colocate_with(input, ignore_existing=True)).
   NodeSpec then_call = spec(then_fn, then_name);
   NodeSpec else_call = spec(else_fn, else_name);
   for (size_t i = 1; i < n.inputs.size(); ++i) {
@@ -108,7 +129,7 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
     NodeSpec s = ReplacementSpec(n, "Switch", graph->NewName(n.name + "/" + producer.name));
     s.device = producer.requested_device_text;
     s.inputs = {src, pred};
-    s.attrs["_class"] = AttrValue{"list(string)", {producer.name}};
+    s.attrs["_class"] = ColocationAttr({producer.name});
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(s)));
     then_call.inputs.push_back({id, 1});
     else_call.inputs.push_back({id, 0});
@@ -124,14 +145,14 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
 
   std::vector<int> merges;
   for (int i = 0; i < graph->nodes[then_id].num_outputs; ++i) {
-    NodeSpec merge = spec("Merge", graph->NewName(n.name + "/output"));
+    NodeSpec merge = colocated("Merge", graph->NewName(n.name + "/output"));
     merge.inputs = {{then_id, i}, {else_id, i}};
     merge.attrs["N"] = IntAttr(2);
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(merge)));
     merges.push_back(id);
   }
   // Waits for both calls, so that a branch without outputs still runs.
-  NodeSpec executed = spec("Merge", graph->NewName(n.name + "/branch_executed"));
+  NodeSpec executed = colocated("Merge", graph->NewName(n.name + "/branch_executed"));
   executed.inputs = {{pivot_t_id, 0}, {pivot_f_id, 0}};
   executed.attrs["N"] = IntAttr(2);
   executed.control_inputs = {then_id, else_id};
@@ -200,6 +221,7 @@ Status RewriteCaseNode(Graph* graph, int case_id, bool keep_node_fetchable) {
     NodeSpec s = ReplacementSpec(n, "_SwitchN", graph->NewName(n.name + "/" + producer.name));
     s.device = producer.requested_device_text;
     s.inputs = {src, index};
+    // (Without "loc:@": lower_case_op.cc colocates nothing here.)
     s.attrs["_class"] = AttrValue{"list(string)", {producer.name}};
     s.attrs["num_outs"] = IntAttr(count);
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(s)));
@@ -282,6 +304,7 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
     enter.attrs["parallel_iterations"] = IntAttr(std::strtoll(parallel.c_str(), nullptr, 10));
     if (is_resource(i)) enter.attrs["is_constant"] = BoolAttr(true);
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(enter)));
+    if (graph->nodes[src.node].pin == Node::Pin::kExact) CopyPin(graph, src.node, id);
     enters.push_back(id);
   }
   if (!n.control_inputs.empty()) {
@@ -299,6 +322,7 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
     merge.inputs = {{enters[i], 0}, {enters[i], 0}};
     merge.attrs["N"] = IntAttr(2);
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(merge)));
+    CopyPin(graph, enters[i], id);
     merges.push_back(id);
   }
   if (merges.empty()) return bad("a While whose loop variables are all resources");
@@ -322,6 +346,7 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
                        graph->nodes[merge].requested_device_text);
     sw.inputs = {{merge, 0}, {loop_cond_id, 0}};
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(sw)));
+    CopyPin(graph, merge, id);
     switches.push_back(id);
   }
   NodeSpec body_call = spec(body_fn, body_name, device);
@@ -346,6 +371,7 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
     NodeSpec exit = spec("Exit", graph->NewName(n.name + "/exit"), graph->nodes[sw].requested_device_text);
     exit.inputs = {{sw, 0}};
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(exit)));
+    CopyPin(graph, sw, id);
     exits.push_back(id);
     outputs.push_back({id, 0});
   }
@@ -374,6 +400,7 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
     next.inputs = {{body_id, static_cast<int>(i)}};
     next.control_inputs = {body_id};
     TFRUN_ASSIGN_OR_RETURN(const int id, AddNode(graph, std::move(next)));
+    CopyPin(graph, merge, id);
     graph->SetInput(merge, 1, {id, 0});
   }
 

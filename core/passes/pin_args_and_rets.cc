@@ -70,6 +70,10 @@ StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call) {
     }
     arg_devices[it - names.begin()] = given.substr(eq + 1);  // a later one wins
   }
+  // An argument not placed lives on the call's device (when it is named).
+  for (std::string& device : arg_devices) {
+    if (device.empty()) device = call.device;
+  }
   Graph called = std::move(body.graph);
   called.path = graph.path;
   called.source = GraphSource::kTensorFlow;
