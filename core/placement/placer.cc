@@ -176,6 +176,7 @@ class Placer {
     if (call_device_text_.empty()) return Status::Ok();
     if (call_device_text_ == "default") {
       call_device_ = sorted_.empty() ? -1 : sorted_[0];
+      p->call_device = call_device_;
     } else {
       StatusOr<DeviceSpec> spec = DeviceSpec::Parse(call_device_text_);
       if (!spec.ok()) return BadInput(fmt::format("--call-device: {}", spec.status().message()));
@@ -185,6 +186,7 @@ class Placer {
       }
       call_device_ = matching[0];
     }
+    p->call_device = call_device_;
     for (const Node& node : graph_.nodes) {
       if (node.pin == Node::Pin::kNone || p->device_of[node.id] >= 0) continue;
       std::vector<int> matching = {call_device_};

@@ -29,6 +29,9 @@ struct Placement {
   // The nodes whose own request a reference edge overrode (those notes):
   // they may be on a device their request does not match, as in TensorFlow.
   std::vector<int> request_overridden;
+  // A TF2 call's device (PlaceGraph's `call_device`, found); -1 for a
+  // Session's graph.
+  int call_device = -1;
   // --explain: one per node asked about, in the order asked, also when
   // placement failed.
   std::vector<NodeExplanation> explanations;

@@ -56,9 +56,16 @@ class GraphSession : public Session {
 
  protected:
   Status Place(bool log, std::string* stdout_text) override {
-    const Status placed =
-        PlaceGraph(graph_, *devices_, SoftPlacement(), *options_.profile, &placement_, explain_, CallDevice());
-    if (log) *stdout_text += PlacementLines(graph_, *devices_, placement_, *options_.profile);
+    // A TF2 call under --compat eager: the body's lines as TensorFlow 2's
+    // placer prints them, then the call as eager's execute.cc logs it.
+    const bool eager_call = options_.profile->execution == ExecutionModel::kEager;
+    const CompatProfile& profile = eager_call ? *FindProfile("tf2") : *options_.profile;
+    const Status placed = PlaceGraph(graph_, *devices_, SoftPlacement(), profile, &placement_, explain_, CallDevice());
+    if (log) *stdout_text += PlacementLines(graph_, *devices_, placement_, profile);
+    if (log && eager_call && placed.ok() && placement_.call_device >= 0) {
+      *stdout_text += fmt::format("Executing op {} in device {}\n", call_.function,
+                                  (*devices_)[placement_.call_device].name);
+    }
     AppendExplanations(stdout_text);
     return placed;
   }
@@ -71,7 +78,8 @@ std::unique_ptr<Session> MakeEagerSession(const SessionOptions& options, Session
 
 std::unique_ptr<Session> Session::Create(const SessionOptions& options, SessionHost* host, SessionObserver* observer,
                                          std::chrono::steady_clock::time_point process_start) {
-  if (options.profile->execution == ExecutionModel::kEager) {
+  // A TF2 call is a function placed whole, under --compat eager too.
+  if (options.profile->execution == ExecutionModel::kEager && options.call.empty() && options.signature.empty()) {
     return MakeEagerSession(options, host, observer, process_start);
   }
   return std::unique_ptr<Session>(new GraphSession(options, host, observer, process_start));

@@ -233,6 +233,29 @@ def run_case(name):
     print("==FLAGS " + flags + (f" --call-device {call_device}" if call_device else ""), flush=True)
 
 
+def make_case(name, env):
+    """call_NAME.call (the body's lines) and call_NAME.eager (with the
+    `Executing op` line eager TensorFlow logs for the call, execute.cc)."""
+    env = dict(env, TF_CPP_MIN_LOG_LEVEL="0")
+    p = subprocess.run([sys.executable, __file__, "--case", name], capture_output=True, text=True, env=env,
+                       check=True)
+    lines = p.stdout.splitlines()
+    call = lines[lines.index("==CALL") + 1:lines.index("==END")]
+    placement = [l for l in call if re.match(r"^\S+: \(\w+\): /job:", l)]
+    flags = next(l for l in lines if l.startswith("==FLAGS "))[len("==FLAGS "):]
+    function = flags.split()[1]
+    executing = [m.group(1) for m in (re.search(r"execute\.cc:\d+\] (Executing op (\S+) in device .*)$", l)
+                                      for l in p.stderr.splitlines()) if m and m.group(2) == function]
+    for variant, extra, tail in (("call", "", []), ("eager", " --compat eager", executing[:1])):
+        stem = os.path.join(HERE, f"call_{name}.{variant}")
+        with open(stem + ".expected", "w") as out:
+            out.write(f"# args: {flags}{extra} --log-placement --device-count CPU=3\n" +
+                      "".join(l + "\n" for l in placement + tail))
+        with open(stem + ".expected-stderr", "w") as out:
+            out.write("")
+    print(f"call_{name}: {len(placement)} placement lines, {len(executing)} Executing op lines")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--case":
         run_case(sys.argv[2])
@@ -246,6 +269,9 @@ def main():
     names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "sm_tfsave", "sm_export"]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
     for name in names:
+        if name in CASES:
+            make_case(name, env)
+            continue
         if name.startswith("sm_"):
             p = subprocess.run([sys.executable, __file__, "--saved-model", name[3:]], capture_output=True, text=True,
                                env=env, check=True)
@@ -262,18 +288,6 @@ def main():
         if name.startswith("mirrored_"):
             make_mirrored(int(name.split("_")[1]), env)
             continue
-        p = subprocess.run([sys.executable, __file__, "--case", name], capture_output=True, text=True, env=env,
-                           check=True)
-        lines = p.stdout.splitlines()
-        call = lines[lines.index("==CALL") + 1:lines.index("==END")]
-        placement = [l for l in call if re.match(r"^\S+: \(\w+\): /job:", l)]
-        flags = next(l for l in lines if l.startswith("==FLAGS "))[len("==FLAGS "):]
-        stem = os.path.join(HERE, f"call_{name}.call")
-        with open(stem + ".expected", "w") as out:
-            out.write(f"# args: {flags} --log-placement --device-count CPU=3\n" + "".join(l + "\n" for l in placement))
-        with open(stem + ".expected-stderr", "w") as out:
-            out.write("")
-        print(f"call_{name}.call: {len(placement)} placement lines")
 
 
 if __name__ == "__main__":
