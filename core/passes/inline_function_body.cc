@@ -64,6 +64,27 @@ bool IsArgOrRetval(const Node& node) {
 
 }  // namespace
 
+StatusOr<int> AddNameKeeper(Graph* graph, NodeSpec spec, const std::vector<NodeOutput>& outputs, bool fetchable) {
+  spec.op = "NoOp";
+  if (fetchable && !outputs.empty()) {
+    spec.op = "IdentityN";
+    AttrValue types{"list(type)", {}};
+    for (const NodeOutput& o : outputs) {
+      spec.inputs.push_back(o);
+      std::string type = graph->PropertiesOf(graph->nodes[o.node])->output_types[o.index];
+      if (IsRefType(type)) type.resize(type.size() - 4);
+      types.items.push_back(std::move(type));
+    }
+    spec.attrs["T"] = std::move(types);
+  }
+  return AddNode(graph, std::move(spec));
+}
+
+Status NodeError(const Graph& graph, const Node& node, const std::string& text) {
+  return LocatedError(ErrorKind::kBadInput, graph.path, node.location, fmt::format("node '{}': {}", node.name, text),
+                      node.name);
+}
+
 std::string WhyNotInlined(const Graph& graph, const Node& caller, const std::string& function,
                           const FunctionBody& body) {
   const NodeProperties* def = graph.PropertiesOf(caller);
@@ -257,20 +278,10 @@ Status InlineFunctionBody(Graph* graph, int caller_id, const FunctionBody& body,
   kept.device = caller_device;
   kept.location = at;
   kept.control_inputs = {output_control};
-  if (options.keep_caller_fetchable && !outputs.empty()) {
-    kept.op = "IdentityN";
-    AttrValue types{"list(type)", {}};
-    for (int o : outputs) {
-      kept.inputs.push_back({o, 0});
-      std::string type = graph->PropertiesOf(graph->nodes[o])->output_types[0];
-      if (IsRefType(type)) type.resize(type.size() - 4);
-      types.items.push_back(std::move(type));
-    }
-    kept.attrs["T"] = std::move(types);
-  } else {
-    kept.op = "NoOp";
-  }
-  TFRUN_ASSIGN_OR_RETURN(const int kept_id, AddNode(graph, std::move(kept)));
+  std::vector<NodeOutput> results;
+  for (int o : outputs) results.push_back({o, 0});
+  TFRUN_ASSIGN_OR_RETURN(const int kept_id,
+                         AddNameKeeper(graph, std::move(kept), results, options.keep_caller_fetchable));
   for (NodeOutput& f : graph->fetch) {
     if (f.node == caller_id) f = {kept_id, f.index};
   }

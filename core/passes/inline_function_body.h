@@ -8,6 +8,7 @@
 #include "core/base/status.h"
 #include "core/graph/function_library.h"
 #include "core/graph/graph.h"
+#include "core/graph/node_builder.h"
 
 namespace tfrun {
 
@@ -33,6 +34,15 @@ struct InlineOptions {
   // graph, fetchable), or a NoOp (a function's graph, or no outputs).
   bool keep_caller_fetchable = true;
 };
+
+// The node that keeps the name of a node the passes replace (a lowered
+// If, Case or While, an inlined call): `spec` (its name, device and
+// control inputs) as an IdentityN of `outputs` where the graph keeps such
+// nodes fetchable and there are outputs, else as a NoOp.
+StatusOr<int> AddNameKeeper(Graph* graph, NodeSpec spec, const std::vector<NodeOutput>& outputs, bool fetchable);
+
+// An error about node `node` of `graph` (bad input, exit 2), located.
+Status NodeError(const Graph& graph, const Node& node, const std::string& text);
 
 // Whether TensorFlow inlines `body` at `caller` (ValidateInlining): the
 // argument and result types match the call's, and the function is not

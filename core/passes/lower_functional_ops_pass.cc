@@ -48,11 +48,11 @@ AttrValue ColocationAttr(const std::vector<std::string>& groups) {
   return value;
 }
 
-// The table type of output `index` of `node`, without "_REF".
-std::string OutputType(const Graph& graph, NodeOutput output) {
-  std::string type = graph.PropertiesOf(graph.nodes[output.node])->output_types[output.index];
-  if (IsRefType(type)) type.resize(type.size() - 4);
-  return type;
+// Output 0 of each of `nodes`.
+std::vector<NodeOutput> FirstOutputs(const std::vector<int>& nodes) {
+  std::vector<NodeOutput> outputs;
+  for (int id : nodes) outputs.push_back({id, 0});
+  return outputs;
 }
 
 // Readers of the lowered node `from` read output k from `outputs[k]`; its
@@ -81,10 +81,7 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   const Node n = graph->nodes[if_id];  // a copy: adding nodes moves the vector
   const std::string then_fn = graph->AttrText(n, "then_branch");
   const std::string else_fn = graph->AttrText(n, "else_branch");
-  auto bad = [&](const std::string& text) {
-    return LocatedError(ErrorKind::kBadInput, graph->path, n.location, fmt::format("node '{}': {}", n.name, text),
-                        n.name);
-  };
+  auto bad = [&](const std::string& text) { return NodeError(*graph, n, text); };
   if (then_fn.empty()) return bad("Then branch function missing");
   if (else_fn.empty()) return bad("Else branch function missing");
   for (const std::string& f : {then_fn, else_fn}) {
@@ -159,19 +156,10 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   TFRUN_ASSIGN_OR_RETURN(const int executed_id, AddNode(graph, std::move(executed)));
 
   // The If's name stays: an IdentityN of the merges, or a NoOp.
-  NodeSpec lowered = spec("NoOp", n.name);
-  if (keep_node_fetchable && !merges.empty()) {
-    lowered.op = "IdentityN";
-    AttrValue types{"list(type)", {}};
-    for (int m : merges) {
-      lowered.inputs.push_back({m, 0});
-      types.items.push_back(OutputType(*graph, {m, 0}));
-    }
-    lowered.attrs["T"] = std::move(types);
-  }
+  NodeSpec lowered = spec("", n.name);
   lowered.control_inputs = {executed_id};
-  TFRUN_ASSIGN_OR_RETURN(const int lowered_id, AddNode(graph, std::move(lowered)));
-
+  TFRUN_ASSIGN_OR_RETURN(const int lowered_id,
+                         AddNameKeeper(graph, std::move(lowered), FirstOutputs(merges), keep_node_fetchable));
   RewireReaders(graph, if_id, merges, executed_id, lowered_id);
   graph->Remove(if_id);
   return Status::Ok();
@@ -181,10 +169,7 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
 // branch index where the If has a Switch.
 Status RewriteCaseNode(Graph* graph, int case_id, bool keep_node_fetchable) {
   const Node n = graph->nodes[case_id];  // a copy: adding nodes moves the vector
-  auto bad = [&](const std::string& text) {
-    return LocatedError(ErrorKind::kBadInput, graph->path, n.location, fmt::format("node '{}': {}", n.name, text),
-                        n.name);
-  };
+  auto bad = [&](const std::string& text) { return NodeError(*graph, n, text); };
   const AttrValue* branches_attr = graph->AttrOf(n, "branches");
   if (branches_attr == nullptr || branches_attr->items.empty()) return bad("branch functions missing");
   const std::vector<std::string> branches = branches_attr->items;
@@ -247,18 +232,10 @@ Status RewriteCaseNode(Graph* graph, int case_id, bool keep_node_fetchable) {
   executed.attrs["N"] = IntAttr(count);
   executed.control_inputs = call_ids;
   TFRUN_ASSIGN_OR_RETURN(const int executed_id, AddNode(graph, std::move(executed)));
-  NodeSpec lowered = spec("NoOp", n.name);
-  if (keep_node_fetchable && !merges.empty()) {
-    lowered.op = "IdentityN";
-    AttrValue types{"list(type)", {}};
-    for (int m : merges) {
-      lowered.inputs.push_back({m, 0});
-      types.items.push_back(OutputType(*graph, {m, 0}));
-    }
-    lowered.attrs["T"] = std::move(types);
-  }
+  NodeSpec lowered = spec("", n.name);
   lowered.control_inputs = {executed_id};
-  TFRUN_ASSIGN_OR_RETURN(const int lowered_id, AddNode(graph, std::move(lowered)));
+  TFRUN_ASSIGN_OR_RETURN(const int lowered_id,
+                         AddNameKeeper(graph, std::move(lowered), FirstOutputs(merges), keep_node_fetchable));
   RewireReaders(graph, case_id, merges, executed_id, lowered_id);
   graph->Remove(case_id);
   return Status::Ok();
@@ -269,10 +246,7 @@ Status RewriteCaseNode(Graph* graph, int case_id, bool keep_node_fetchable) {
 // nodes; a resource input only enters the frame (is_constant).
 Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
   const Node n = graph->nodes[while_id];  // a copy: adding nodes moves the vector
-  auto bad = [&](const std::string& text) {
-    return LocatedError(ErrorKind::kBadInput, graph->path, n.location, fmt::format("node '{}': {}", n.name, text),
-                        n.name);
-  };
+  auto bad = [&](const std::string& text) { return NodeError(*graph, n, text); };
   const std::string cond_fn = graph->AttrText(n, "cond");
   const std::string body_fn = graph->AttrText(n, "body");
   if (cond_fn.empty()) return bad("While cond function missing");
@@ -378,19 +352,10 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
   NodeSpec executed = spec("NoOp", graph->NewName(n.name + "/LoopExecuted"), device);
   executed.control_inputs = exits;
   TFRUN_ASSIGN_OR_RETURN(const int executed_id, AddNode(graph, std::move(executed)));
-  NodeSpec kept = spec("NoOp", n.name, device);
-  if (keep_node_fetchable) {
-    kept.op = "IdentityN";
-    AttrValue types{"list(type)", {}};
-    for (const NodeOutput& o : outputs) {
-      kept.inputs.push_back(o);
-      types.items.push_back(OutputType(*graph, o));
-    }
-    kept.attrs["T"] = std::move(types);
-  } else {
-    kept.control_inputs = {executed_id};
-  }
-  TFRUN_ASSIGN_OR_RETURN(const int kept_id, AddNode(graph, std::move(kept)));
+  // (Its IdentityN waits for nothing; its NoOp for the loop.)
+  NodeSpec kept = spec("", n.name, device);
+  if (!keep_node_fetchable) kept.control_inputs = {executed_id};
+  TFRUN_ASSIGN_OR_RETURN(const int kept_id, AddNameKeeper(graph, std::move(kept), outputs, keep_node_fetchable));
 
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (is_resource(i)) continue;
@@ -438,8 +403,7 @@ Status RewriteFunctionCallNode(Graph* graph, int id, const std::string& function
   options.placer = multi_device ? InlinedBodyPlacer::kMultiDevice : InlinedBodyPlacer::kSingleDevice;
   options.output_control_from_control_rets = multi_device;
   if (!graph->functions->Contains(function)) {
-    return LocatedError(ErrorKind::kBadInput, graph->path, n.location,
-                        fmt::format("node '{}': the graph's library has no function '{}'", n.name, function), n.name);
+    return NodeError(*graph, n, fmt::format("the graph's library has no function '{}'", function));
   }
   StatusOr<FunctionBody> body = graph->functions->Instantiate(function);
   if (!body.ok()) return body.status();
@@ -479,10 +443,7 @@ Status LowerFunctionalOpsPass(PassContext& context) {
       std::shared_ptr<const CallStack> stack = i < stacks.size() ? stacks[i] : nullptr;
       for (const CallStack* s = stack.get(); s != nullptr; s = s->outer.get()) {
         if (s->function == function) {
-          return LocatedError(ErrorKind::kBadInput, graph.path, n.location,
-                              fmt::format("node '{}': function '{}' calls itself: inlining it would never end",
-                                          n.name, function),
-                              n.name);
+          return NodeError(graph, n, fmt::format("function '{}' calls itself: inlining it would never end", function));
         }
       }
       const size_t before = graph.nodes.size();
@@ -513,9 +474,7 @@ Status LowerFunctionalOpsPass(PassContext& context) {
       stacks.resize(graph.nodes.size());
       for (size_t k = before; k < graph.nodes.size(); ++k) stacks[k] = stack;
     } else {
-      return LocatedError(ErrorKind::kBadInput, graph.path, n.location,
-                          fmt::format("node '{}': {} with _lower_using_switch_merge is not lowered yet", n.name, n.op),
-                          n.name);
+      return NodeError(graph, n, fmt::format("{} with _lower_using_switch_merge is not lowered yet", n.op));
     }
   }
   return Status::Ok();
