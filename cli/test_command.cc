@@ -471,14 +471,24 @@ Status Update(const TestCase& c, const Outcome& o) {
 class ScratchFolder {
  public:
   static StatusOr<std::unique_ptr<ScratchFolder>> Make() {
+    // The ending signals are blocked before the folder exists: one that
+    // comes between the two waits for the signal thread (which removes the
+    // folder) instead of ending the process with the folder left behind.
+    sigset_t waited, old_mask;
+    sigemptyset(&waited);
+    for (int sig : kEndingSignals) sigaddset(&waited, sig);
+    sigaddset(&waited, kStopSignal);
+    pthread_sigmask(SIG_BLOCK, &waited, &old_mask);
     std::error_code ec;
     // mkdtemp, not the process id: sandboxed test shards run in PID
     // namespaces of their own and share /tmp, so two can have the same pid.
     std::string path = (fs::temp_directory_path(ec) / "tfrun-test-XXXXXX").string();
     if (mkdtemp(path.data()) == nullptr) {
-      return BadInput(fmt::format("tfrun test: cannot make {}: {}", path, std::strerror(errno)));
+      const int error = errno;
+      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+      return BadInput(fmt::format("tfrun test: cannot make {}: {}", path, std::strerror(error)));
     }
-    return std::unique_ptr<ScratchFolder>(new ScratchFolder(path));
+    return std::unique_ptr<ScratchFolder>(new ScratchFolder(path, waited, old_mask));
   }
   ~ScratchFolder() {
     pthread_kill(signal_thread_.native_handle(), kStopSignal);
@@ -495,17 +505,12 @@ class ScratchFolder {
   // Wakes the signal thread when the command ends normally.
   static constexpr int kStopSignal = SIGUSR2;
 
-  explicit ScratchFolder(fs::path path) : path_(std::move(path)) {
+  // `waited` is blocked already (Make), before the workers start, so they
+  // inherit the mask and only the signal thread takes these signals.
+  ScratchFolder(fs::path path, sigset_t waited, sigset_t old_mask) : path_(std::move(path)), old_mask_(old_mask) {
     struct sigaction ignore = {};
     ignore.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ignore, &old_pipe_);
-    sigset_t waited;
-    sigemptyset(&waited);
-    for (int sig : kEndingSignals) sigaddset(&waited, sig);
-    sigaddset(&waited, kStopSignal);
-    // Blocked here before the workers start, so they inherit the mask and
-    // only the signal thread takes these signals.
-    pthread_sigmask(SIG_BLOCK, &waited, &old_mask_);
     signal_thread_ = std::thread([this, waited] {
       int sig = 0;
       while (sigwait(&waited, &sig) != 0) {
