@@ -1357,3 +1357,30 @@ TEST(CliTest, ATf2CallPlacesOnItsDeviceFirst) {
 
 }  // namespace
 }  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+// --do-function-inlining is the config key's switch: a Session graph's
+// call (a nested tf.function's PartitionedCall) inlined before placing.
+TEST(CliTest, DoFunctionInliningFlagInlinesASessionsCalls) {
+  const Outcome kept = Tfrun("graphs/tf/call_nested.pbtxt --place-only --log-placement --device-count CPU=3");
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_NE(kept.out.find("PartitionedCall: (PartitionedCall)"), std::string::npos) << kept.out;
+  const Outcome inlined = Tfrun("graphs/tf/call_nested.pbtxt --place-only --log-placement --device-count CPU=3 "
+                                "--do-function-inlining");
+  EXPECT_EQ(inlined.exit_code, 0) << inlined.err;
+  EXPECT_EQ(inlined.out.find("PartitionedCall: (PartitionedCall)"), std::string::npos) << inlined.out;
+  EXPECT_NE(inlined.out.find("Func/PartitionedCall/input/_0: (Identity)"), std::string::npos) << inlined.out;
+  const std::string dir = TmpDir() + "/inlining";
+  ASSERT_EQ(RunCommand("mkdir -p " + dir + " && cp graphs/tf/call_nested.pbtxt " + dir +
+                       " && printf 'graph_def: call_nested.pbtxt\\nconfig: {do_function_inlining: true}\\n' > " + dir +
+                       "/w.yaml")
+                .exit_code,
+            0);
+  const Outcome wrapped = Tfrun(dir + "/w.yaml --place-only --log-placement --device-count CPU=3");
+  EXPECT_EQ(wrapped.out, inlined.out) << wrapped.err;
+}
+
+}  // namespace
+}  // namespace tfrun

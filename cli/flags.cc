@@ -137,6 +137,10 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->type_name("N")
       ->check(Quiet(0, 1024))
       ->group(kGraphAndDevices);
+  app->add_flag("--do-function-inlining", options->do_function_inlining,
+                "graph_options.optimizer_options.do_function_inlining: a Session inlines every function call "
+                "before placing (default: the graph's config; v2 control flow's calls are always inlined)")
+      ->group(kGraphAndDevices);
   app->add_option("--call", options->call,
                   "place a function of the graph's library as eager TensorFlow 2 places it when the function is "
                   "called: its body, every call in it inlined, on the call's device first, softly")

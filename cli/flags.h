@@ -26,6 +26,7 @@ struct RunOptions {
   // --call FUNCTION: a library function placed as a TF2 call places its
   // body (--call-device: the call's device; --arg-device ARG=DEVICE: where
   // an argument lives).
+  bool do_function_inlining = false;  // --do-function-inlining: over the graph's config
   std::string call;
   std::string signature;  // --signature NAME: a SavedModel signature's function as the call
   std::string call_device;

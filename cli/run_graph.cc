@@ -156,6 +156,7 @@ SessionOptions SessionOptionsFor(const RunOptions& options, const CompatProfile*
   s.load = options.limits;
   s.import.semantics = options.import_semantics == "python" ? ImportSemantics::kPython : ImportSemantics::kSession;
   s.import.saved_model_tag = options.saved_model_tag;
+  s.do_function_inlining = options.do_function_inlining;
   s.call = options.call;
   s.signature = options.signature;
   s.call_device = options.call_device;

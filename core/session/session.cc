@@ -99,7 +99,8 @@ Status Session::RunStages(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(observer_.Loaded(graph_));
   // TensorFlow's passes before placement (core/passes): after the graph
   // is written as given, before its fetches are found.
-  TFRUN_RETURN_IF_ERROR(RunPrePlacementPasses(&graph_, devices_, graph_.config.do_function_inlining));
+  TFRUN_RETURN_IF_ERROR(RunPrePlacementPasses(&graph_, devices_,
+                                              options_.do_function_inlining || graph_.config.do_function_inlining));
   TFRUN_RETURN_IF_ERROR(ResolveFetch());
   TFRUN_RETURN_IF_ERROR(ResolveTargets());
   TFRUN_RETURN_IF_ERROR(ResolveQueueRunners());

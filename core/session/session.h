@@ -42,6 +42,7 @@ struct SessionOptions {
   // A TF2 call (--call): the library function whose body is placed, the
   // call's device ("": eager's default) and where its arguments live
   // ("ARG=DEVICE"; an argument not named lives on the call's device).
+  bool do_function_inlining = false;  // --do-function-inlining (else the graph's config)
   std::string call;
   std::string signature;  // --signature: a SavedModel signature's function is the call
   std::string call_device;
