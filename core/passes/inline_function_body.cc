@@ -80,6 +80,25 @@ StatusOr<int> AddNameKeeper(Graph* graph, NodeSpec spec, const std::vector<NodeO
   return AddNode(graph, std::move(spec));
 }
 
+void RewireReaders(Graph* graph, int from, const std::vector<NodeOutput>& outputs, int control, int kept) {
+  const std::vector<int> readers = graph->nodes[from].consumers;
+  for (size_t k = 0; k < readers.size(); ++k) {
+    const int c = readers[k];
+    if (k > 0 && readers[k - 1] == c) continue;
+    for (size_t i = 0; i < graph->nodes[c].inputs.size(); ++i) {
+      if (graph->nodes[c].inputs[i] == from) graph->SetInput(c, i, outputs[graph->nodes[c].input(i).index]);
+    }
+    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
+    if (std::find(ctl.begin(), ctl.end(), from) != ctl.end()) graph->AddControlEdge(control, c);
+  }
+  for (NodeOutput& f : graph->fetch) {
+    if (f.node == from) f = {kept, f.index};
+  }
+  for (int& t : graph->targets) {
+    if (t == from) t = kept;
+  }
+}
+
 Status NodeError(const Graph& graph, const Node& node, const std::string& text) {
   return LocatedError(ErrorKind::kBadInput, graph.path, node.location, fmt::format("node '{}': {}", node.name, text),
                       node.name);
@@ -237,14 +256,9 @@ Status InlineFunctionBody(Graph* graph, int caller_id, const FunctionBody& body,
     outputs.push_back(id);
   }
 
-  // Control edges out of the call leave a NoOp that waits for the body.
-  const bool has_control_outputs = std::any_of(caller.consumers.begin(), caller.consumers.end(), [&](int c) {
-    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
-    return std::find(ctl.begin(), ctl.end(), caller_id) != ctl.end();
-  });
+  // Control edges out of the call leave a NoOp that waits for the body
+  // (always made: the caller is kept, fetchable or targetable).
   int output_control = -1;
-  // (Always made here: the caller is kept, fetchable or targetable.)
-  (void)has_control_outputs;
   {
     TFRUN_ASSIGN_OR_RETURN(output_control, AddNoOp(graph, fmt::format("Func/{}/output_control_node", caller.name),
                                                    caller_device, at));
@@ -257,21 +271,6 @@ Status InlineFunctionBody(Graph* graph, int caller_id, const FunctionBody& body,
       graph->AddControlEdge(input_control, output_control);
     }
   }
-  // The call's readers read the results; its control edges leave the NoOp.
-  const std::vector<int> readers = graph->nodes[caller_id].consumers;
-  for (size_t k = 0; k < readers.size(); ++k) {
-    const int c = readers[k];
-    if (k > 0 && readers[k - 1] == c) continue;
-    Node& reader = graph->nodes[c];
-    for (size_t i = 0; i < reader.inputs.size(); ++i) {
-      if (reader.inputs[i] == caller_id) graph->SetInput(c, i, {outputs[reader.input(i).index], 0});
-    }
-    if (std::find(graph->nodes[c].control_inputs.begin(), graph->nodes[c].control_inputs.end(), caller_id) !=
-        graph->nodes[c].control_inputs.end()) {
-      graph->AddControlEdge(output_control, c);
-    }
-  }
-
   // The caller's name stays, for fetches and targets.
   NodeSpec kept;
   kept.name = caller.name;
@@ -282,12 +281,8 @@ Status InlineFunctionBody(Graph* graph, int caller_id, const FunctionBody& body,
   for (int o : outputs) results.push_back({o, 0});
   TFRUN_ASSIGN_OR_RETURN(const int kept_id,
                          AddNameKeeper(graph, std::move(kept), results, options.keep_caller_fetchable));
-  for (NodeOutput& f : graph->fetch) {
-    if (f.node == caller_id) f = {kept_id, f.index};
-  }
-  for (int& t : graph->targets) {
-    if (t == caller_id) t = kept_id;
-  }
+  // The call's readers read the results; its control edges leave the NoOp.
+  RewireReaders(graph, caller_id, results, output_control, kept_id);
   graph->Remove(caller_id);
   return Status::Ok();
 }

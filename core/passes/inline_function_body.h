@@ -41,6 +41,11 @@ struct InlineOptions {
 // nodes fetchable and there are outputs, else as a NoOp.
 StatusOr<int> AddNameKeeper(Graph* graph, NodeSpec spec, const std::vector<NodeOutput>& outputs, bool fetchable);
 
+// Readers of `from`, a node the passes replace, read its output k from
+// `outputs[k]`; its control edges leave `control`; fetches and targets
+// name `kept`.
+void RewireReaders(Graph* graph, int from, const std::vector<NodeOutput>& outputs, int control, int kept);
+
 // An error about node `node` of `graph` (bad input, exit 2), located.
 Status NodeError(const Graph& graph, const Node& node, const std::string& text);
 

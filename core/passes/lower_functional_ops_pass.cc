@@ -55,27 +55,6 @@ std::vector<NodeOutput> FirstOutputs(const std::vector<int>& nodes) {
   return outputs;
 }
 
-// Readers of the lowered node `from` read output k from `outputs[k]`; its
-// control edges leave `control`; fetches and targets name `kept`.
-void RewireReaders(Graph* graph, int from, const std::vector<int>& outputs, int control, int kept) {
-  const std::vector<int> readers = graph->nodes[from].consumers;
-  for (size_t k = 0; k < readers.size(); ++k) {
-    const int c = readers[k];
-    if (k > 0 && readers[k - 1] == c) continue;
-    for (size_t i = 0; i < graph->nodes[c].inputs.size(); ++i) {
-      if (graph->nodes[c].inputs[i] == from) graph->SetInput(c, i, {outputs[graph->nodes[c].input(i).index], 0});
-    }
-    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
-    if (std::find(ctl.begin(), ctl.end(), from) != ctl.end()) graph->AddControlEdge(control, c);
-  }
-  for (NodeOutput& f : graph->fetch) {
-    if (f.node == from) f = {kept, f.index};
-  }
-  for (int& t : graph->targets) {
-    if (t == from) t = kept;
-  }
-}
-
 // CondBuilder (lower_if_op.cc).
 Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   const Node n = graph->nodes[if_id];  // a copy: adding nodes moves the vector
@@ -160,7 +139,7 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   lowered.control_inputs = {executed_id};
   TFRUN_ASSIGN_OR_RETURN(const int lowered_id,
                          AddNameKeeper(graph, std::move(lowered), FirstOutputs(merges), keep_node_fetchable));
-  RewireReaders(graph, if_id, merges, executed_id, lowered_id);
+  RewireReaders(graph, if_id, FirstOutputs(merges), executed_id, lowered_id);
   graph->Remove(if_id);
   return Status::Ok();
 }
@@ -236,7 +215,7 @@ Status RewriteCaseNode(Graph* graph, int case_id, bool keep_node_fetchable) {
   lowered.control_inputs = {executed_id};
   TFRUN_ASSIGN_OR_RETURN(const int lowered_id,
                          AddNameKeeper(graph, std::move(lowered), FirstOutputs(merges), keep_node_fetchable));
-  RewireReaders(graph, case_id, merges, executed_id, lowered_id);
+  RewireReaders(graph, case_id, FirstOutputs(merges), executed_id, lowered_id);
   graph->Remove(case_id);
   return Status::Ok();
 }
@@ -371,24 +350,11 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
 
   // Readers read the exits (a resource output: what entered); control
   // edges leave LoopExecuted.
-  const std::vector<int> readers = graph->nodes[while_id].consumers;
-  for (size_t k = 0; k < readers.size(); ++k) {
-    const int c = readers[k];
-    if (k > 0 && readers[k - 1] == c) continue;
-    for (size_t i = 0; i < graph->nodes[c].inputs.size(); ++i) {
-      if (graph->nodes[c].inputs[i] != while_id) continue;
-      const int output = graph->nodes[c].input(i).index;
-      graph->SetInput(c, i, is_resource(output) ? n.input(output) : NodeOutput{exits[lowered[output]], 0});
-    }
-    const std::vector<int>& ctl = graph->nodes[c].control_inputs;
-    if (std::find(ctl.begin(), ctl.end(), while_id) != ctl.end()) graph->AddControlEdge(executed_id, c);
+  std::vector<NodeOutput> results;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    results.push_back(is_resource(i) ? n.input(i) : NodeOutput{exits[lowered[i]], 0});
   }
-  for (NodeOutput& f : graph->fetch) {
-    if (f.node == while_id) f = {kept_id, f.index};
-  }
-  for (int& t : graph->targets) {
-    if (t == while_id) t = kept_id;
-  }
+  RewireReaders(graph, while_id, results, executed_id, kept_id);
   graph->Remove(while_id);
   return Status::Ok();
 }
