@@ -11,6 +11,12 @@ random CPUs; the call maybe under a scope. One TensorFlow process makes and
 calls them all (tools/export_tf2_function.py writes each), then tfrun
 places each.
 
+The same files through a TF1 Session (import_graph_def, three CPUs, x and
+y fed, the output fetched), without and with do_function_inlining: the
+Session's placement and printed result against tfrun's Session mode.
+Programs with a captured variable have no Session run (its resource handle
+cannot be fed).
+
   tools/tf2_call_conformance.py --python PY --tfrun bazel-bin/cli/tfrun --count 60 --seed 1 --out DIR
 """
 import argparse
@@ -114,8 +120,29 @@ for k in range(count):
     with under(call_device):
         f(x, y)
     print("==END", flush=True)
-    flags = export_call(f, x, y, path=os.path.join(out, f"p{k}.pbtxt"))
+    path = os.path.join(out, f"p{k}.pbtxt")
+    flags = export_call(f, x, y, path=path)
     print("==FLAGS " + flags + (f" --call-device {call_device}" if call_device else ""), flush=True)
+    if variable is not None:
+        continue  # a Session cannot feed the captured variable's resource handle
+    # The same file in a TF1 Session, as e1_import_session does: imported,
+    # x and y fed, the function's output fetched; without and with inlining.
+    fetch = f.get_concrete_function(x, y).outputs[0].name
+    graph_def = tf.compat.v1.GraphDef()
+    with open(path) as fh:
+        from google.protobuf import text_format
+        text_format.Parse(fh.read(), graph_def)
+    for inline in (False, True):
+        config = tf.compat.v1.ConfigProto(device_count={"CPU": 3}, log_device_placement=True)
+        config.graph_options.optimizer_options.do_function_inlining = inline
+        g = tf.Graph()
+        with g.as_default():
+            tf.compat.v1.import_graph_def(graph_def, name="")
+        kept_call = "nested" in shape and not inline
+        print(f"==SESSION {k} {'inline' if inline else 'plain'} {fetch} {'call' if kept_call else '-'}", flush=True)
+        with tf.compat.v1.Session(graph=g, config=config) as sess:
+            print(sess.run(fetch, feed_dict={"x:0": x.numpy(), "y:0": y.numpy()}), flush=True)
+        print("==END", flush=True)
 '''
 
 
@@ -139,30 +166,58 @@ def main():
     lines = p.stdout.splitlines()
     passed = failed = lines_compared = 0
     report = []
-    for i, line in enumerate(lines):
-        m = re.match(r"^==PROGRAM (\d+) (.*)$", line)
-        if not m:
-            continue
-        k, shape = int(m.group(1)), m.group(2)
-        end = lines.index("==END", i)
-        expected = [l for l in lines[i + 1:end] if re.match(r"^\S+: \(\w+\): /job:", l)]
-        flags = lines[end + 1][len("==FLAGS "):].split()
-        r = subprocess.run([a.tfrun, os.path.join(a.out, f"p{k}.pbtxt"), *flags, "--log-placement",
-                            "--device-count", "CPU=3"], capture_output=True, text=True)
-        got = r.stdout.splitlines()
+    placement = re.compile(r"^\S+: \(\w+\): /job:")
+
+    def compare(what, expected, argv, skip=lambda line: False):
+        nonlocal passed, failed, lines_compared
+        r = subprocess.run([a.tfrun, *argv], capture_output=True, text=True)
+        got = [line for line in r.stdout.splitlines() if not skip(line)]
         lines_compared += len(expected)
         if r.returncode == 0 and got == expected:
             passed += 1
-        else:
-            failed += 1
-            report.append(f"program {k} ({shape}), tfrun {' '.join(flags)}: exit {r.returncode} {r.stderr.strip()}")
-            for x, y in zip(expected + [""] * len(got), got + [""] * len(expected)):
-                if x != y:
-                    report.append(f"  TensorFlow: {x}\n  tfrun:      {y}")
-                    break
+            return
+        failed += 1
+        report.append(f"{what}, tfrun {' '.join(argv)}: exit {r.returncode} {r.stderr.strip()}")
+        for x, y in zip(expected + [""] * len(got), got + [""] * len(expected)):
+            if x != y:
+                report.append(f"  TensorFlow: {x}\n  tfrun:      {y}")
+                break
+
+    feeds = ["--feed", "x=[[1.0,2.0],[3.0,4.0]]", "--feed", "y=[[1.0,0.0],[0.0,1.0]]"]
+    calls = sessions = 0
+    for i, line in enumerate(lines):
+        m = re.match(r"^==PROGRAM (\d+) (.*)$", line)
+        if m:
+            k, shape = int(m.group(1)), m.group(2)
+            end = lines.index("==END", i)
+            expected = [l for l in lines[i + 1:end] if placement.match(l)]
+            flags = lines[end + 1][len("==FLAGS "):].split()
+            compare(f"program {k} ({shape})", expected,
+                    [os.path.join(a.out, f"p{k}.pbtxt"), *flags, "--log-placement", "--device-count", "CPU=3"])
+            calls += 1
+        m = re.match(r"^==SESSION (\d+) (plain|inline) (\S+) (call|-)$", line)
+        if m:
+            # The placement and the fetched value as print(sess.run(...))
+            # prints it. Not the device mapping: TensorFlow prints none for a
+            # Session made after the eager context (a fresh process prints
+            # it; the Session goldens have it). A nested call that the
+            # Session keeps as a PartitionedCall node is placed, not run:
+            # running such calls is issue 44.
+            k, mode, fetch, kept_call = int(m.group(1)), m.group(2), m.group(3), m.group(4) == "call"
+            end = lines.index("==END", i)
+            expected = lines[i + 1:end]
+            argv = [os.path.join(a.out, f"p{k}.pbtxt"), "--log-placement", "--device-count", "CPU=3", "--fetch", fetch,
+                    *feeds]
+            if mode == "inline":
+                argv.append("--do-function-inlining")
+            if kept_call:
+                argv.append("--place-only")
+                expected = [l for l in expected if placement.match(l)]
+            compare(f"program {k} in a Session ({mode})", expected, argv, skip=lambda l: l.startswith("Device mapping:"))
+            sessions += 1
     with open(os.path.join(a.out, "differences.txt"), "w") as f:
         f.write("\n".join(report) + "\n")
-    print(f"TF2 calls, seed {a.seed}: {passed + failed} programs, {lines_compared} placement lines "
+    print(f"TF2 calls, seed {a.seed}: {calls} programs called, {sessions} Session runs, {lines_compared} lines "
           f"(listing: {os.path.join(a.out, 'differences.txt')})")
     print("\n".join(report[:20]))
     print(f"{passed} passed, {failed} failed")
