@@ -17,7 +17,30 @@ placement eager TensorFlow 2 logs when it calls f(x, y) on that machine
 --devices or --topology for GPUs you do not have). A function whose
 arguments live on GPUs this machine lacks: give `arg_devices` (a device per
 argument, captured variables last) instead of the tensors' own.
+
+A MirroredStrategy train step meant for N GPUs, on a machine without them:
+TensorFlow cannot trace it for GPUs it lacks (eager soft placement moves the
+replicas' variables to the CPU, and the traced step names that device).
+Trace it on N+1 logical CPUs instead, CPU:1..CPU:N standing in for
+GPU:0..GPU:N-1 and CPU:0 the host, with the program under
+tf.device("/CPU:1"), where a GPU machine's default device (GPU:0) puts it:
+
+    cpus = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * (N + 1))
+    with tf.device("/CPU:1"):
+        strategy = tf.distribute.MirroredStrategy([f"/CPU:{i + 1}" for i in range(N)])
+        ...  # build, compile and fit the model as the program does
+    flags = export_concrete(concrete, path="step.pbtxt", arg_devices=devices, stand_in_gpus=True)
+
+`stand_in_gpus` writes each device CPU:k (k >= 1) as GPU:k-1 and the
+collectives' communication hint as NCCL, as a GPU machine traces the step
+(MirroredStrategy picks NCCL for physical GPUs and ring for CPUs; nothing
+else in its step depends on the device type: mirrored_strategy.py,
+cross_device_utils.py). graphs/tf/make_tf2_calls.py's mirrored_gpu_N cases
+do this; tfrun places the file with --devices.
 """
+import re
+
 import tensorflow as tf
 
 
@@ -33,14 +56,34 @@ def export_call(fn, *args, path, arg_devices=None, **kwargs):
     return export_concrete(concrete, path=path, arg_devices=arg_devices)
 
 
-def export_concrete(concrete, path, arg_devices):
+def stand_in_gpu(device):
+    """CPU:k (k >= 1) as GPU:k-1; CPU:0, the host, and others as they are."""
+    m = re.match(r"^(.*(?:device:|/))(?:CPU|cpu):(\d+)$", device)
+    return f"{m.group(1)}GPU:{int(m.group(2)) - 1}" if m and int(m.group(2)) >= 1 else device
+
+
+def _stand_in_gpus(graph_def):
+    """Every node's and function node's device through stand_in_gpu; the
+    collectives' communication hint as a GPU machine sets it."""
+    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
+    for node in nodes:
+        node.device = stand_in_gpu(node.device)
+        if node.op.startswith("Collective") and "communication_hint" in node.attr:
+            node.attr["communication_hint"].s = b"nccl"
+
+
+def export_concrete(concrete, path, arg_devices, stand_in_gpus=False):
     """A concrete function (one Keras traced: model.train_function's) written
     as export_call writes one; `arg_devices`: a device per FunctionDef input
-    ("" for the call's)."""
+    ("" for the call's). `stand_in_gpus`: logical CPUs 1..N stood in for
+    GPUs 0..N-1 (this file's docstring)."""
     graph_def = concrete.graph.as_graph_def()
     name = concrete.function_def.signature.name
     if all(f.signature.name != name for f in graph_def.library.function):
         graph_def.library.function.add().CopyFrom(concrete.function_def)
+    if stand_in_gpus:
+        _stand_in_gpus(graph_def)
+        arg_devices = [stand_in_gpu(d) for d in arg_devices]
     names = [a.name for a in concrete.function_def.signature.input_arg]
     directory, file_name = path.rsplit("/", 1) if "/" in path else (".", path)
     tf.io.write_graph(graph_def, directory, file_name, as_text=path.endswith(".pbtxt"))

@@ -10,9 +10,15 @@ the function's graph (call_NAME.pbtxt) and the call's flags.
 
 mirrored_2 and mirrored_3 are the TF2 GPU guide's MirroredStrategy program
 (Keras 3) on two and three logical CPUs: its train function as fit calls it.
+mirrored_gpu_2 and mirrored_gpu_3: the same over CPU:1..N of N+1 logical
+CPUs (call_mirrored_host_N, TensorFlow's lines), and that trace with the
+CPUs standing in for GPUs placed on eight simulated P40s
+(call_mirrored_gpu_N, TensorFlow's lines through the same stand-in).
 sm_tfsave and sm_export: a Keras 3 model saved by tf.saved_model.save and
 by model.export (graphs/tf/sm_*/), its serving signature called after
-tf.saved_model.load (tfrun --signature serving_default).
+tf.saved_model.load (tfrun --signature serving_default); sm_*_gpu: loaded
+and called under tf.device("/CPU:1") of two logical CPUs, placed on eight
+simulated P40s with CPU:1 as GPU:0.
 """
 import os
 import re
@@ -105,28 +111,37 @@ CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond
 ARG_ON_CPU1 = {"outer"}
 
 
-def run_mirrored(replicas):
+def run_mirrored(replicas, stand_in=False):
     """The TF2 GPU guide's MirroredStrategy program (a Dense(1) model,
     SGD(0.2), Keras 3) on `replicas` logical CPUs: model.fit's train
     function (multi_step_on_iterator: the step inlined, a CollectiveReduceV2
     per replica) as fit calls it, with the devices its arguments had there
-    (read from TensorFlow's own log of the call)."""
+    (read from TensorFlow's own log of the call).
+
+    stand_in: on replicas + 1 logical CPUs, the replicas on CPU:1..N and
+    the program under tf.device("/CPU:1"), CPU:0 the host alone; written
+    twice, as traced and with the CPUs standing in for GPUs
+    (export_tf2_function.py: a GPU machine's trace)."""
+    import contextlib
     import numpy as np
     import tensorflow as tf
     tf.debugging.set_log_device_placement(True)
     cpus = tf.config.list_physical_devices("CPU")
-    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] *
+                                               (replicas + (1 if stand_in else 0)))
     from export_tf2_function import export_concrete
-    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("CPU"))
-    with strategy.scope():
-        inputs = tf.keras.layers.Input(shape=(1,))
-        predictions = tf.keras.layers.Dense(1)(inputs)
-        model = tf.keras.models.Model(inputs=inputs, outputs=predictions)
-        model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=0.2))
-    x = np.array([[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]], dtype=np.float32)
-    print("==CALL", flush=True)
-    model.fit(x, 2.0 * x, batch_size=replicas, epochs=1, verbose=0, shuffle=False)
-    print("==END", flush=True)
+    with tf.device("/CPU:1") if stand_in else contextlib.nullcontext():
+        devices = tf.config.list_logical_devices("CPU")[1:] if stand_in else tf.config.list_logical_devices("CPU")
+        strategy = tf.distribute.MirroredStrategy(devices)
+        with strategy.scope():
+            inputs = tf.keras.layers.Input(shape=(1,))
+            predictions = tf.keras.layers.Dense(1)(inputs)
+            model = tf.keras.models.Model(inputs=inputs, outputs=predictions)
+            model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=0.2))
+        x = np.array([[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]], dtype=np.float32)
+        print("==CALL", flush=True)
+        model.fit(x, 2.0 * x, batch_size=replicas, epochs=1, verbose=0, shuffle=False)
+        print("==END", flush=True)
     # Keras 3 wraps its tf.function in a plain function: the closure holds it.
     fn = model.train_function
     traced = [c.cell_contents for c in (fn.__closure__ or ()) if hasattr(c.cell_contents, "_list_all_concrete_functions")]
@@ -134,42 +149,58 @@ def run_mirrored(replicas):
     names = [a.name for a in concrete.function_def.signature.input_arg]
     print("==ARGS " + " ".join(names), flush=True)
     print("==NAME " + concrete.function_def.signature.name, flush=True)
-    path = os.path.join(HERE, f"call_mirrored_{replicas}.pbtxt")
     # The argument devices come from the log; written after it is read.
-    devices = sys.stdin.readline().split()
-    flags = export_concrete(concrete, path=path, arg_devices=devices)
+    arg_devices = sys.stdin.readline().split()
+    if not stand_in:
+        flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_{replicas}.pbtxt"),
+                                arg_devices=arg_devices)
+        print("==FLAGS " + flags, flush=True)
+        return
+    flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_host_{replicas}.pbtxt"),
+                            arg_devices=arg_devices)
     print("==FLAGS " + flags, flush=True)
+    flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_gpu_{replicas}.pbtxt"),
+                            arg_devices=arg_devices, stand_in_gpus=True)
+    print("==GPU-FLAGS " + flags, flush=True)
 
 
-def run_saved_model(kind):
+def run_saved_model(kind, stand_in=False):
     """A small Keras 3 model (Dense 4 relu, Dense 1; seeded) saved as a
     SavedModel two ways (tf.saved_model.save and model.export), loaded by
-    TF2's loader and its serving signature called on three logical CPUs."""
+    TF2's loader and its serving signature called on three logical CPUs.
+
+    stand_in: the saved folder loaded and called on two logical CPUs under
+    tf.device("/CPU:1"), CPU:1 standing in for a GPU machine's default
+    device GPU:0 (where the loader makes the variables, the input tensor
+    lives and the call goes)."""
+    import contextlib
     import shutil
-    import numpy as np
     import tensorflow as tf
     import keras
     tf.debugging.set_log_device_placement(True)
     cpus = tf.config.list_physical_devices("CPU")
-    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 3)
-    keras.utils.set_random_seed(1)
-    inputs = keras.layers.Input(shape=(3,), name="x")
-    h = keras.layers.Dense(4, activation="relu", name="hidden")(inputs)
-    outputs = keras.layers.Dense(1, name="out")(h)
-    model = keras.Model(inputs, outputs, name="small")
+    tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] *
+                                               (2 if stand_in else 3))
     path = os.path.join(HERE, f"sm_{kind}")
-    shutil.rmtree(path, ignore_errors=True)
-    if kind == "tfsave":
-        tf.saved_model.save(model, path)
-    else:
-        model.export(path, verbose=False)
-    loaded = tf.saved_model.load(path)
-    signature = loaded.signatures["serving_default"]
-    name = list(signature.structured_input_signature[1].keys())[0]
-    x = tf.constant([[1.0, 2.0, 3.0]])
-    print("==CALL", flush=True)
-    signature(**{name: x})
-    print("==END", flush=True)
+    if not stand_in:
+        keras.utils.set_random_seed(1)
+        inputs = keras.layers.Input(shape=(3,), name="x")
+        h = keras.layers.Dense(4, activation="relu", name="hidden")(inputs)
+        outputs = keras.layers.Dense(1, name="out")(h)
+        model = keras.Model(inputs, outputs, name="small")
+        shutil.rmtree(path, ignore_errors=True)
+        if kind == "tfsave":
+            tf.saved_model.save(model, path)
+        else:
+            model.export(path, verbose=False)
+    with tf.device("/CPU:1") if stand_in else contextlib.nullcontext():
+        loaded = tf.saved_model.load(path)
+        signature = loaded.signatures["serving_default"]
+        name = list(signature.structured_input_signature[1].keys())[0]
+        x = tf.constant([[1.0, 2.0, 3.0]])
+        print("==CALL", flush=True)
+        signature(**{name: x})
+        print("==END", flush=True)
 
 
 def train_function_block(lines, names):
@@ -183,9 +214,17 @@ def train_function_block(lines, names):
     sys.exit("the train function's block is not in the log")
 
 
-def make_mirrored(replicas, env):
-    p = subprocess.Popen([sys.executable, __file__, "--mirrored", str(replicas)], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True, env=env)
+def write_golden(stem, args, lines):
+    with open(stem + ".expected", "w") as f:
+        f.write(f"# args: {args}\n" + "".join(l + "\n" for l in lines))
+    with open(stem + ".expected-stderr", "w") as f:
+        f.write("")
+    print(f"{os.path.basename(stem)}: {len(lines)} placement lines")
+
+
+def make_mirrored(replicas, env, stand_in=False):
+    argv = [sys.executable, __file__, "--mirrored", str(replicas)] + (["--stand-in"] if stand_in else [])
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     lines = []
     while True:
         line = p.stdout.readline()
@@ -203,12 +242,42 @@ def make_mirrored(replicas, env):
     if p.returncode != 0:
         sys.exit(f"mirrored {replicas}: exit {p.returncode}")
     flags = next(l for l in out.splitlines() if l.startswith("==FLAGS "))[len("==FLAGS "):]
-    stem = os.path.join(HERE, f"call_mirrored_{replicas}.call")
-    with open(stem + ".expected", "w") as f:
-        f.write(f"# args: {flags} --log-placement --device-count CPU={replicas}\n" + "".join(l + "\n" for l in block))
-    with open(stem + ".expected-stderr", "w") as f:
-        f.write("")
-    print(f"call_mirrored_{replicas}.call: {len(block)} placement lines")
+    if not stand_in:
+        write_golden(os.path.join(HERE, f"call_mirrored_{replicas}.call"),
+                     f"{flags} --log-placement --device-count CPU={replicas}", block)
+        return
+    write_golden(os.path.join(HERE, f"call_mirrored_host_{replicas}.call"),
+                 f"{flags} --call-device /job:localhost/replica:0/task:0/device:CPU:1 --log-placement "
+                 f"--device-count CPU={replicas + 1}", block)
+    # On eight GPUs: TensorFlow's lines with each device through the same
+    # stand-in (testdata/golden/DERIVATIONS.md, "MirroredStrategy on GPUs").
+    from export_tf2_function import stand_in_gpu
+    gpu_flags = next(l for l in out.splitlines() if l.startswith("==GPU-FLAGS "))[len("==GPU-FLAGS "):]
+    gpu_block = [f"{l.rsplit(': ', 1)[0]}: {stand_in_gpu(l.rsplit(': ', 1)[1])}" for l in block]
+    check_gpu_kernels(gpu_block, env)
+    write_golden(os.path.join(HERE, f"call_mirrored_gpu_{replicas}.call"),
+                 f"{gpu_flags} --log-placement --devices ../../testdata/topologies/p40_x8.yaml", gpu_block)
+
+
+def check_gpu_kernels(lines, env):
+    """Each op the derivation puts on a GPU has a GPU kernel in TensorFlow
+    2.21's CUDA wheel (else the placer would have moved it to the CPU and
+    the stand-in would not hold)."""
+    on_gpu = sorted({re.match(r"^\S+: \((\w+)\): .*GPU:\d+$", l).group(1) for l in lines if l.endswith(
+        tuple(f"GPU:{i}" for i in range(8)))})
+    cuda = subprocess.run([os.path.join(HERE, "..", "..", "tools", "setup_tensorflow.sh"), "cuda"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    program = ("import sys\nfrom tensorflow.python.framework import kernels\n"
+               "for op in sys.argv[1:]:\n"
+               "    types = {k.device_type for k in kernels.get_registered_kernels_for_op(op).kernel}\n"
+               "    if not types & {'GPU', 'DEFAULT'}:\n"
+               "        print(op)\n")
+    # DEFAULT: registered for every device type (DEVICE_DEFAULT: _Arg,
+    # NoOp, ReadVariableOp, CollectiveReduceV2, ...).
+    missing = subprocess.run([cuda, "-c", program, *on_gpu], capture_output=True, text=True, env=env,
+                             check=True).stdout.split()
+    if missing:
+        sys.exit(f"no GPU kernel in TensorFlow's CUDA wheel for {missing}: the stand-in derivation does not hold")
 
 
 def run_case(name):
@@ -260,30 +329,41 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--case":
         run_case(sys.argv[2])
         return
-    if len(sys.argv) == 3 and sys.argv[1] == "--mirrored":
-        run_mirrored(int(sys.argv[2]))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--mirrored":
+        run_mirrored(int(sys.argv[2]), stand_in=sys.argv[3:] == ["--stand-in"])
         return
-    if len(sys.argv) == 3 and sys.argv[1] == "--saved-model":
-        run_saved_model(sys.argv[2])
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--saved-model":
+        run_saved_model(sys.argv[2], stand_in=sys.argv[3:] == ["--stand-in"])
         return
-    names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "sm_tfsave", "sm_export"]
+    names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "mirrored_gpu_2", "mirrored_gpu_3", "sm_tfsave",
+                                           "sm_export", "sm_tfsave_gpu", "sm_export_gpu"]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
     for name in names:
         if name in CASES:
             make_case(name, env)
             continue
         if name.startswith("sm_"):
-            p = subprocess.run([sys.executable, __file__, "--saved-model", name[3:]], capture_output=True, text=True,
-                               env=env, check=True)
+            kind, stand_in = name[3:].removesuffix("_gpu"), name.endswith("_gpu")
+            p = subprocess.run([sys.executable, __file__, "--saved-model", kind] + (["--stand-in"] if stand_in else []),
+                               capture_output=True, text=True, env=env, check=True)
             lines = p.stdout.splitlines()
             call = lines[lines.index("==CALL") + 1:lines.index("==END")]
             placement = [l for l in call if re.match(r"^\S+: \(\w+\): /job:", l)]
-            with open(os.path.join(HERE, f"{name}.serving.expected"), "w") as f:
-                f.write("# args: --signature serving_default --log-placement --device-count CPU=3\n" +
-                        "".join(l + "\n" for l in placement))
-            with open(os.path.join(HERE, f"{name}.serving.expected-stderr"), "w") as f:
-                f.write("")
-            print(f"{name}.serving: {len(placement)} placement lines")
+            if not stand_in:
+                write_golden(os.path.join(HERE, f"sm_{kind}.serving"),
+                             "--signature serving_default --log-placement --device-count CPU=3", placement)
+                continue
+            # On eight GPUs: TensorFlow's lines with CPU:1 as GPU:0 (and
+            # CPU:0 as itself; testdata/golden/DERIVATIONS.md).
+            from export_tf2_function import stand_in_gpu
+            placement = [f"{l.rsplit(': ', 1)[0]}: {stand_in_gpu(l.rsplit(': ', 1)[1])}" for l in placement]
+            check_gpu_kernels(placement, env)
+            write_golden(os.path.join(HERE, f"sm_{kind}.serving_gpu"),
+                         "--signature serving_default --log-placement --devices ../../testdata/topologies/p40_x8.yaml",
+                         placement)
+            continue
+        if name.startswith("mirrored_gpu_"):
+            make_mirrored(int(name.split("_")[2]), env, stand_in=True)
             continue
         if name.startswith("mirrored_"):
             make_mirrored(int(name.split("_")[1]), env)
