@@ -194,6 +194,7 @@ StatusOr<tfproto::NodeDef> NodeDefOf(const Graph& graph, const Node& node, const
   const NodeProperties* props = graph.PropertiesOf(node);
   if (props == nullptr) return BadInput(fmt::format("node '{}': TensorFlow has no op {}", node.name, node.op));
   for (const auto& [name, value] : props->attrs) {
+    if (node.op == "Const" && name == "value") continue;  // from the node's tensor, below
     Status converted = ConvertAttr(value, &attrs[name]);
     if (!converted.ok()) {
       return BadInput(fmt::format("node '{}': attr {}: {}", node.name, name, converted.message()));
@@ -205,6 +206,52 @@ StatusOr<tfproto::NodeDef> NodeDefOf(const Graph& graph, const Node& node, const
   return def;
 }
 
+// A TensorFlow graph file's nodes as the graph now has them, in `out`
+// (the file, its library and versions kept): the file's own NodeDefs, in
+// its order, with the devices given. Where the passes rewrote the graph
+// (v2 control flow lowered, calls inlined) or it is a TF2 call's body,
+// the nodes the file no longer matches are dropped, the passes' nodes
+// follow in id order, and every node's inputs are the graph's.
+Status SetTfGraphNodes(const Graph& graph, const std::vector<std::string>& devices, tfproto::GraphDef* out) {
+  std::unordered_map<std::string_view, int> ids;
+  for (const Node& n : graph.nodes) ids.emplace(n.name, n.id);
+  // A call's graph is the function's body: the file's nodes are the
+  // caller's, whatever their names.
+  const bool body = !graph.call.function.empty();
+  std::vector<bool> from_file(graph.nodes.size(), false);
+  bool rewritten = body;
+  std::vector<int> kept;  // file node index -> graph id, or -1
+  for (const tfproto::NodeDef& def : out->node()) {
+    const auto it = body ? ids.end() : ids.find(def.name());
+    const bool same = it != ids.end() && graph.nodes[it->second].op == def.op();
+    kept.push_back(same ? it->second : -1);
+    if (same) from_file[it->second] = true;
+    rewritten = rewritten || !same;
+  }
+  rewritten = rewritten || std::find(from_file.begin(), from_file.end(), false) != from_file.end();
+  google::protobuf::RepeatedPtrField<tfproto::NodeDef> nodes;
+  for (int i = 0; i < out->node_size(); ++i) {
+    if (kept[i] < 0) continue;
+    tfproto::NodeDef* def = nodes.Add();
+    def->Swap(out->mutable_node(i));
+    def->set_device(devices[kept[i]]);
+    if (!rewritten) continue;
+    const Node& node = graph.nodes[kept[i]];
+    def->clear_input();
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const NodeOutput in = node.input(k);
+      def->add_input(InputName(graph, in.node, in.index));
+    }
+    for (int c : node.control_inputs) def->add_input("^" + graph.nodes[c].name);
+  }
+  for (const Node& node : graph.nodes) {
+    if (from_file[node.id]) continue;
+    TFRUN_ASSIGN_OR_RETURN(*nodes.Add(), NodeDefOf(graph, node, devices[node.id]));
+  }
+  out->mutable_node()->Swap(&nodes);
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsTextGraphDefPath(const std::string& path) {
@@ -214,22 +261,10 @@ bool IsTextGraphDefPath(const std::string& path) {
 StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::string>& devices, bool text,
                                     const std::string& saved_model_tag, int64_t max_file_bytes) {
   tfproto::GraphDef out;
-  if (!graph.call.function.empty()) {
-    // The file's NodeDefs are not the called function's body.
-    return BadInput(fmt::format("a TF2 call's graph (the body of '{}') is not written as a GraphDef yet",
-                                graph.call.function));
-  }
   if (graph.source == GraphSource::kTensorFlow) {
-    // The file's own NodeDefs, in its order, with the devices given.
     TFRUN_ASSIGN_OR_RETURN(TfGraphFile file, ReadTfGraphFile(graph.path, saved_model_tag, max_file_bytes));
     out = std::move(file.graph_def);
-    std::unordered_map<std::string_view, int> ids;
-    for (const Node& n : graph.nodes) ids.emplace(n.name, n.id);
-    for (tfproto::NodeDef& def : *out.mutable_node()) {
-      const auto it = ids.find(def.name());
-      if (it == ids.end()) return BadInput(fmt::format("{}: node '{}' changed since it was read", graph.path, def.name()));
-      def.set_device(devices[it->second]);
-    }
+    TFRUN_RETURN_IF_ERROR(SetTfGraphNodes(graph, devices, &out));
   } else {
     for (const Node& node : graph.nodes) {
       TFRUN_ASSIGN_OR_RETURN(*out.add_node(), NodeDefOf(graph, node, devices[node.id]));
