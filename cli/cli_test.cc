@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -1027,6 +1028,40 @@ TEST(CliTest, WriteGraphWritesAGraphDefThatRunsTheSame) {
   const Outcome again = Tfrun(dir + "/towers_placed.pb --device-count CPU=3 --log-placement");
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, towers.out);
+  // A graph the passes rewrote (v2 tf.cond lowered into Switch and Merge,
+  // its branches inlined): the file's nodes that remain, then the passes'
+  // nodes, each with its device; read back, the same nodes go to the same
+  // devices (in the written file's order) and it computes the same.
+  const std::string cond = "graphs/tf/cond_v2_run.pbtxt --device-count CPU=3 --log-placement --fetch out --fetch "
+                           "out2 --fetch out3";
+  const Outcome lowered = Tfrun(cond + " --write-graph-placed " + dir + "/cond_placed.pbtxt");
+  ASSERT_EQ(lowered.exit_code, 0) << lowered.err;
+  ASSERT_TRUE(ReadWholeFile(dir + "/cond_placed.pbtxt", &text));
+  EXPECT_NE(text.find("  name: \"cond\"\n  op: \"IdentityN\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  op: \"Switch\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("library {"), std::string::npos) << text;
+  const Outcome lowered_again = Tfrun(dir + "/cond_placed.pbtxt --device-count CPU=3 --log-placement --fetch out "
+                                      "--fetch out2 --fetch out3");
+  ASSERT_EQ(lowered_again.exit_code, 0) << lowered_again.err;
+  auto sorted_lines = [](const std::string& out) {
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  EXPECT_EQ(sorted_lines(lowered_again.out), sorted_lines(lowered.out));
+  // A TF2 call's graph is the function's body as placed: its _Arg and
+  // _Retval nodes, each on its device.
+  const Outcome call = Tfrun("graphs/tf/call_cond.pbtxt --call __inference_f_26 --device-count CPU=3 -q "
+                             "--write-graph-placed " + dir + "/call_body.pbtxt");
+  ASSERT_EQ(call.exit_code, 0) << call.err;
+  ASSERT_TRUE(ReadWholeFile(dir + "/call_body.pbtxt", &text));
+  EXPECT_EQ(text.find("node {\n  name: \"x\"\n  op: \"_Arg\"\n  device: "
+                      "\"/job:localhost/replica:0/task:0/device:CPU:0\"\n"),
+            0u)
+      << text;
+  EXPECT_NE(text.find("  op: \"_Retval\"\n"), std::string::npos) << text;
   // An output that cannot be written stops the run before anything runs.
   const Outcome bad = Tfrun("graphs/matmul.yaml --write-graph /nonexistent/folder/m.pb");
   EXPECT_EQ(bad.exit_code, 2);
@@ -1353,6 +1388,30 @@ TEST(CliTest, ATf2CallPlacesOnItsDeviceFirst) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("MatMul: (MatMul): /job:localhost/replica:0/task:0/device:CPU:0"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("Device mapping"), std::string::npos) << r.out;
+
+  // --explain lists the call's device first, as the candidates are ordered.
+  r = Tfrun("graphs/tf/call_plain.pbtxt --call __inference_f_9 --call-device /CPU:1 --device-count CPU=3 -q "
+            "--explain MatMul");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  Devices, in TensorFlow's order (the call's device first, then device type priority, then "
+                       "name):\n    1. /job:localhost/replica:0/task:0/device:CPU:1 (CPU, priority 70)  <- chosen\n"
+                       "    2. /job:localhost/replica:0/task:0/device:CPU:0 (CPU, priority 70)\n"),
+            std::string::npos)
+      << r.out;
+  r = Tfrun("graphs/tf/call_plain.pbtxt --call __inference_f_9 --device-count CPU=3 -q --explain MatMul --json -");
+  EXPECT_NE(r.out.find("\"call_device_first\":false"), std::string::npos) << r.out;
+}
+
+// A function with experimental_ints_on_device: called from another it is
+// inlined and places (graphs/tf/call_ints_on_device.call, TensorFlow's
+// lines); called itself, eager TensorFlow 2.21 refuses it in these words
+// (its multi-device function runtime).
+TEST(CliTest, ATf2CallOfAnIntsOnDeviceFunctionIsRefusedAsTensorFlowDoes) {
+  const Outcome r = Tfrun("graphs/tf/call_ints_on_device.pbtxt --call __inference_g_20 --log-placement");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tfrun: error: call: Function '__inference_g_20' has `experimental_ints_on_device` attribute set. "
+                   "This attribute is not currently supported by multi-device functions.\n");
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

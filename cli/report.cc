@@ -220,9 +220,9 @@ void AppendExplanation(std::string& out, const NodeExplanation& e, const Graph& 
     return;
   }
   fmt::format_to(to, ",\"merged_request\":{},\"resource_device\":{},\"supported_types\":{},\"stage\":\"{}\","
-                 "\"matched\":{},\"devices\":[",
+                 "\"matched\":{},\"call_device_first\":{},\"devices\":[",
                  Quote(e.merged_request.ToString()), Quote(e.resource_device.ToString()), QuotedList(e.group_types),
-                 StageName(e.stage), Quote(e.matched.ToString()));
+                 StageName(e.stage), Quote(e.matched.ToString()), e.call_device_first);
   int rank = 0;
   for (size_t i = 0; i < e.devices.size(); ++i) {
     const Device& d = devices[e.devices[i]];

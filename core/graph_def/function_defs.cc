@@ -86,11 +86,18 @@ class ProtoFunctionLibrary : public FunctionLibrary, public std::enable_shared_f
     TfGraphFile body;
     body.kind = fmt::format("function '{}'", name);
     tfproto::GraphDef& gd = body.graph_def;
+    // Under experimental_ints_on_device an int32 argument or result stays
+    // in device memory: _DeviceArg and _DeviceRetval.
+    auto ints_on_device = def->attr().find("experimental_ints_on_device");
+    const bool device_ints = ints_on_device != def->attr().end() && ints_on_device->second.b();
+    auto op_for = [&](const tfproto::ArgDef& arg, const char* plain, const char* device) {
+      return device_ints && arg.type() == tfproto::DT_INT32 ? device : plain;
+    };
     for (int i = 0; i < def->signature().input_arg_size(); ++i) {
       const tfproto::ArgDef& arg = def->signature().input_arg(i);
       tfproto::NodeDef* node = gd.add_node();
       node->set_name(arg.name());
-      node->set_op("_Arg");
+      node->set_op(op_for(arg, "_Arg", "_DeviceArg"));
       (*node->mutable_attr())["T"].set_type(arg.type());
       (*node->mutable_attr())["index"].set_i(i);
     }
@@ -104,7 +111,7 @@ class ProtoFunctionLibrary : public FunctionLibrary, public std::enable_shared_f
       }
       tfproto::NodeDef* node = gd.add_node();
       node->set_name(arg.name() + "_RetVal");
-      node->set_op("_Retval");
+      node->set_op(op_for(arg, "_Retval", "_DeviceRetval"));
       node->add_input(ret->second);
       (*node->mutable_attr())["T"].set_type(arg.type());
       (*node->mutable_attr())["index"].set_i(i);

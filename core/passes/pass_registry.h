@@ -3,9 +3,8 @@
 // InitBaseGraph), as one table in TensorFlow 2.21's order: groups in
 // ascending order, passes in registration order within a group. Each row
 // that rewrites graphs tfrun reads has its function, one pass a file;
-// the other rows are there so the order is TensorFlow's when they come
-// (the next issue adds lowering and inlining), and say why they do
-// nothing yet.
+// the other rows are there so the order is TensorFlow's, and say why they
+// do nothing here.
 #pragma once
 
 #include <string_view>
@@ -48,5 +47,6 @@ Status RunPrePlacementPasses(Graph* graph, const DeviceSet* devices, bool do_fun
 Status AccumulateNV2RemovePass(PassContext& context);
 Status ParallelConcatRemovePass(PassContext& context);
 Status LowerFunctionalOpsPass(PassContext& context);
+Status IsolatePlacerInspectionRequiredOpsPass(PassContext& context);
 
 }  // namespace tfrun

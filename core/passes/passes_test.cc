@@ -140,3 +140,26 @@ TEST(LowerFunctionalOpsTest, ACondBecomesSwitchAndMergeWithItsBranchesInlined) {
 
 }  // namespace
 }  // namespace tfrun
+
+namespace tfrun {
+namespace {
+
+// A call whose function returns a resource, kept as a node: an Identity
+// between each input and the call and on each edge out, named as
+// TensorFlow's log of graphs/tf/isolate_run names them, after every other
+// node; the call reads the first ones, its consumers the others.
+TEST(PassesTest, ACallReturningAResourceIsKeptBetweenIdentities) {
+  const Graph g = Rewritten("graphs/tf/isolate_run.pbtxt");
+  const std::vector<std::string> nodes = NodesOf(g);
+  ASSERT_GE(nodes.size(), 4u);
+  EXPECT_EQ(std::vector<std::string>(nodes.end() - 4, nodes.end()),
+            (std::vector<std::string>{"v_PartitionedCall (Identity)", "x_PartitionedCall (Identity)",
+                                      "PartitionedCall_read (Identity)", "PartitionedCall_add (Identity)"}));
+  const Node& call = *g.Find("PartitionedCall");
+  EXPECT_EQ(call.inputs, (std::vector<int>{g.Find("v_PartitionedCall")->id, g.Find("x_PartitionedCall")->id}));
+  EXPECT_EQ(g.Find("read")->inputs[0], g.Find("PartitionedCall_read")->id);
+  EXPECT_EQ(g.Find("PartitionedCall_add")->input(0).index, 1);
+}
+
+}  // namespace
+}  // namespace tfrun

@@ -56,6 +56,15 @@ StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call) {
                                     : fmt::format(" (its library has {}, e.g. '{}')", graph.functions->size(),
                                                   graph.functions->FirstName())));
   }
+  // Eager TensorFlow 2 runs every call as a multi-device function, which
+  // refuses this attr (ProcessFunctionLibraryRuntime::InstantiateMultiDevice;
+  // inlined into another function, it is honoured).
+  const AttrValue* ints_on_device = graph.functions->FunctionAttr(name, "experimental_ints_on_device");
+  if (ints_on_device != nullptr && !ints_on_device->items.empty() && ints_on_device->items[0] == "true") {
+    return BadInput(fmt::format("call: Function '{}' has `experimental_ints_on_device` attribute set. This attribute "
+                                "is not currently supported by multi-device functions.",
+                                name));
+  }
   TFRUN_ASSIGN_OR_RETURN(FunctionBody body, graph.functions->Instantiate(name));
   const std::vector<std::string>& names = body.signature.input_names;
   std::vector<std::string> arg_devices(names.size());

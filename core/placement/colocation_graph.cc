@@ -10,7 +10,9 @@
 #include <optional>
 
 #include "core/base/device_types.h"
+#include "core/graph/function_library.h"
 #include "core/graph/kernel_lookup.h"
+#include "core/graph/placer_inspection.h"
 #include "core/tables/tf_tables.h"
 
 namespace tfrun {
@@ -37,6 +39,23 @@ bool IsRefGenerator(const Graph& graph, const Node& node) {
   if (!node.inputs.empty() || node.num_outputs != 1) return false;
   const NodeProperties* def = graph.PropertiesOf(node);
   return def != nullptr && IsRefOrResourceType(def->output_types[0]);
+}
+
+// TensorFlow 2.21's InputColocationExemptionRegistry: ops whose resource
+// inputs do not pull them into the resource's group (each kernel file's
+// REGISTER_INPUT_COLOCATION_EXEMPTION): IdentityN (the fetchable stand-in
+// for a lowered or inlined op), function calls, and the dataset ops that
+// take functions.
+bool ExemptFromResourceInputColocation(std::string_view op) {
+  static constexpr std::string_view kOps[] = {
+      "IdentityN", "PartitionedCall", "StatefulPartitionedCall", "DeleteMultiDeviceIterator", "MapDataset",
+      "ParallelMapDataset", "ParallelMapDatasetV2", "FilterDataset", "FlatMapDataset", "InterleaveDataset",
+      "ParallelInterleaveDataset", "ParallelInterleaveDatasetV2", "ParallelInterleaveDatasetV3",
+      "ParallelInterleaveDatasetV4", "LegacyParallelInterleaveDatasetV2", "ExperimentalParallelInterleaveDataset",
+      "MapAndBatchDataset", "ExperimentalMapAndBatchDataset", "ScanDataset", "ExperimentalScanDataset",
+      "GroupByWindowDataset", "ExperimentalGroupByWindowDataset", "GroupByReducerDataset",
+      "ExperimentalGroupByReducerDataset", "ParallelFilterDataset", "TakeWhileDataset", "ExperimentalTakeWhileDataset"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
 // Whether input `i` of `node` is a reference input (Assign's `ref`) or a
@@ -170,6 +189,115 @@ Status ColocationGraph::Colocate(int x, int y) {
   return Status::Ok();
 }
 
+Status ColocationGraph::ColocateResourceOrRefEdge(int src, int dst, ColocationJoin::Why kind, int input) {
+  const Node& node = graph_.nodes[dst];
+  DeviceSpec check = RequestOf(dst);
+  const bool gives_way = !MergeDevNames(&check, RequestOf(src), false).ok();
+  if (gives_way) {
+    // Member::EnsureCompatibilityAcrossResourceEdge's LOG(INFO) line.
+    for (int m : MembersOf(dst)) overridden_.push_back(m);
+    log_notes_.push_back(fmt::format("Ignoring device specification {} for node '{}' because the input edge from "
+                                     "'{}' is a reference connection and already has a device field set to {}",
+                                     RequestOf(dst).ToString(), node.name, graph_.nodes[src].name,
+                                     RequestOf(src).ToString()));
+    specs_.push_back(RequestOf(src));
+    groups_[RootOf(dst)].requested = static_cast<int>(specs_.size()) - 1;
+  }
+  if (record_joins_) joins_.push_back({kind, dst, src, input, "", gives_way});
+  const Status s = Colocate(src, dst);
+  if (!s.ok()) {
+    return Located(dst, "Nodes were connected by a reference or resource connection (requiring them to be on the "
+                        "same device), but the two nodes were assigned two different devices: " +
+                            s.message());
+  }
+  return Status::Ok();
+}
+
+// InspectingPlacer::ComputeIOColocationGroups, then ApplyIOColocationGroups:
+// the body of the function `call` calls is grouped as a graph of its own
+// (its calls isolated and inspected in turn); the call's inputs and
+// consumers that stand for arguments and results of one body group join
+// (a consumer through a resource input as a resource edge), and each such
+// group is limited to what the body's group asked for and can run on.
+Status ColocationGraph::AddInspectionConstraints(int call) {
+  const Node& node = graph_.nodes[call];
+  const std::string function = CalledFunction(graph_, node);
+  if (std::find(function_stack_.begin(), function_stack_.end(), function) != function_stack_.end()) {
+    return Located(call, fmt::format("Recursive function calls are not supported. Node {{{{node {}}}}} calls "
+                                     "function {{{{function_node {}}}}} which is already present in the call stack",
+                                     node.name, function));
+  }
+  StatusOr<FunctionBody> body = graph_.functions->Instantiate(function);
+  if (!body.ok()) return body.status();
+  TFRUN_RETURN_IF_ERROR(IsolatePlacerInspectionRequiredOps(&body->graph));
+  ColocationGraph inner(body->graph, devices_, soft_);
+  inner.function_stack_ = function_stack_;
+  inner.function_stack_.push_back(function);
+  TFRUN_RETURN_IF_ERROR(inner.Initialize());
+  // Group ids in order of first appearance: the arguments, then the results.
+  std::vector<int> group_roots;
+  auto group_of = [&](int body_node) {
+    const int root = inner.RootOf(body_node);
+    auto it = std::find(group_roots.begin(), group_roots.end(), root);
+    if (it != group_roots.end()) return static_cast<int>(it - group_roots.begin());
+    group_roots.push_back(root);
+    return static_cast<int>(group_roots.size()) - 1;
+  };
+  std::vector<int> input_groups, output_groups;
+  for (int arg : body->args) input_groups.push_back(group_of(arg));
+  for (int ret : body->rets) output_groups.push_back(group_of(ret));
+  if (input_groups.size() != node.inputs.size()) {
+    return Located(call, fmt::format("Cannot apply input/output device constraints to node {} because "
+                                     "input_groups.size() ({}) is different from number of inputs into the op node "
+                                     "({})",
+                                     node.name, input_groups.size(), node.inputs.size()));
+  }
+  // GetGroupNodes: each argument's producer; each data edge out, by
+  // consumer and input, with whether the consumer reads a resource there.
+  std::vector<std::vector<std::pair<int, bool>>> group_nodes(group_roots.size());
+  for (size_t i = 0; i < node.inputs.size(); ++i) group_nodes[input_groups[i]].emplace_back(node.inputs[i], false);
+  std::vector<int> readers = node.consumers;
+  std::sort(readers.begin(), readers.end());
+  readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  for (int c : readers) {
+    const Node& reader = graph_.nodes[c];
+    for (size_t i = 0; i < reader.inputs.size(); ++i) {
+      if (reader.inputs[i] != call) continue;
+      const int output = reader.input(i).index;
+      if (output < 0 || static_cast<size_t>(output) >= output_groups.size()) continue;
+      const std::optional<ColocationJoin::Why> kind = RefInputKind(graph_, reader, i);
+      group_nodes[output_groups[output]].emplace_back(c, kind == ColocationJoin::Why::kResourceEdge);
+    }
+  }
+  for (const auto& members : group_nodes) {
+    for (size_t j = 1; j < members.size(); ++j) {
+      if (members[j].second) {
+        TFRUN_RETURN_IF_ERROR(ColocateResourceOrRefEdge(members[0].first, members[j].first,
+                                                        ColocationJoin::Why::kResourceEdge, -1));
+        continue;
+      }
+      const Status s = Colocate(members[0].first, members[j].first);
+      if (!s.ok()) return Located(members[j].first, s.message());
+    }
+  }
+  // LimitToPossibleDevices: the body group's request, resource device and
+  // device types (the same device set: the same type bits).
+  for (size_t g = 0; g < group_roots.size(); ++g) {
+    if (group_nodes[g].empty()) continue;
+    const int root = RootOf(group_nodes[g][0].first);
+    DeviceSpec requested = RequestOf(root);
+    TFRUN_RETURN_IF_ERROR(MergeDevNames(&requested, inner.RequestOf(group_roots[g]), soft_));
+    DeviceSpec resource = ResourceOf(root);
+    TFRUN_RETURN_IF_ERROR(MergeDevNames(&resource, inner.ResourceDevice(group_roots[g]), false));
+    specs_.push_back(std::move(requested));
+    groups_[root].requested = static_cast<int>(specs_.size()) - 1;
+    specs_.push_back(std::move(resource));
+    groups_[root].resource = static_cast<int>(specs_.size()) - 1;
+    groups_[root].types &= inner.groups_[group_roots[g]].types;
+  }
+  return Status::Ok();
+}
+
 Status ColocationGraph::NoKernelAnywhere(const Node& node) const {
   std::set<std::string> registered(types_.begin(), types_.end());
   const TfOpDef* op = FindTfOp(node.op);
@@ -206,30 +334,16 @@ Status ColocationGraph::Initialize() {
   // Edges in TensorFlow's edge order: as imported, a while loop's back
   // edges last.
   std::vector<std::pair<int, size_t>> back_edges;
+  // A call the placer inspects (core/graph/placer_inspection.h) joins
+  // nothing along its own edges: its body decides, below.
+  std::vector<bool> inspected(n, false);
+  for (const Node& node : graph_.nodes) inspected[node.id] = NeedsPlacerInspection(graph_, node);
   const auto ref_edge = [&](const Node& node, size_t i) -> Status {
-      const std::optional<ColocationJoin::Why> kind = RefInputKind(graph_, node, i);
-      if (!kind) return Status::Ok();
-      const int src = node.inputs[i];
-      DeviceSpec check = RequestOf(node.id);
-      const bool gives_way = !MergeDevNames(&check, RequestOf(src), false).ok();
-      if (gives_way) {
-        // Member::EnsureCompatibilityAcrossResourceEdge's LOG(INFO) line.
-        for (int m : MembersOf(node.id)) overridden_.push_back(m);
-        log_notes_.push_back(fmt::format("Ignoring device specification {} for node '{}' because the input edge from "
-                                         "'{}' is a reference connection and already has a device field set to {}",
-                                         RequestOf(node.id).ToString(), node.name, graph_.nodes[src].name,
-                                         RequestOf(src).ToString()));
-        specs_.push_back(RequestOf(src));
-        groups_[RootOf(node.id)].requested = static_cast<int>(specs_.size()) - 1;
-      }
-      if (record_joins_) joins_.push_back({*kind, node.id, src, static_cast<int>(i), "", gives_way});
-      const Status s = Colocate(src, node.id);
-      if (!s.ok()) {
-        return Located(node.id, "Nodes were connected by a reference or resource connection (requiring them to be "
-                                "on the same device), but the two nodes were assigned two different devices: " +
-                                    s.message());
-      }
+    const std::optional<ColocationJoin::Why> kind = RefInputKind(graph_, node, i);
+    if (!kind || inspected[node.id] || inspected[node.inputs[i]] || ExemptFromResourceInputColocation(node.op)) {
       return Status::Ok();
+    }
+    return ColocateResourceOrRefEdge(node.inputs[i], node.id, *kind, static_cast<int>(i));
   };
   for (const Node& node : graph_.nodes) {
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -241,6 +355,10 @@ Status ColocationGraph::Initialize() {
     }
   }
   for (const auto& [id, i] : back_edges) TFRUN_RETURN_IF_ERROR(ref_edge(graph_.nodes[id], i));
+  // AddInspectionConstraints, call by call.
+  for (const Node& node : graph_.nodes) {
+    if (inspected[node.id]) TFRUN_RETURN_IF_ERROR(AddInspectionConstraints(node.id));
+  }
   // ColocateAllNodes: each `_class` name, then the node's own name, joins
   // the group whose first node took that name. Most nodes have no _class:
   // their own name is new unless another node named it before them.

@@ -83,6 +83,12 @@ class ColocationGraph {
 
   // ColocateNodes(x, y): the error without location; the groups merged.
   Status Colocate(int x, int y);
+  // ColocateResourceOrRefEdge: `dst` reads `src` through a reference or
+  // resource input (`input`, or -1); a request of dst's group that
+  // conflicts gives way to src's.
+  Status ColocateResourceOrRefEdge(int src, int dst, ColocationJoin::Why kind, int input);
+  // The constraints a call the placer inspects puts on its neighbours.
+  Status AddInspectionConstraints(int call);
   Status Located(int id, const std::string& message) const;
   DeviceSpec ResourceOf(int root) const;
   int TypeBit(std::string_view type) const;
@@ -98,6 +104,9 @@ class ColocationGraph {
   bool report_missing_kernels_ = false;
   Status NoKernelAnywhere(const Node& node) const;
   std::vector<ColocationJoin> joins_;  // in the order Initialize made them
+  // The functions whose bodies enclose this graph, outermost first (a
+  // call's body grouped for its caller; recursion stops there).
+  std::vector<std::string> function_stack_;
   std::vector<std::string> log_notes_;
   std::vector<int> overridden_;
 };

@@ -145,7 +145,9 @@ std::string ExplanationText(const NodeExplanation& e, const Graph& graph, const 
       out += "  No device fits: the group cannot be placed\n";
       break;
   }
-  out += "  Devices, in TensorFlow's order (device type priority, then name):\n";
+  out += e.call_device_first
+             ? "  Devices, in TensorFlow's order (the call's device first, then device type priority, then name):\n"
+             : "  Devices, in TensorFlow's order (device type priority, then name):\n";
   int rank = 0;
   for (size_t i = 0; i < e.devices.size(); ++i) {
     const Device& d = devices[e.devices[i]];

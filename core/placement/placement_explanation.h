@@ -66,6 +66,9 @@ struct NodeExplanation {
   // Every device in TensorFlow's candidate order; `excluded[i]` says why
   // devices[i] is not a candidate ("" when it is one).
   std::vector<int> devices;
+  // A TF2 call's device went first (eager's default_local_device), ahead of
+  // the type priority and name order.
+  bool call_device_first = false;
   std::vector<std::string> excluded;
   CandidateStage stage = CandidateStage::kNone;
   DeviceSpec matched;  // the request the candidates matched (relaxed by soft placement)

@@ -622,7 +622,12 @@ class Placer {
     }
     e.stage = candidates.stage;
     e.matched = candidates.matched;
-    for (int d : sorted_) {
+    std::vector<int> order = sorted_;
+    if (std::find(candidates.devices.begin(), candidates.devices.end(), call_device_) != candidates.devices.end()) {
+      CallDeviceFirst(&order);
+    }
+    e.call_device_first = order != sorted_;
+    for (int d : order) {
       e.devices.push_back(d);
       e.excluded.push_back(WhyNotCandidate(d, members, candidates));
     }

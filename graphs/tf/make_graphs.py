@@ -574,6 +574,31 @@ def while_v2_run(tf):
     tf.identity(c, name="out3")
 
 
+def isolate_run(tf):
+    """Issue 43: a tf.function that returns a resource (the variable handle
+    it was given, through an Identity) called from a Session graph, not
+    inlined: IsolatePlacerInspectionRequiredOpsPass keeps the
+    PartitionedCall between Identity nodes (v_PartitionedCall, ...,
+    PartitionedCall_read) and the placer colocates the variable, the
+    Identity into the call, the Identity of its resource result and the
+    ReadVariableOp reading it (one group of the call's body); with
+    do_function_inlining the call is inlined instead. Placed and run."""
+    x = tf.constant([1.0, 1.0], name="x")
+    with tf.device("/cpu:1"):
+        v = tf.compat.v1.Variable([1.0, 2.0], name="v", use_resource=True)
+
+    @tf.function
+    def get(h, x):
+        with tf.device("/cpu:2"):
+            y = x * 2.0
+        return tf.identity(h), y
+
+    h, y = get(v.handle, x)
+    r = tf.raw_ops.ReadVariableOp(resource=h, dtype=tf.float32, name="read")
+    tf.identity(r + y, name="out")
+    tf.compat.v1.global_variables_initializer()
+
+
 def case_v2_run(tf):
     """Issue 43: tf.switch_case in control flow v2 (StatelessCase and Case
     nodes, a function per branch) in a Session on three CPUs:
@@ -985,6 +1010,13 @@ CASES = {
     ]),
     "while_v2_run": (while_v2_run, "while_v2_run.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
+    ]),
+    "isolate_run": (isolate_run, "isolate_run.pbtxt", [
+        # The whole graph placed at the first run (init): tfrun does not run
+        # a call it keeps as a node yet.
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["^init"]),
+        ("inline", {"device_count": {"CPU": 3}, "graph_options": {"optimizer_options": {"do_function_inlining": True}}},
+         False, "session", "--device-count CPU=3 --do-function-inlining", ["^init", "out"]),
     ]),
     "case_v2_run": (case_v2_run, "case_v2_run.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),

@@ -105,8 +105,24 @@ def identity_chain(tf):
     return f, None
 
 
+def ints_on_device(tf):
+    """A function with experimental_ints_on_device (its int32 argument and
+    result _DeviceArg and _DeviceRetval) called from another: inlined
+    there, it places; eager TensorFlow refuses to call it directly (a
+    multi-device function; tfrun's cli_test checks that text)."""
+    def g(x, n):
+        return x * tf.cast(n, tf.float32), n + 1
+    inner = tf.function(g, experimental_attributes={"experimental_ints_on_device": True})
+
+    @tf.function
+    def f(x, y):
+        a, b = inner(x, tf.shape(y)[0])
+        return a + tf.cast(b, tf.float32)
+    return f, None
+
+
 CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond": cond, "loop": loop,
-         "nested": nested, "identity_chain": identity_chain}
+         "nested": nested, "identity_chain": identity_chain, "ints_on_device": ints_on_device}
 # Cases whose first argument lives on CPU:1.
 ARG_ON_CPU1 = {"outer"}
 
