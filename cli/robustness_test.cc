@@ -235,5 +235,70 @@ TEST_F(TestCommandTest, LeavesNoScratchFolderBehind) {
   EXPECT_EQ(RunCommand("pgrep -f 'benchmark-duratio[n] 60'").out, "") << "a case outlived tfrun test";
 }
 
+// A text GraphDef whose library holds `n` functions f0..f{n-1} of one
+// `type` argument and result; the graph calls f0 and reads its result.
+// Nested: each f{i} calls f{i+1} (the last is an Identity); else each is an
+// Identity of its argument.
+std::string FunctionLibraryGraph(int n, bool nested, const std::string& type) {
+  const std::string types = "attr { key: 'Tin' value { list { type: " + type + " } } } attr { key: 'Tout' value { "
+                            "list { type: " + type + " } } } ";
+  std::string text = type == "DT_RESOURCE"
+                         ? "node { name: 'x' op: 'VarHandleOp' attr { key: 'dtype' value { type: DT_FLOAT } } attr { "
+                           "key: 'shape' value { shape { } } } }\n"
+                         : "node { name: 'x' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+                           "'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }\n";
+  text += "node { name: 'call' op: 'PartitionedCall' input: 'x' " + types + "attr { key: 'f' value { func { name: "
+          "'f0' } } } }\n";
+  text += type == "DT_RESOURCE"
+              ? "node { name: 'out' op: 'ReadVariableOp' input: 'call' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+              : "node { name: 'out' op: 'Identity' input: 'call' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+  text += "library {\n";
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    std::string body;
+    if (nested && i + 1 < n) {
+      body = "node_def { name: 'c' op: 'PartitionedCall' input: 'a' " + types + "attr { key: 'f' value { func { "
+             "name: 'f" + std::to_string(i + 1) + "' } } } } ret { key: 'r' value: 'c:output:0' }";
+    } else {
+      body = "node_def { name: 'c' op: 'Identity' input: 'a' attr { key: 'T' value { type: " + type +
+             " } } } ret { key: 'r' value: 'c:output:0' }";
+    }
+    text += "function { signature { name: '" + name + "' input_arg { name: 'a' type: " + type +
+            " } output_arg { name: 'r' type: " + type + " } } " + body + " }\n";
+  }
+  return text + "}\n";
+}
+
+// Issue 43's hostile libraries: 10,000 functions side by side place at
+// once; 10,000 nested, inlined, are refused before their names (each
+// prefixed by its caller's, 600 MB in all) fill memory; 10,000 nested
+// calls returning a resource, kept as nodes, are refused before the
+// placer's nested inspection fills the stack.
+TEST(RobustnessTest, LibrariesOfTenThousandFunctions) {
+  const std::string dir = TestTmpDir();
+  std::ofstream(dir + "/flat.pbtxt") << FunctionLibraryGraph(10000, false, "DT_FLOAT");
+  CommandResult r = Tfrun(dir + "/flat.pbtxt --fetch out --do-function-inlining");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1.0\n");
+  r = Tfrun(dir + "/flat.pbtxt --call f9999 --place-only --log-placement");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  std::ofstream(dir + "/nested.pbtxt") << FunctionLibraryGraph(10000, true, "DT_FLOAT");
+  for (const char* how : {"--fetch out --do-function-inlining", "--call f0 --place-only"}) {
+    r = Tfrun(dir + "/nested.pbtxt " + how);
+    ASSERT_TRUE(r.exited && r.exit_code < 128) << "crashed: " << r.exit_code;
+    EXPECT_EQ(r.exit_code, 2) << how;
+    EXPECT_NE(r.err.find("lowering and inlining functions made more than 64 MiB of node names"), std::string::npos)
+        << r.err;
+  }
+
+  std::ofstream(dir + "/resources.pbtxt") << FunctionLibraryGraph(10000, true, "DT_RESOURCE");
+  r = Tfrun(dir + "/resources.pbtxt --place-only --log-placement");
+  ASSERT_TRUE(r.exited && r.exit_code < 128) << "crashed: " << r.exit_code;
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("calls of functions that return resources are nested more than 64 deep"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace tfrun

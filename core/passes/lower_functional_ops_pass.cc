@@ -24,6 +24,10 @@ namespace {
 // Inlining a function that calls itself never ends; a graph this large
 // is refused as --max-nodes refuses a file's.
 constexpr size_t kMaxNodesAfterLowering = 1000000;
+// An inlined node's name is its caller's, a slash, and its own: calls
+// nested N deep make names N levels long, their bytes growing as N^2 (a
+// chain of 10,000 nested functions: 600 MB of names). Refused past this.
+constexpr size_t kMaxNameBytesAfterLowering = size_t{64} << 20;
 
 bool BoolAttrIsTrue(const Graph& graph, const Node& node, std::string_view attr) {
   const AttrValue* value = graph.AttrOf(node, attr);
@@ -395,10 +399,17 @@ Status LowerFunctionalOpsPass(PassContext& context) {
     std::shared_ptr<const CallStack> outer;
   };
   std::vector<std::shared_ptr<const CallStack>> stacks;
+  size_t name_bytes = 0, named = 0;  // the bytes of the names of nodes [0, named)
   for (size_t i = 0; i < graph.nodes.size(); ++i) {  // grows as nodes are lowered
     if (graph.nodes.size() > kMaxNodesAfterLowering) {
       return BadInput(fmt::format("{}: lowering and inlining functions made more than {} nodes", graph.path,
                                   kMaxNodesAfterLowering));
+    }
+    for (; named < graph.nodes.size(); ++named) name_bytes += graph.nodes[named].name.size();
+    if (name_bytes > kMaxNameBytesAfterLowering) {
+      return BadInput(fmt::format("{}: lowering and inlining functions made more than {} MiB of node names (each "
+                                  "inlined node is named after its caller: calls nested too deep)",
+                                  graph.path, kMaxNameBytesAfterLowering >> 20));
     }
     const Node& n = graph.nodes[i];
     if (n.removed) continue;

@@ -18,6 +18,9 @@
 namespace tfrun {
 namespace {
 
+// How deep calls the placer inspects may nest (AddInspectionConstraints).
+constexpr size_t kMaxInspectionDepth = 64;
+
 Status Incompatible(std::string_view what, const DeviceSpec& target, const DeviceSpec& other) {
   return PlacementError(fmt::format("Cannot merge devices with incompatible {}: '{}' and '{}'", what,
                                     target.ToString(), other.ToString()));
@@ -223,9 +226,18 @@ Status ColocationGraph::AddInspectionConstraints(int call) {
   const Node& node = graph_.nodes[call];
   const std::string function = CalledFunction(graph_, node);
   if (std::find(function_stack_.begin(), function_stack_.end(), function) != function_stack_.end()) {
-    return Located(call, fmt::format("Recursive function calls are not supported. Node {{{{node {}}}}} calls "
-                                     "function {{{{function_node {}}}}} which is already present in the call stack",
-                                     node.name, function));
+    // InspectingPlacer's words, without the stack's listing.
+    return Located(call, fmt::format("Recursive function calls are not supported. Node {{{{node {}}}}} inside the "
+                                     "body of {{{{function_node {}}}}} calls function {{{{function_node {}}}}} which "
+                                     "is already present in the call stack",
+                                     node.name, function_stack_.back(), function));
+  }
+  // Each level is a nested grouping on the stack: bounded, where
+  // TensorFlow has no bound.
+  if (function_stack_.size() >= kMaxInspectionDepth) {
+    return Located(call, fmt::format("calls of functions that return resources are nested more than {} deep here "
+                                     "(the placer inspects each body in turn)",
+                                     kMaxInspectionDepth));
   }
   StatusOr<FunctionBody> body = graph_.functions->Instantiate(function);
   if (!body.ok()) return body.status();
