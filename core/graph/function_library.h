@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/base/status.h"
@@ -15,12 +16,17 @@
 namespace tfrun {
 
 // A function's inputs and outputs, in the tables' type spelling ("FLOAT",
-// "RESOURCE"), and its argument names as the FunctionDef writes them.
+// "RESOURCE"), one per tensor: an argument that is a list of N (number_attr
+// or type_list_attr) is N of them, named `<arg>_0` ... `<arg>_N-1` as its
+// _Arg nodes are; others take the FunctionDef's argument name.
 struct FunctionSignature {
   std::vector<std::string> input_names;
   std::vector<std::string> input_types;
   std::vector<std::string> output_names;
   std::vector<std::string> output_types;
+  // Each output argument and how many tensors it is, in order (a body's
+  // "node:out_arg:k" reads the k-th of out_arg's).
+  std::vector<std::pair<std::string, int>> output_args;
 };
 
 // A function instantiated as TensorFlow's FunctionDefToBodyHelper builds
@@ -45,9 +51,14 @@ class FunctionLibrary {
   // The function's own attr (FunctionDef.attr: _noinline, api_implements),
   // or nullptr.
   virtual const AttrValue* FunctionAttr(std::string_view name, std::string_view attr) const = 0;
-  virtual StatusOr<FunctionSignature> Signature(std::string_view name) const = 0;
-  // A fresh body of `name` (each call gets its own graph).
-  virtual StatusOr<FunctionBody> Instantiate(std::string_view name) const = 0;
+  // `call_attrs`: the calling node's attrs, which bind a polymorphic
+  // function's type and number attrs (with the signature's defaults);
+  // null for a call that gives none (--call, a PartitionedCall's `f`).
+  virtual StatusOr<FunctionSignature> Signature(std::string_view name,
+                                                const NodeAttrs* call_attrs = nullptr) const = 0;
+  // A fresh body of `name` (each call gets its own graph), its attr
+  // placeholders ("$T") bound from `call_attrs`.
+  virtual StatusOr<FunctionBody> Instantiate(std::string_view name, const NodeAttrs* call_attrs = nullptr) const = 0;
 };
 
 // The library function a node calls: a PartitionedCall's or

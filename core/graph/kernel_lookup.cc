@@ -1,5 +1,7 @@
 #include "core/graph/kernel_lookup.h"
 
+#include "core/graph/function_library.h"
+
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -123,6 +125,12 @@ const TfKernelDef* TfKernelFor(const Graph& graph, const Node& node, std::string
   std::lock_guard<std::mutex> lock(memo.mutex);
   memo.kernels.emplace(key, kernel);
   return kernel;
+}
+
+bool TfHasKernel(const Graph& graph, const Node& node, std::string_view device_type) {
+  if (TfKernelFor(graph, node, device_type) != nullptr) return true;
+  const TfOpDef* op = FindTfOp(node.op);
+  return (op == nullptr || !op->has_op_def) && graph.functions != nullptr && graph.functions->Contains(node.op);
 }
 
 bool TfHasKernelFor(std::string_view op_name, DType dtype, std::string_view device_type) {

@@ -15,9 +15,10 @@ namespace tfrun {
 // nullptr: TensorFlow has no kernel for it there (nor a DEFAULT one), or
 // does not know the op.
 const TfKernelDef* TfKernelFor(const Graph& graph, const Node& node, std::string_view device_type);
-inline bool TfHasKernel(const Graph& graph, const Node& node, std::string_view device_type) {
-  return TfKernelFor(graph, node, device_type) != nullptr;
-}
+// A native call of a library function (its op names the function, not an
+// op TensorFlow registers) has one on every device type, as
+// SupportedDeviceTypesForNode assumes for an op the registry lacks.
+bool TfHasKernel(const Graph& graph, const Node& node, std::string_view device_type);
 
 // The same for an op executed outside the graph (TF2 eager's _EagerConst,
 // ReadVariableOp, ...) whose type attrs are all `dtype`.

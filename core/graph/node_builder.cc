@@ -157,7 +157,7 @@ StatusOr<int> AddNode(Graph* graph, NodeSpec spec) {
   def.attrs = std::move(spec.attrs);
   if ((op == nullptr || !op->has_op_def) && graph->functions != nullptr && graph->functions->Contains(spec.op)) {
     // A native call of a library function: its signature's types.
-    TFRUN_ASSIGN_OR_RETURN(FunctionSignature signature, graph->functions->Signature(spec.op));
+    TFRUN_ASSIGN_OR_RETURN(FunctionSignature signature, graph->functions->Signature(spec.op, &def.attrs));
     def.input_types = std::move(signature.input_types);
     def.output_types = std::move(signature.output_types);
     return AddWithProperties(graph, std::move(spec), std::move(def));

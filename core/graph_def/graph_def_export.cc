@@ -254,6 +254,8 @@ Status SetTfGraphNodes(const Graph& graph, const std::vector<std::string>& devic
 
 }  // namespace
 
+Status TableAttrToProto(const AttrValue& value, tfproto::AttrValue* out) { return ConvertAttr(value, out); }
+
 bool IsTextGraphDefPath(const std::string& path) {
   return EndsWith(path, ".pbtxt") || EndsWith(path, ".pbtext") || EndsWith(path, ".txt");
 }

@@ -19,6 +19,7 @@
 
 #include "core/base/status.h"
 #include "core/graph/graph.h"
+#include "core/graph_def/tf_graph.pb.h"
 
 namespace tfrun {
 
@@ -32,5 +33,10 @@ StatusOr<std::string> GraphDefBytes(const Graph& graph, const std::vector<std::s
 
 // Whether a path names a text GraphDef (.pbtxt, .pbtext, .txt) or a binary one.
 bool IsTextGraphDefPath(const std::string& path);
+
+// An attr in the tables' form (tf_tables.h) as a NodeDef's AttrValue: a
+// string, int, float, bool, type or shape, or a list of them; others
+// (func, tensor) are an error.
+Status TableAttrToProto(const AttrValue& value, tfproto::AttrValue* out);
 
 }  // namespace tfrun

@@ -278,9 +278,13 @@ class Importer {
   StatusOr<int> OutputArgStart(int index, const std::string& arg) const {
     const tfproto::NodeDef& def = gd_.node(index);
     if (CallsLibraryFunction(def)) {
-      TFRUN_ASSIGN_OR_RETURN(const FunctionSignature signature, library_->Signature(def.op()));
-      for (size_t k = 0; k < signature.output_names.size(); ++k) {
-        if (signature.output_names[k] == arg) return static_cast<int>(k);
+      NodeAttrs call_attrs;
+      for (const auto& [name, value] : def.attr()) call_attrs.emplace(name, ConvertAttr(value, ""));
+      TFRUN_ASSIGN_OR_RETURN(const FunctionSignature signature, library_->Signature(def.op(), &call_attrs));
+      int start = 0;
+      for (const auto& [name, count] : signature.output_args) {
+        if (name == arg) return start;
+        start += count;
       }
       return BadInput(fmt::format("function '{}' has no output '{}'", def.op(), arg));
     }
@@ -484,7 +488,7 @@ class Importer {
     const tfproto::NodeDef& def = gd_.node(index);
     NodeProperties imported;
     for (const auto& [name, value] : def.attr()) imported.attrs.emplace(name, ConvertAttr(value, ""));
-    StatusOr<FunctionSignature> signature = library_->Signature(def.op());
+    StatusOr<FunctionSignature> signature = library_->Signature(def.op(), &imported.attrs);
     if (!signature.ok()) return Fail(index, signature.status().message());
     imported.input_types = std::move(signature->input_types);
     imported.output_types = std::move(signature->output_types);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "core/graph/function_library.h"
+
 #include <string>
 
 #include "core/graph_def/graph_def_export.h"
@@ -499,6 +501,33 @@ TEST(TfGraphFile, ALargeTextGraphParsedInPiecesIsTheWholeFilesParse) {
   StatusOr<TfGraphFile> twice = ParseTfGraphBytes("version: 1\n" + text + "version: 2\n", "twice.pbtxt", "");
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.status().message().find("specified multiple times"), std::string::npos) << twice.status().message();
+}
+
+// A polymorphic function instantiated for a call's attrs, as
+// FunctionInstantiationHelper does: one _Arg per tensor of a list argument
+// (xs_0, xs_1, xs_2), the $T placeholders bound, one _Retval per tensor of
+// a list result; without attrs, an error naming the attr.
+TEST(TfGraphFile, APolymorphicFunctionTakesItsCallsAttrs) {
+  StatusOr<Graph> g = LoadTfGraph("graphs/tf/polymorphic_call_run.pbtxt", GraphDefImportOptions());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Node& call = *g->Find("call");
+  EXPECT_EQ(g->PropertiesOf(call)->input_types, (std::vector<std::string>{"FLOAT", "FLOAT", "FLOAT"}));
+  EXPECT_EQ(g->PropertiesOf(call)->output_types.size(), 4u);  // sum, then the three negs
+  EXPECT_EQ(g->Find("out2")->input(0).index, 3);
+  StatusOr<FunctionBody> body = g->functions->Instantiate("SumAndNeg", &g->PropertiesOf(call)->attrs);
+  ASSERT_TRUE(body.ok()) << body.status().message();
+  std::vector<std::string> args, rets;
+  for (int a : body->args) args.push_back(body->graph.nodes[a].name);
+  for (int r : body->rets) rets.push_back(body->graph.nodes[r].name);
+  EXPECT_EQ(args, (std::vector<std::string>{"xs_0", "xs_1", "xs_2"}));
+  EXPECT_EQ(rets, (std::vector<std::string>{"sum_RetVal", "negs_RetVal_0", "negs_RetVal_1", "negs_RetVal_2"}));
+  const Node& sum = *body->graph.Find("s");
+  EXPECT_EQ(sum.inputs.size(), 3u);
+  EXPECT_EQ(body->graph.AttrText(sum, "T"), "FLOAT");
+  const StatusOr<FunctionBody> unbound = g->functions->Instantiate("SumAndNeg");
+  ASSERT_FALSE(unbound.ok());
+  EXPECT_NE(unbound.status().message().find("argument 'xs' takes its type from attr 'T'"), std::string::npos)
+      << unbound.status().message();
 }
 
 }  // namespace

@@ -375,7 +375,11 @@ Status RewriteFunctionCallNode(Graph* graph, int id, const std::string& function
   if (!graph->functions->Contains(function)) {
     return NodeError(*graph, n, fmt::format("the graph's library has no function '{}'", function));
   }
-  StatusOr<FunctionBody> body = graph->functions->Instantiate(function);
+  // A native call's attrs bind a polymorphic function's (a PartitionedCall's
+  // `f` keeps no attrs in tfrun's graph: its function must need none).
+  const NodeProperties* props = graph->PropertiesOf(n);
+  const NodeAttrs* call_attrs = n.op == function && props != nullptr ? &props->attrs : nullptr;
+  StatusOr<FunctionBody> body = graph->functions->Instantiate(function, call_attrs);
   if (!body.ok()) return body.status();
   // TensorFlow leaves a call it may not inline as it is.
   if (!WhyNotInlined(*graph, n, function, *body).empty()) return Status::Ok();

@@ -574,6 +574,28 @@ def while_v2_run(tf):
     tf.identity(c, name="out3")
 
 
+def polymorphic_call_run(tf):
+    """Issue 43: a polymorphic library function (its argument a list of N
+    tensors of type T, `$T` and `$N` placeholders in its body, a list
+    result) called natively (op SumAndNeg, attrs N=3, T=float) from a
+    Session graph on three CPUs. Python's importer refuses such a library
+    (it wants a type per argument), so the hand-written
+    data/polymorphic_call.pbtxt is imported through the C API, as a C++
+    program's would be. `run`: the call kept as a node (placed where its
+    device says; tfrun does not run it yet); `inline`: inlined
+    (do_function_inlining), one _Arg per tensor, run."""
+    from google.protobuf import text_format
+    from tensorflow.python.client import pywrap_tf_session as c_api
+    from tensorflow.python.framework import c_api_util
+    with open(os.path.join(HERE, "data", "polymorphic_call.pbtxt")) as f:
+        graph_def = text_format.Parse(f.read(), tf.compat.v1.GraphDef())
+    g = tf.compat.v1.get_default_graph()
+    options = c_api.TF_NewImportGraphDefOptions()
+    with c_api_util.tf_buffer(graph_def.SerializeToString()) as buffer:
+        c_api.TF_GraphImportGraphDefWithResults(g._c_graph, buffer, options)
+    g._add_new_tf_operations(compute_devices=False)
+
+
 def isolate_run(tf):
     """Issue 43: a tf.function that returns a resource (the variable handle
     it was given, through an Identity) called from a Session graph, not
@@ -1010,6 +1032,11 @@ CASES = {
     ]),
     "while_v2_run": (while_v2_run, "while_v2_run.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
+    ]),
+    "polymorphic_call_run": (polymorphic_call_run, "polymorphic_call_run.pbtxt", [
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["a"]),
+        ("inline", {"device_count": {"CPU": 3}, "graph_options": {"optimizer_options": {"do_function_inlining": True}}},
+         False, "session", "--device-count CPU=3 --do-function-inlining", ["out0", "out1", "out2"]),
     ]),
     "isolate_run": (isolate_run, "isolate_run.pbtxt", [
         # The whole graph placed at the first run (init): tfrun does not run
