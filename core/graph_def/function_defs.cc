@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/graph_def/graph_def_export.h"
 #include "core/graph_def/graph_def_import.h"
@@ -24,6 +27,31 @@ class ProtoFunctionLibrary : public FunctionLibrary, public std::enable_shared_f
         return BadInput(fmt::format("{}: Cannot add function '{}' because a different function with the same name "
                                     "already exists.",
                                     path_, name));
+      }
+      TFRUN_RETURN_IF_ERROR(CheckRets(library_.function(i)));
+    }
+    return Status::Ok();
+  }
+
+  // What TensorFlow's importer checks of each function's results (its
+  // InstantiateFunction's words): each output has a ret, naming an
+  // argument or a node of the body.
+  Status CheckRets(const tfproto::FunctionDef& def) const {
+    std::unordered_set<std::string> names;
+    for (const auto& arg : def.signature().input_arg()) names.insert(arg.name());
+    for (const auto& node : def.node_def()) names.insert(node.name());
+    for (const auto& arg : def.signature().output_arg()) {
+      std::string type = arg.type_attr();
+      if (type.empty()) {
+        type = tfproto::DataType_Name(arg.type());
+        type = type.size() > 3 ? type.substr(3) : type;
+        std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+      }
+      const std::string context = fmt::format("\n\tIn function output {}:{}", arg.name(), type);
+      auto ret = def.ret().find(arg.name());
+      if (ret == def.ret().end()) return BadInput(fmt::format("{}: Return {} missing.{}", path_, arg.name(), context));
+      if (names.count(ret->second.substr(0, ret->second.find(':'))) == 0) {
+        return BadInput(fmt::format("{}: Return {} -> {} is not found.{}", path_, arg.name(), ret->second, context));
       }
     }
     return Status::Ok();
