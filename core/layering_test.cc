@@ -27,6 +27,7 @@ const std::map<std::string, int>& Floors() {
       {"core/placement", 4},      // colocation graph, placer, eager, the log
       {"core/passes", 5},         // TensorFlow's passes before placement
       {"core/runtime", 5},        // kernel registry (supports_op), executor
+      {"core/checkpoint", 5},     // tensor bundles (checkpoints, SavedModel variables)
       {"core/session", 6},        // the run's pipeline: load, passes, place, plan, run
       {"kernels", 7},             // the backends
       {"cli", 8},                 // the command line

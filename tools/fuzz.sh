@@ -45,7 +45,8 @@ srcs=($(ls core/{base,tables,printing,graph,devices,placement,passes,runtime}/*.
       $(ls core/graph_file/*.cc | grep -v _test.cc)
       $(ls core/graph_def/*.cc | grep -v -e _test.cc -e graph_file_loader.cc) "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/cpu_eigen.cc kernels/cpu/array_kernels.cc kernels/cpu/nn_kernels.cc
-      kernels/cpu/summary_kernels.cc kernels/cpu/queue_kernels.cc
+      kernels/cpu/summary_kernels.cc kernels/cpu/queue_kernels.cc kernels/cpu/checkpoint_kernels.cc
+      core/checkpoint/tensor_bundle.cc
       kernels/cpu/dnnl_loader.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
       tools/fuzz/${target/text/text_proto}_fuzzer.cc)
 [ "$target" = input ] && srcs+=(cli/report.cc)
@@ -89,7 +90,7 @@ compile kernels/cpu/optimizer_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 compile kernels/cpu/tf_float_math.cc -ffp-contract=off
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || exit 1; done
 clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" \
-  -l:libyaml-cpp.a -l:libyaml.a -l:libprotobuf.a -lz -lpthread -ldl \
+  -l:libyaml-cpp.a -l:libyaml.a -l:libprotobuf.a -l:libleveldb.a -l:libsnappy.a -lz -lpthread -ldl \
   -o "$dir/${target}_fuzzer"
 
 if [ "$target" = text ]; then

@@ -14,9 +14,11 @@ set -euo pipefail
 # headers, and libdnnl.so.2, which tfrun opens when a convolution runs).
 # libyaml-dev: graph files' YAML, read first by libyaml (yaml-cpp is the
 # authority: core/graph_file/yaml_document.h).
+# libleveldb-dev and libsnappy-dev: a checkpoint's index is a LevelDB table
+# (core/checkpoint/tensor_bundle.h).
 packages=(bazel-bootstrap bazel-rules-java libyaml-cpp-dev libyaml-dev libcli11-dev libdnnl-dev
           libspdlog-dev libfmt-dev libeigen3-dev libgtest-dev
-          libprotobuf-dev protobuf-compiler zlib1g-dev
+          libprotobuf-dev protobuf-compiler zlib1g-dev libleveldb-dev libsnappy-dev
           openmpi-bin libopenmpi-dev python3-jsonschema python3-matplotlib
           clang libclang-rt-14-dev)
 

@@ -137,6 +137,7 @@ void RegisterMathKernels(KernelRegistry* registry);
 void RegisterArrayKernels(KernelRegistry* registry);
 void RegisterSummaryKernels(KernelRegistry* registry);
 void RegisterQueueKernels(KernelRegistry* registry);
+void RegisterCheckpointKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterOptimizerKernels(KernelRegistry* registry);
 // Add, Sub and Mul's kernels (cpu_kernels.cc), for the binary family's

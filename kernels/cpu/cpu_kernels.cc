@@ -463,6 +463,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterArrayKernels(registry);
   cpu::RegisterSummaryKernels(registry);
   cpu::RegisterQueueKernels(registry);
+  cpu::RegisterCheckpointKernels(registry);
   cpu::RegisterNnKernels(registry);
   cpu::RegisterOptimizerKernels(registry);
 }

@@ -1,7 +1,8 @@
 // libFuzzer target for the readers of inputs outside graph files, run under
 // a 1 MB stack (tools/fuzz.sh): the first byte of an input chooses
 //   odd:  the rest is a .npy file (`npy:` constants, --feed NAME=@FILE.npy);
-//   even: the rest is an error message, as --json's "error" reads it.
+//   0xb0: the rest is a tensor bundle (a checkpoint: CheckBundle);
+//   other even: the rest is an error message, as --json's "error" reads it.
 // Findings besides crashes and sanitizer reports (Check below):
 //   .npy: a file that reads writes back and reads again as the same tensor;
 //   message: the report is a JSON object whose "message" decodes to the
@@ -18,6 +19,7 @@
 
 #include "cli/report.h"
 #include "core/base/npy.h"
+#include "core/checkpoint/tensor_bundle.h"
 
 namespace {
 
@@ -134,10 +136,40 @@ void CheckNpy(std::string_view bytes) {
 
 }  // namespace
 
+// A tensor bundle (core/checkpoint): two little-endian bytes giving the
+// index's length, the index, then data shard 0. Every tensor it lists is
+// read as its own dtype and as float32: a value or an error, never a read
+// outside a buffer.
+void CheckBundle(std::string_view body) {
+  if (body.size() < 2) return;
+  const size_t index_size = static_cast<uint8_t>(body[0]) | static_cast<size_t>(static_cast<uint8_t>(body[1])) << 8;
+  if (index_size > body.size() - 2) return;
+  const std::string index(body.substr(2, index_size));
+  const std::string data(body.substr(2 + index_size));
+  tfrun::StatusOr<tfrun::TensorBundleReader> reader = tfrun::TensorBundleReader::FromIndex(
+      index, "fuzz", [&](int, int64_t offset, int64_t bytes, std::string* out) -> tfrun::Status {
+        if (offset < 0 || bytes < 0 || offset > static_cast<int64_t>(data.size()) ||
+            bytes > static_cast<int64_t>(data.size()) - offset) {
+          return tfrun::RuntimeError("OutOfRangeError: Read less bytes than requested");
+        }
+        *out = data.substr(static_cast<size_t>(offset), static_cast<size_t>(bytes));
+        return tfrun::Status::Ok();
+      });
+  if (!reader.ok()) return;
+  for (const std::string& name : reader->Names()) {
+    for (tfrun::DType dtype : tfrun::kAllDTypes) {
+      tfrun::StatusOr<tfrun::Tensor> t = reader->Read(name, dtype);
+      Check(!t.ok() || t->dtype() == dtype, "a tensor read as another dtype", name);
+    }
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] & 1) {
+  if (data[0] == 0xb0) {
+    CheckBundle(body);
+  } else if (data[0] & 1) {
     CheckNpy(body);
   } else {
     CheckMessage(body);
