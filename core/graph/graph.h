@@ -250,6 +250,18 @@ struct Graph {
     std::string close_op;
   };
   std::vector<QueueRunner> queue_runners;
+  // A SavedModel's variables, as TensorFlow 1's loader restores them
+  // before the first run (loader.cc RestoreSession): its saver's restore op
+  // run with the checkpoint tensor fed `<folder>/variables/variables`,
+  // then its main op (collection saved_model_main_op, else
+  // legacy_init_op). Empty `restore_op`: nothing to restore.
+  struct SavedModelRestore {
+    std::string restore_op;
+    std::string filename_tensor;
+    std::string variables;
+    std::string main_op;  // a collection's name, or ""
+  };
+  SavedModelRestore saved_model_restore;
   // A graph_def wrapper's TF2 call (`call:`, `call_device:`,
   // `arg_devices:`, graph-format.md): the library function whose body is
   // placed as eager TensorFlow 2 calls it; `function` "" for none.

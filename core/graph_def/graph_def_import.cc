@@ -220,6 +220,7 @@ class Importer {
       graph_.signatures.emplace_back(signature, node == nullptr ? std::string() : CalledFunction(graph_, *node));
     }
     graph_.queue_runners = file_.queue_runners;
+    graph_.saved_model_restore = file_.saved_model_restore;
     graph_.variables_start_initialized = false;
     return std::move(graph_);
   }

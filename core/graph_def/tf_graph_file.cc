@@ -373,6 +373,21 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
       }
       path = {{"meta_graphs", chosen}, {"graph_def", -1}};
       TFRUN_RETURN_IF_ERROR(TakeCollections(saved.meta_graphs(chosen), name, &file));
+      const tfproto::SaverDef& saver = saved.meta_graphs(chosen).saver_def();
+      const fs::path variables = fs::path(name).parent_path() / "variables" / "variables";
+      std::error_code ec;
+      if (!saver.restore_op_name().empty() && fs::exists(variables.string() + ".index", ec)) {
+        file.saved_model_restore.restore_op = saver.restore_op_name();
+        file.saved_model_restore.filename_tensor = saver.filename_tensor_name();
+        file.saved_model_restore.variables = variables.string();
+        for (const char* main_op : {"saved_model_main_op", "legacy_init_op"}) {
+          const auto& collections = saved.meta_graphs(chosen).collection_def();
+          if (collections.count(main_op) > 0) {
+            file.saved_model_restore.main_op = main_op;
+            break;
+          }
+        }
+      }
       file.graph_def = std::move(*saved.mutable_meta_graphs(chosen)->mutable_graph_def());
       break;
     }

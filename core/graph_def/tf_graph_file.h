@@ -31,6 +31,9 @@ struct TfGraphFile {
   // A MetaGraphDef's signatures (signature_def), by name: an output's
   // tensor name ("StatefulPartitionedCall_1:0"), sorted by signature name.
   std::vector<std::pair<std::string, std::string>> signature_outputs;
+  // A SavedModel's restore (Graph::SavedModelRestore), when its saver
+  // names a restore op and the folder holds variables/variables.index.
+  Graph::SavedModelRestore saved_model_restore;
 };
 
 // Whether `path` should be read as a TensorFlow graph file rather than a

@@ -275,6 +275,21 @@ StatusOr<std::vector<int>> Session::ResolveRun(std::string_view flag, const std:
 }
 
 Status Session::ResolveTargets() {
+  const Graph::SavedModelRestore& restore = graph_.saved_model_restore;
+  if (!restore.restore_op.empty() && !is_eager()) {
+    TFRUN_ASSIGN_OR_RETURN(restore_run_, ResolveRun("the SavedModel's restore op", restore.restore_op));
+    const std::optional<TensorName> filename = ParseTensorName(restore.filename_tensor);
+    const Node* node = filename ? graph_.Find(filename->node) : nullptr;
+    if (node == nullptr) {
+      return BadInput(fmt::format("{}: the saver's filename tensor '{}' is no tensor of the graph", graph_.path,
+                                  restore.filename_tensor));
+    }
+    TFRUN_ASSIGN_OR_RETURN(Tensor path, Tensor::FromStrings({}, {restore.variables}));
+    restore_feeds_.push_back(Feed{NodeOutput{node->id, filename->index}, std::move(path)});
+    if (!restore.main_op.empty()) {
+      TFRUN_ASSIGN_OR_RETURN(main_op_run_, ResolveRun("the SavedModel's main op", restore.main_op));
+    }
+  }
   for (const std::string& name : options_.init) {
     TFRUN_ASSIGN_OR_RETURN(std::vector<int> run, ResolveRun("--init", name));
     init_runs_.push_back(std::move(run));
@@ -506,11 +521,19 @@ Status Session::Execute(std::string* stdout_text, bool log) {
   for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());
   std::vector<int> checked = all_targets;
   for (const std::vector<int>& run : init_runs_) checked.insert(checked.end(), run.begin(), run.end());
+  checked.insert(checked.end(), restore_run_.begin(), restore_run_.end());
+  checked.insert(checked.end(), main_op_run_.begin(), main_op_run_.end());
   for (const QueueRunnerState& r : queue_runners_) {
     checked.insert(checked.end(), r.enqueue_ops.begin(), r.enqueue_ops.end());
     if (r.close_op >= 0) checked.push_back(r.close_op);
   }
   TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, checked, feeds_));
+  if (!restore_run_.empty()) {  // TensorFlow 1's SavedModel loader
+    std::vector<Feed> feeds = feeds_;
+    feeds.insert(feeds.end(), restore_feeds_.begin(), restore_feeds_.end());
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(restore_run_, feeds));
+    if (!main_op_run_.empty()) TFRUN_RETURN_IF_ERROR(executor.RunTargets(main_op_run_, feeds_));
+  }
   for (const std::vector<int>& init : init_runs_) {  // sess.run(init): run, print nothing
     TFRUN_RETURN_IF_ERROR(executor.RunTargets(init, feeds_));
   }

@@ -275,6 +275,11 @@ class Session {
   // `targets:` together, or one per --targets (which replace them).
   std::vector<std::vector<int>> target_runs_;
   std::vector<std::vector<int>> init_runs_;  // --init: each once, before everything
+  // A SavedModel's restore op and main op (Graph::SavedModelRestore), run
+  // before the --init runs with the checkpoint's name fed; empty: none.
+  std::vector<int> restore_run_;
+  std::vector<Feed> restore_feeds_;
+  std::vector<int> main_op_run_;
   // The graph's queue runners as node ids, each with the enqueue op it runs
   // next (its threads take turns) and whether it has stopped (its input ran
   // out: the queue is closed).

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""restore_run (issue 44): a TF1 graph whose Saver restores the checkpoint
+"""restore_run and sm_tf1 (issue 44). restore_run: a TF1 graph whose Saver restores the checkpoint
 testdata/checkpoints/dtypes/model (make_checkpoints.py) into variables of
 every dtype it holds and a partitioned one, then prints each, as a
 program that restores before it runs does. TensorFlow 2.21 builds the
 graph, writes restore_run.pbtxt, and runs it from graphs/tf (the Saver's
 filename is relative to it, as tfrun test runs the golden there).
+
+sm_tf1: a SavedModel written by TensorFlow 1's Builder (tf.compat.v1),
+its variables restored by TensorFlow 1's loader (its saver's restore op fed
+variables/variables, then its main op, which adds 1 to a counter), then a
+matmul of a fed x and the restored weights.
 
   /root/.cache/tfrun/tf-venv/bin/python graphs/tf/make_restore.py
 """
@@ -41,6 +46,47 @@ with tf.compat.v1.Session(graph=g) as s:
 '''
 
 
+SAVED_MODEL = r'''
+import shutil, sys
+import numpy as np
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+shutil.rmtree("sm_tf1", ignore_errors=True)
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.compat.v1.Variable([[1.0, 2.0], [3.0, 4.0]], name="w")
+    b = tf.compat.v1.Variable([0.5, -0.5], name="b")
+    c = tf.compat.v1.Variable(40.0, name="c")
+    y = tf.identity(tf.matmul(x, w) + b, name="y")
+    tf.identity(c, name="c_value")
+    main_op = tf.group(c.assign_add(1.0), name="main_op")
+    with tf.compat.v1.Session(graph=g) as s:
+        s.run(tf.compat.v1.global_variables_initializer())
+        s.run([w.assign(w * 2.0), b.assign(b + 1.0)])  # saved values, not the initial ones
+        builder = tf.compat.v1.saved_model.Builder("sm_tf1")
+        builder.add_meta_graph_and_variables(s, ["serve"], main_op=main_op)
+        builder.save(as_text=False)
+with tf.compat.v1.Session(graph=tf.Graph()) as s:
+    tf.compat.v1.saved_model.loader.load(s, ["serve"], "sm_tf1")
+    print(s.run("y:0", {"x:0": np.array([[1.0, 2.0]], np.float32)}), flush=True)
+    print(s.run("c_value:0"), flush=True)
+'''
+
+
+def make_saved_model(env):
+    p = subprocess.run([sys.executable, "-c", SAVED_MODEL], cwd=HERE, capture_output=True, text=True, env=env,
+                       check=True)
+    with open(os.path.join(HERE, "sm_tf1.run.expected"), "w") as f:
+        f.write("# args: --fetch y --feed x=[[1.0,2.0]]\n" + p.stdout.splitlines(keepends=True)[0])
+    with open(os.path.join(HERE, "sm_tf1.counter.expected"), "w") as f:
+        f.write("# args: --fetch c_value\n" + p.stdout.splitlines(keepends=True)[1])
+    for variant in ("run", "counter"):
+        with open(os.path.join(HERE, f"sm_tf1.{variant}.expected-stderr"), "w") as f:
+            f.write("")
+    print(p.stdout)
+
+
 def main():
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3")
     p = subprocess.run([sys.executable, "-c", PROGRAM, CHECKPOINT, *FETCHES], cwd=HERE, capture_output=True, text=True,
@@ -51,6 +97,7 @@ def main():
     with open(os.path.join(HERE, "restore_run.run.expected-stderr"), "w") as f:
         f.write("")
     print(p.stdout)
+    make_saved_model(env)
 
 
 if __name__ == "__main__":
