@@ -4,8 +4,8 @@
 #   graph  tools/fuzz/graph_fuzzer.cc, from tools/fuzz/corpus plus the graphs
 #          of graphs/ and testdata/ (YAML, and TensorFlow's graph files of
 #          graphs/tf/ up to 4 KB: bytes that are not YAML are read as one);
-#   input  tools/fuzz/input_fuzzer.cc (.npy files and --json's error
-#          report), from tools/fuzz/input_corpus, under a 1 MB stack;
+#   input  tools/fuzz/input_fuzzer.cc (.npy files, --json's error report
+#          and tensor bundles), from tools/fuzz/input_corpus, under a 1 MB stack;
 #   text   tools/fuzz/text_proto_fuzzer.cc (TensorFlow's text GraphDef,
 #          MetaGraphDef and SavedModel files, up to 256 KB), from
 #          tools/fuzz/text_corpus plus graphs/tf's and testdata/bad/tf's
