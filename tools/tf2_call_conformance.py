@@ -11,6 +11,9 @@ random CPUs; the call maybe under a scope. One TensorFlow process makes and
 calls them all (tools/export_tf2_function.py writes each), then tfrun
 places each.
 
+Each program without a captured variable also runs as tfrun --call runs
+it, x and y fed: the printed result must be print(f(x, y))'s.
+
 The same files through a TF1 Session (import_graph_def, three CPUs, x and
 y fed, the output fetched), without and with do_function_inlining: the
 Session's placement and printed result against tfrun's Session mode.
@@ -124,7 +127,13 @@ for k in range(count):
     flags = export_call(f, x, y, path=path)
     print("==FLAGS " + flags + (f" --call-device {call_device}" if call_device else ""), flush=True)
     if variable is not None:
-        continue  # a Session cannot feed the captured variable's resource handle
+        continue  # neither a Session nor --feed can feed the captured variable's resource handle
+    # print(f(x, y)), as tfrun --call prints it with x and y fed.
+    with under(call_device):
+        result = f(x, y)
+    print("==RESULT", k, flush=True)
+    print(result, flush=True)
+    print("==END", flush=True)
     # The same file in a TF1 Session, as e1_import_session does: imported,
     # x and y fed, the function's output fetched; without and with inlining.
     fetch = f.get_concrete_function(x, y).outputs[0].name
@@ -184,7 +193,7 @@ def main():
                 break
 
     feeds = ["--feed", "x=[[1.0,2.0],[3.0,4.0]]", "--feed", "y=[[1.0,0.0],[0.0,1.0]]"]
-    calls = sessions = 0
+    calls = sessions = runs = 0
     for i, line in enumerate(lines):
         m = re.match(r"^==PROGRAM (\d+) (.*)$", line)
         if m:
@@ -195,6 +204,15 @@ def main():
             compare(f"program {k} ({shape})", expected,
                     [os.path.join(a.out, f"p{k}.pbtxt"), *flags, "--log-placement", "--device-count", "CPU=3"])
             calls += 1
+        m = re.match(r"^==RESULT (\d+)$", line)
+        if m:
+            k = int(m.group(1))
+            end = lines.index("==END", i)
+            program = next(l for l in lines if l.startswith(f"==PROGRAM {k} "))
+            flags = lines[lines.index("==END", lines.index(program)) + 1][len("==FLAGS "):].split()
+            compare(f"program {k} run", lines[i + 1:end],
+                    [os.path.join(a.out, f"p{k}.pbtxt"), *flags, "--device-count", "CPU=3", *feeds])
+            runs += 1
         m = re.match(r"^==SESSION (\d+) (plain|inline) (\S+) (call|-)$", line)
         if m:
             # The placement and the fetched value as print(sess.run(...))
@@ -217,7 +235,8 @@ def main():
             sessions += 1
     with open(os.path.join(a.out, "differences.txt"), "w") as f:
         f.write("\n".join(report) + "\n")
-    print(f"TF2 calls, seed {a.seed}: {calls} programs called, {sessions} Session runs, {lines_compared} lines "
+    print(f"TF2 calls, seed {a.seed}: {calls} programs called, {runs} calls run, {sessions} Session runs, "
+          f"{lines_compared} lines "
           f"(listing: {os.path.join(a.out, 'differences.txt')})")
     print("\n".join(report[:20]))
     print(f"{passed} passed, {failed} failed")

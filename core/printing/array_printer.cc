@@ -337,4 +337,11 @@ std::string EagerTensorStr(const Tensor& t, bool numpy2) {
                      ShapeTupleString(t.shape()), Name(t.dtype()));
 }
 
+std::string EagerTensorRepr(const Tensor& t, bool numpy2) {
+  // EagerTensor.__repr__: ops.numpy_text(is_repr=True), as a variable's.
+  std::string numpy = t.rank() == 0 ? PythonItemRepr(t) : NumpyRepr(t, numpy2);
+  if (numpy.find('\n') != std::string::npos) numpy = "\n" + numpy;
+  return fmt::format("<tf.Tensor: shape={}, dtype={}, numpy={}>", ShapeTupleString(t.shape()), Name(t.dtype()), numpy);
+}
+
 }  // namespace tfrun

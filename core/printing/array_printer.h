@@ -36,6 +36,10 @@ std::string PythonListItemRepr(const Tensor& t, bool numpy2);
 // dtype=float32)", the value on its own line when it spans several.
 std::string EagerTensorStr(const Tensor& t, bool numpy2 = false);
 
+// repr(t) for an eager tensor, as a printed tuple shows each of its
+// items: "<tf.Tensor: shape=(2,), dtype=float32, numpy=array([1., 2.], dtype=float32)>".
+std::string EagerTensorRepr(const Tensor& t, bool numpy2 = false);
+
 // print(v) for an eager tf.Variable named `name` holding `t`:
 // "<tf.Variable 'v:0' shape=(2,) dtype=int32, numpy=array([1, 2], dtype=int32)>".
 std::string EagerVariableStr(const std::string& name, const Tensor& t, bool numpy2 = false);

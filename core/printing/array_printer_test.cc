@@ -110,6 +110,10 @@ TEST(ArrayPrinterTest, BytesAsPythonAndNumpyPrintThem) {
   ASSERT_TRUE(scalar.ok());
   EXPECT_EQ(EagerVariableStr("Variable", *scalar), "<tf.Variable 'Variable:0' shape=() dtype=string, numpy=b's'>");
   EXPECT_EQ(NumpyRepr(*row).substr(0, 20), "array([b'abcdefghij'");
+  // repr(t) of an eager tensor, as a printed tuple of results shows it
+  // (graphs/tf/call_pair.run is TensorFlow's print of such a tuple).
+  EXPECT_EQ(EagerTensorRepr(*scalar), "<tf.Tensor: shape=(), dtype=string, numpy=b's'>");
+  EXPECT_EQ(EagerTensorRepr(*grid).rfind("<tf.Tensor: shape=(2, 2), dtype=string, numpy=\narray([[b'a', b", 0), 0u);
 }
 
 }  // namespace

@@ -223,6 +223,7 @@ Status Session::NoSuchNode(std::string_view flag, const std::string& given, cons
 Status Session::ResolveFetch() {
   if (options_.fetch.empty()) {
     fetch_ = graph_.fetch;
+    TFRUN_RETURN_IF_ERROR(ResolveCallResults());
   } else {
     for (const std::string& name : options_.fetch) {
       const std::optional<TensorName> tensor = ParseTensorName(name);
@@ -247,6 +248,30 @@ Status Session::ResolveFetch() {
     }
   }
   record_.fetch = fetch_;
+  return Status::Ok();
+}
+
+// A TF2 call whose every argument is fed (--feed x=...) runs, as f(x, y)
+// does: its results are what its _Retval nodes read, in their order. With
+// an argument not fed (a captured variable's, say) it is placed only.
+Status Session::ResolveCallResults() {
+  if (call_.function.empty() || !fetch_.empty()) return Status::Ok();
+  std::vector<std::pair<int64_t, NodeOutput>> results;
+  for (const Node& node : graph_.nodes) {
+    if (node.op == "_Arg" || node.op == "_DeviceArg") {
+      if (std::none_of(options_.feeds.begin(), options_.feeds.end(), [&](const std::string& feed) {
+            return feed.compare(0, node.name.size() + 1, node.name + "=") == 0;
+          })) {
+        return Status::Ok();
+      }
+    }
+    if ((node.op == "_Retval" || node.op == "_DeviceRetval") && !node.inputs.empty()) {
+      results.emplace_back(std::strtoll(graph_.AttrText(node, "index").c_str(), nullptr, 10), node.input(0));
+    }
+  }
+  std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [index, output] : results) fetch_.push_back(output);
+  call_results_ = !fetch_.empty();
   return Status::Ok();
 }
 
@@ -624,6 +649,17 @@ Status Session::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& 
 }
 
 void Session::PrintResults(bool log, std::string* stdout_text) {
+  if (call_results_) {
+    // print(f(x, y)): one result as print shows a tensor, several as the
+    // tuple of their reprs.
+    std::vector<std::string> items;
+    for (const Tensor& t : result_.fetched) {
+      items.push_back(result_.fetched.size() == 1 ? EagerTensorStr(t, Numpy2()) : EagerTensorRepr(t, Numpy2()));
+    }
+    record_.printed = items;
+    *stdout_text += (items.size() == 1 ? items[0] : fmt::format("({})", fmt::join(items, ", "))) + "\n";
+    return;
+  }
   for (size_t i = 0; i < result_.fetched.size(); ++i) {
     record_.printed.push_back(PrintFetched(i, log, stdout_text));
     *stdout_text += record_.printed.back() + "\n";

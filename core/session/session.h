@@ -249,6 +249,7 @@ class Session {
   // arguments and results pinned (PinArgsAndRets).
   Status InstantiateCall();
   Status ResolveFetch();
+  Status ResolveCallResults();
   // init_runs_ (one per --init) and target_runs_: one run per --targets,
   // else the file's `targets:` as one.
   Status ResolveTargets();
@@ -275,6 +276,9 @@ class Session {
   // `targets:` together, or one per --targets (which replace them).
   std::vector<std::vector<int>> target_runs_;
   std::vector<std::vector<int>> init_runs_;  // --init: each once, before everything
+  // The fetches are a TF2 call's results (ResolveCallResults), printed as
+  // print(f(x, y)) prints them.
+  bool call_results_ = false;
   // A SavedModel's restore op and main op (Graph::SavedModelRestore), run
   // before the --init runs with the checkpoint's name fed; empty: none.
   std::vector<int> restore_run_;

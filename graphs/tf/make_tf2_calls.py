@@ -105,6 +105,14 @@ def identity_chain(tf):
     return f, None
 
 
+def pair(tf):
+    """Two results: print(f(x, y)) shows the tuple of their reprs."""
+    @tf.function
+    def f(x, y):
+        return tf.matmul(x, y), tf.reduce_sum(x + 1.0)
+    return f, None
+
+
 def ints_on_device(tf):
     """A function with experimental_ints_on_device (its int32 argument and
     result _DeviceArg and _DeviceRetval) called from another: inlined
@@ -122,7 +130,7 @@ def ints_on_device(tf):
 
 
 CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond": cond, "loop": loop,
-         "nested": nested, "identity_chain": identity_chain, "ints_on_device": ints_on_device}
+         "nested": nested, "identity_chain": identity_chain, "ints_on_device": ints_on_device, "pair": pair}
 # Cases whose first argument lives on CPU:1.
 ARG_ON_CPU1 = {"outer"}
 
@@ -310,10 +318,12 @@ def run_case(name):
     print("==CALL", flush=True)
     if call_device:
         with tf.device(call_device):
-            f(x, y)
+            result = f(x, y)
     else:
-        f(x, y)
+        result = f(x, y)
     print("==END", flush=True)
+    print(result, flush=True)
+    print("==RESULT-END", flush=True)
     flags = export_call(f, x, y, path=os.path.join(HERE, f"call_{name}.pbtxt"))
     print("==FLAGS " + flags + (f" --call-device {call_device}" if call_device else ""), flush=True)
 
@@ -331,6 +341,14 @@ def make_case(name, env):
     function = flags.split()[1]
     executing = [m.group(1) for m in (re.search(r"execute\.cc:\d+\] (Executing op (\S+) in device .*)$", l)
                                       for l in p.stderr.splitlines()) if m and m.group(2) == function]
+    # print(f(x, y)): the call run with its arguments fed.
+    printed = lines[lines.index("==END") + 1:lines.index("==RESULT-END")]
+    stem = os.path.join(HERE, f"call_{name}.run")
+    with open(stem + ".expected", "w") as out:
+        out.write(f"# args: {flags} --device-count CPU=3 --feed x=[[1.0,2.0],[3.0,4.0]] --feed y=[[1.0,0.0],[0.0,1.0]]\n"
+                  + "".join(l + "\n" for l in printed))
+    with open(stem + ".expected-stderr", "w") as out:
+        out.write("")
     for variant, extra, tail in (("call", "", []), ("eager", " --compat eager", executing[:1])):
         stem = os.path.join(HERE, f"call_{name}.{variant}")
         with open(stem + ".expected", "w") as out:
