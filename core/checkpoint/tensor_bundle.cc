@@ -5,6 +5,7 @@
 #include <leveldb/iterator.h>
 #include <leveldb/options.h>
 #include <leveldb/table.h>
+#include <snappy.h>
 
 #include <algorithm>
 #include <array>
@@ -89,6 +90,77 @@ bool ReadVarint64(const std::string& bytes, size_t* at, uint64_t* value) {
 
 Status DataLoss(std::string message) { return RuntimeError("DataLossError: " + std::move(message)); }
 
+// A varint64 of `bytes` at `*at` below `end`; false when it runs past.
+bool BlockVarint(const std::string& bytes, size_t* at, size_t end, uint64_t* value) {
+  *value = 0;
+  for (int shift = 0; shift <= 63 && *at < end; shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(bytes[(*at)++]);
+    *value |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// LevelDB trusts a table's block handles: it allocates what a handle says
+// (and what a compressed block says it expands to) before it reads. So
+// every handle the footer and the index block hold is checked against the
+// index's size first (a damaged handle once claimed 11 EB).
+Status CheckTableBlocks(const std::string& index) {
+  constexpr size_t kFooter = 48, kTrailer = 5;
+  constexpr uint64_t kMagic = 0xdb4775248b80fb57ull;
+  if (index.size() < kFooter) return Status::Ok();  // LevelDB says "too short"
+  const size_t footer = index.size() - kFooter;
+  uint64_t magic = 0;
+  std::memcpy(&magic, index.data() + index.size() - 8, 8);
+  if (magic != kMagic) return Status::Ok();  // LevelDB says "bad magic number"
+  const Status bad = DataLoss("the index's table has a block outside the file");
+  // A block [offset, offset + size) and its trailer, inside the file, and
+  // if compressed, expanding to a size a table could hold.
+  auto check_block = [&](uint64_t offset, uint64_t size) -> bool {
+    if (offset > index.size() || size > index.size() || offset + size + kTrailer > index.size()) return false;
+    if (index[static_cast<size_t>(offset + size)] == 1) {  // snappy
+      size_t expanded = 0;
+      if (!snappy::GetUncompressedLength(index.data() + offset, static_cast<size_t>(size), &expanded)) return false;
+      if (expanded > 64 * size + 64) return false;
+    }
+    return true;
+  };
+  size_t at = footer;
+  uint64_t meta_offset, meta_size, index_offset, index_size;
+  if (!BlockVarint(index, &at, index.size(), &meta_offset) || !BlockVarint(index, &at, index.size(), &meta_size) ||
+      !BlockVarint(index, &at, index.size(), &index_offset) || !BlockVarint(index, &at, index.size(), &index_size) ||
+      !check_block(meta_offset, meta_size) || !check_block(index_offset, index_size)) {
+    return bad;
+  }
+  // The index block's entries: shared, non-shared and value lengths, the
+  // key's new bytes, then a data block's handle.
+  std::string block = index.substr(static_cast<size_t>(index_offset), static_cast<size_t>(index_size));
+  if (index[static_cast<size_t>(index_offset + index_size)] == 1) {
+    std::string expanded;
+    if (!snappy::Uncompress(block.data(), block.size(), &expanded)) return bad;
+    block = std::move(expanded);
+  }
+  if (block.size() < 4) return bad;
+  uint32_t restarts = 0;
+  std::memcpy(&restarts, block.data() + block.size() - 4, 4);
+  if (restarts > (block.size() - 4) / 4) return bad;
+  const size_t end = block.size() - 4 - 4 * static_cast<size_t>(restarts);
+  for (size_t p = 0; p < end;) {
+    uint64_t shared, non_shared, value_size, offset, size;
+    if (!BlockVarint(block, &p, end, &shared) || !BlockVarint(block, &p, end, &non_shared) ||
+        !BlockVarint(block, &p, end, &value_size) || non_shared > end - p || value_size > end - p - non_shared) {
+      return bad;
+    }
+    p += static_cast<size_t>(non_shared);
+    size_t value = p;
+    p += static_cast<size_t>(value_size);
+    if (!BlockVarint(block, &value, p, &offset) || !BlockVarint(block, &value, p, &size) || !check_block(offset, size)) {
+      return bad;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
@@ -150,6 +222,7 @@ StatusOr<TensorBundleReader> TensorBundleReader::FromIndex(std::string index, st
   TensorBundleReader reader;
   reader.prefix_ = std::move(prefix);
   reader.read_shard_ = std::move(read_shard);
+  TFRUN_RETURN_IF_ERROR(CheckTableBlocks(index));
   StringFile file(index);
   leveldb::Options options;
   options.paranoid_checks = true;

@@ -125,6 +125,30 @@ TEST(TensorBundleTest, ErrorsAreTensorFlowsTexts) {
   std::filesystem::remove_all(dir);
 }
 
+// A footer whose index block handle claims 2^62 bytes: refused before
+// LevelDB allocates what it claims (the input fuzzer found such a handle).
+TEST(TensorBundleTest, ABlockHandleOutsideTheIndexIsRefused) {
+  std::string index = Slurp(std::string(kPrefix) + ".index");
+  std::string footer;
+  auto varint = [&](uint64_t v) {
+    while (v >= 0x80) {
+      footer += static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    footer += static_cast<char>(v);
+  };
+  varint(0);
+  varint(0);
+  varint(0);
+  varint(uint64_t{1} << 62);
+  footer.resize(40, '\0');
+  footer += index.substr(index.size() - 8);  // the magic number
+  index.replace(index.size() - 48, 48, footer);
+  const StatusOr<TensorBundleReader> r = TensorBundleReader::FromIndex(
+      index, "mem", [](int, int64_t, int64_t, std::string*) { return Status::Ok(); });
+  EXPECT_EQ(r.status().message(), "DataLossError: the index's table has a block outside the file");
+}
+
 // Every prefix of the index and every one-byte change of it and of the
 // data: an error or a value, never a crash or a read outside a buffer.
 TEST(TensorBundleTest, DamagedBundlesAreErrors) {

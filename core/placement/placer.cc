@@ -201,6 +201,7 @@ class Placer {
                                 fmt::format("argument '{}': no device matches '{}'", node.name, node.pinned_device));
         }
         AssignGroup(node.id, matching[0], false, p);
+        NoteArgumentOverrides(node.id, matching[0], p);
         continue;
       }
       // A _Retval's request (PinArgsAndRets' rule).
@@ -224,6 +225,27 @@ class Placer {
       }
     }
     return Status::Ok();
+  }
+
+  // An _Arg is assigned its device (TensorFlow's requested device too): a
+  // member of its group that reads it through a resource or reference
+  // edge and asks for another device gives way, as
+  // ColocateResourceOrRefEdge logs it.
+  void NoteArgumentOverrides(int arg, int device, Placement* p) {
+    for (int m : colocation_.MembersOf(arg)) {
+      const Node& member = graph_.nodes[m];
+      if (m == arg || member.requested_device.Matches(devices_[device].spec)) continue;
+      if (std::find(p->request_overridden.begin(), p->request_overridden.end(), m) != p->request_overridden.end()) {
+        continue;
+      }
+      const auto reads_arg = std::find(member.inputs.begin(), member.inputs.end(), arg);
+      if (reads_arg == member.inputs.end()) continue;
+      p->request_overridden.push_back(m);
+      p->log_notes.push_back(fmt::format("Ignoring device specification {} for node '{}' because the input edge from "
+                                         "'{}' is a reference connection and already has a device field set to {}",
+                                         member.requested_device.ToString(), member.name, graph_.nodes[arg].name,
+                                         devices_[device].name));
+    }
   }
 
   // The devices that match `spec`, in placement order.
