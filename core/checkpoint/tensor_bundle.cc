@@ -77,21 +77,9 @@ std::string OrderedCodeString(std::string_view s) {
   return out;
 }
 
-// A varint64 at `*at` of `bytes`, moving `*at` past it; false past the end.
-bool ReadVarint64(const std::string& bytes, size_t* at, uint64_t* value) {
-  *value = 0;
-  for (int shift = 0; shift <= 63 && *at < bytes.size(); shift += 7) {
-    const uint8_t b = static_cast<uint8_t>(bytes[(*at)++]);
-    *value |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-Status DataLoss(std::string message) { return RuntimeError("DataLossError: " + std::move(message)); }
-
-// A varint64 of `bytes` at `*at` below `end`; false when it runs past.
-bool BlockVarint(const std::string& bytes, size_t* at, size_t end, uint64_t* value) {
+// A varint64 of `bytes` at `*at`, below `end`, moving `*at` past it; false
+// when it runs past.
+bool ReadVarint64(const std::string& bytes, size_t* at, size_t end, uint64_t* value) {
   *value = 0;
   for (int shift = 0; shift <= 63 && *at < end; shift += 7) {
     const uint8_t b = static_cast<uint8_t>(bytes[(*at)++]);
@@ -100,6 +88,8 @@ bool BlockVarint(const std::string& bytes, size_t* at, size_t end, uint64_t* val
   }
   return false;
 }
+
+Status DataLoss(std::string message) { return RuntimeError("DataLossError: " + std::move(message)); }
 
 // LevelDB trusts a table's block handles: it allocates what a handle says
 // (and what a compressed block says it expands to) before it reads. So
@@ -127,8 +117,8 @@ Status CheckTableBlocks(const std::string& index) {
   };
   size_t at = footer;
   uint64_t meta_offset, meta_size, index_offset, index_size;
-  if (!BlockVarint(index, &at, index.size(), &meta_offset) || !BlockVarint(index, &at, index.size(), &meta_size) ||
-      !BlockVarint(index, &at, index.size(), &index_offset) || !BlockVarint(index, &at, index.size(), &index_size) ||
+  if (!ReadVarint64(index, &at, index.size(), &meta_offset) || !ReadVarint64(index, &at, index.size(), &meta_size) ||
+      !ReadVarint64(index, &at, index.size(), &index_offset) || !ReadVarint64(index, &at, index.size(), &index_size) ||
       !check_block(meta_offset, meta_size) || !check_block(index_offset, index_size)) {
     return bad;
   }
@@ -147,14 +137,14 @@ Status CheckTableBlocks(const std::string& index) {
   const size_t end = block.size() - 4 - 4 * static_cast<size_t>(restarts);
   for (size_t p = 0; p < end;) {
     uint64_t shared, non_shared, value_size, offset, size;
-    if (!BlockVarint(block, &p, end, &shared) || !BlockVarint(block, &p, end, &non_shared) ||
-        !BlockVarint(block, &p, end, &value_size) || non_shared > end - p || value_size > end - p - non_shared) {
+    if (!ReadVarint64(block, &p, end, &shared) || !ReadVarint64(block, &p, end, &non_shared) ||
+        !ReadVarint64(block, &p, end, &value_size) || non_shared > end - p || value_size > end - p - non_shared) {
       return bad;
     }
     p += static_cast<size_t>(non_shared);
     size_t value = p;
     p += static_cast<size_t>(value_size);
-    if (!BlockVarint(block, &value, p, &offset) || !BlockVarint(block, &value, p, &size) || !check_block(offset, size)) {
+    if (!ReadVarint64(block, &value, p, &offset) || !ReadVarint64(block, &value, p, &size) || !check_block(offset, size)) {
       return bad;
     }
   }
@@ -176,6 +166,21 @@ uint32_t MaskCrc32c(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + kMaskDe
 uint32_t UnmaskCrc32c(uint32_t masked) {
   const uint32_t rot = masked - kMaskDelta;
   return (rot >> 17) | (rot << 15);
+}
+
+std::vector<int64_t> SliceOffsets(const Shape& whole, const std::vector<int64_t>& start, const Shape& part) {
+  const int rank = static_cast<int>(whole.size());
+  std::vector<int64_t> flat(static_cast<size_t>(NumElements(part).value_or(0)));
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+  for (int64_t& f : flat) {
+    f = 0;
+    for (int d = 0; d < rank; ++d) f = f * whole[d] + start[d] + index[d];
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++index[d] < part[d]) break;
+      index[d] = 0;
+    }
+  }
+  return flat;
 }
 
 StatusOr<TensorBundleReader> TensorBundleReader::Open(const std::string& prefix, int64_t max_index_bytes) {
@@ -342,7 +347,7 @@ StatusOr<Tensor> TensorBundleReader::ReadEntry(const tfproto::BundleEntryProto& 
   uint32_t crc = 0;
   for (int64_t i = 0; i < n; ++i) {
     uint64_t length = 0;
-    if (static_cast<size_t>(i) >= lengths.size() || !ReadVarint64(bytes, &at, &length)) {
+    if (static_cast<size_t>(i) >= lengths.size() || !ReadVarint64(bytes, &at, bytes.size(), &length)) {
       return DataLoss(fmt::format("{}: a string tensor's lengths end early", prefix_));
     }
     lengths[static_cast<size_t>(i)] = length;
@@ -429,21 +434,13 @@ StatusOr<Tensor> TensorBundleReader::ReadSliced(const std::string& key, const tf
                                   ShapeDebugString(stored_shape), ShapeDebugString(part)));
     }
     TFRUN_ASSIGN_OR_RETURN(const Tensor piece, ReadEntry(slice_entry, dtype, part));
-    // Element i of the slice goes to the whole tensor's start + index(i).
-    const int64_t count = piece.num_elements();
-    std::vector<int64_t> index(static_cast<size_t>(rank), 0);
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t flat = 0;
-      for (int d = 0; d < rank; ++d) flat = flat * shape[d] + start[d] + index[d];
+    const std::vector<int64_t> flat = SliceOffsets(shape, start, part);
+    for (size_t i = 0; i < flat.size(); ++i) {
       if (dtype == DType::kString) {
-        strings[static_cast<size_t>(flat)] = std::string(piece.StringAt(i));
+        strings[static_cast<size_t>(flat[i])] = std::string(piece.StringAt(static_cast<int64_t>(i)));
       } else {
-        std::memcpy(static_cast<char*>(whole.raw()) + flat * element, static_cast<const char*>(piece.raw()) + i * element,
+        std::memcpy(static_cast<char*>(whole.raw()) + flat[i] * element, static_cast<const char*>(piece.raw()) + i * element,
                     element);
-      }
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++index[d] < part[d]) break;
-        index[d] = 0;
       }
     }
   }

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/base/tensor.h"
@@ -32,6 +33,10 @@ namespace tfrun {
 uint32_t Crc32c(const void* data, size_t size, uint32_t crc = 0);
 uint32_t MaskCrc32c(uint32_t crc);
 uint32_t UnmaskCrc32c(uint32_t masked);
+
+// Where each element of a slice (`part` elements from `start`, row-major)
+// sits in a tensor of shape `whole`: its flat indices, in the slice's order.
+std::vector<int64_t> SliceOffsets(const Shape& whole, const std::vector<int64_t>& start, const Shape& part);
 
 class TensorBundleReader {
  public:

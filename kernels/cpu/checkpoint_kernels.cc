@@ -66,18 +66,8 @@ StatusOr<Tensor> SliceOf(KernelContext& c, const Tensor& whole, const std::strin
   }
   if (at <= extents.size()) return bad();
   const Shape part(length.begin(), length.end());
-  const int64_t count = *NumElements(part);
-  std::vector<int64_t> index(rank, 0);
-  std::vector<int64_t> flat_of(count);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t flat = 0;
-    for (int d = 0; d < rank; ++d) flat = flat * whole.shape()[d] + start[d] + index[d];
-    flat_of[i] = flat;
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++index[d] < length[d]) break;
-      index[d] = 0;
-    }
-  }
+  const std::vector<int64_t> flat_of = SliceOffsets(whole.shape(), start, part);
+  const int64_t count = static_cast<int64_t>(flat_of.size());
   if (whole.dtype() == DType::kString) {
     return Tensor::FromStringElements(part, [&](int64_t i) { return whole.StringAt(flat_of[i]); });
   }
