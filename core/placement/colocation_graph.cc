@@ -341,6 +341,10 @@ Status ColocationGraph::Initialize() {
     // fails the graph before anything is placed (TensorFlow 2's words).
     if (g.types == 0 && report_missing_kernels_) TFRUN_RETURN_IF_ERROR(NoKernelAnywhere(node));
   }
+  for (const auto& [id, device] : assigned_) {
+    specs_.push_back(device);
+    groups_[id].requested = static_cast<int>(specs_.size()) - 1;
+  }
   // ColocateResourceAndRefEdges: a reference edge joins its ends; a request
   // of the consumer's group that conflicts gives way to the producer's.
   // Edges in TensorFlow's edge order: as imported, a while loop's back

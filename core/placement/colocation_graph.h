@@ -53,6 +53,11 @@ class ColocationGraph {
   // The device types present, in priority order (device_types_).
   const std::vector<std::string>& device_types() const { return types_; }
 
+  // Node `id` is assigned `device` (a TF2 call's _Arg): its request is
+  // that device's full name (Member::InitializeMember). Call before
+  // Initialize.
+  void Assign(int id, const DeviceSpec& device) { assigned_.emplace_back(id, device); }
+
   // Keep every join Initialize makes, with its reason (for --explain);
   // call before Initialize. Off by default: a large graph keeps nothing.
   void RecordJoins() { record_joins_ = true; }
@@ -104,6 +109,7 @@ class ColocationGraph {
   bool report_missing_kernels_ = false;
   Status NoKernelAnywhere(const Node& node) const;
   std::vector<ColocationJoin> joins_;  // in the order Initialize made them
+  std::vector<std::pair<int, DeviceSpec>> assigned_;  // Assign's, read by Initialize
   // The functions whose bodies enclose this graph, outermost first (a
   // call's body grouped for its caller; recursion stops there).
   std::vector<std::string> function_stack_;

@@ -138,6 +138,7 @@ class Placer {
   Status PlaceAll(Placement* p) {
     p->device_of.assign(graph_.nodes.size(), -1);
     p->import_order = ImportOrder(graph_, profile_.import_order);
+    TFRUN_RETURN_IF_ERROR(ResolvePinned());
     initialized_ = colocation_.Initialize();
     p->log_notes = colocation_.log_notes();
     p->request_overridden = colocation_.overridden();
@@ -169,14 +170,13 @@ class Placer {
     return Status::Ok();
   }
 
-  // A TF2 call's function (PinArgsAndRets, then the placer's first pass
-  // logs them where it meets them): the call's device, and each pinned
-  // node's group placed.
-  Status PlacePinned(Placement* p) {
+  // A TF2 call's function (PinArgsAndRets): the call's device, and each
+  // _Arg's, which it is assigned before its groups are built (TensorFlow's
+  // requested device too, so a resource reader asking for another gives way).
+  Status ResolvePinned() {
     if (call_device_text_.empty()) return Status::Ok();
     if (call_device_text_ == "default") {
       call_device_ = sorted_.empty() ? -1 : sorted_[0];
-      p->call_device = call_device_;
     } else {
       StatusOr<DeviceSpec> spec = DeviceSpec::Parse(call_device_text_);
       if (!spec.ok()) return BadInput(fmt::format("--call-device: {}", spec.status().message()));
@@ -186,25 +186,41 @@ class Placer {
       }
       call_device_ = matching[0];
     }
+    assigned_.assign(graph_.nodes.size(), -1);
+    for (const Node& node : graph_.nodes) {
+      if (node.pin != Node::Pin::kExact) continue;
+      TFRUN_ASSIGN_OR_RETURN(const std::vector<int> matching, PinnedMatches(node));
+      if (matching.empty()) {
+        return graph_.ErrorAt(ErrorKind::kBadInput, node,
+                              fmt::format("argument '{}': no device matches '{}'", node.name, node.pinned_device));
+      }
+      assigned_[node.id] = matching[0];
+      colocation_.Assign(node.id, devices_[matching[0]].spec);
+    }
+    return Status::Ok();
+  }
+
+  // The devices a pinned node's device matches (the call's where it names none).
+  StatusOr<std::vector<int>> PinnedMatches(const Node& node) const {
+    if (node.pinned_device.empty()) return std::vector<int>{call_device_};
+    StatusOr<DeviceSpec> spec = DeviceSpec::Parse(node.pinned_device);
+    if (!spec.ok()) return graph_.ErrorAt(ErrorKind::kBadInput, node, spec.status().message());
+    return MatchingDevices(*spec);
+  }
+
+  // Each pinned node's group placed, first: an _Arg's on its device, a
+  // _Retval's on the one device its request matches.
+  Status PlacePinned(Placement* p) {
+    if (call_device_text_.empty()) return Status::Ok();
     p->call_device = call_device_;
     for (const Node& node : graph_.nodes) {
       if (node.pin == Node::Pin::kNone || p->device_of[node.id] >= 0) continue;
-      std::vector<int> matching = {call_device_};
-      if (!node.pinned_device.empty()) {
-        StatusOr<DeviceSpec> spec = DeviceSpec::Parse(node.pinned_device);
-        if (!spec.ok()) return graph_.ErrorAt(ErrorKind::kBadInput, node, spec.status().message());
-        matching = MatchingDevices(*spec);
-      }
       if (node.pin == Node::Pin::kExact) {
-        if (matching.empty()) {
-          return graph_.ErrorAt(ErrorKind::kBadInput, node,
-                                fmt::format("argument '{}': no device matches '{}'", node.name, node.pinned_device));
-        }
-        AssignGroup(node.id, matching[0], false, p);
-        NoteArgumentOverrides(node.id, matching[0], p);
+        AssignGroup(node.id, assigned_[node.id], false, p);
         continue;
       }
       // A _Retval's request (PinArgsAndRets' rule).
+      TFRUN_ASSIGN_OR_RETURN(const std::vector<int> matching, PinnedMatches(node));
       if (matching.empty()) {
         if (!soft_) {
           return graph_.ErrorAt(ErrorKind::kPlacement, node,
@@ -225,27 +241,6 @@ class Placer {
       }
     }
     return Status::Ok();
-  }
-
-  // An _Arg is assigned its device (TensorFlow's requested device too): a
-  // member of its group that reads it through a resource or reference
-  // edge and asks for another device gives way, as
-  // ColocateResourceOrRefEdge logs it.
-  void NoteArgumentOverrides(int arg, int device, Placement* p) {
-    for (int m : colocation_.MembersOf(arg)) {
-      const Node& member = graph_.nodes[m];
-      if (m == arg || member.requested_device.Matches(devices_[device].spec)) continue;
-      if (std::find(p->request_overridden.begin(), p->request_overridden.end(), m) != p->request_overridden.end()) {
-        continue;
-      }
-      const auto reads_arg = std::find(member.inputs.begin(), member.inputs.end(), arg);
-      if (reads_arg == member.inputs.end()) continue;
-      p->request_overridden.push_back(m);
-      p->log_notes.push_back(fmt::format("Ignoring device specification {} for node '{}' because the input edge from "
-                                         "'{}' is a reference connection and already has a device field set to {}",
-                                         member.requested_device.ToString(), member.name, graph_.nodes[arg].name,
-                                         devices_[device].name));
-    }
   }
 
   // The devices that match `spec`, in placement order.
@@ -687,6 +682,8 @@ class Placer {
   std::vector<int> sorted_;
   ColocationGraph colocation_;
   const std::vector<int>& explain_;
+  // A TF2 call's _Args: each one's device (ResolvePinned), or -1.
+  std::vector<int> assigned_;
   // --explain only: each placed group's decision, by root; the group that
   // failed; whether the colocation graph was built.
   std::unordered_map<int, Decision> decisions_;
