@@ -256,15 +256,15 @@ Status Session::ResolveFetch() {
 // an argument not fed (a captured variable's, say) it is placed only.
 Status Session::ResolveCallResults() {
   if (call_.function.empty() || !fetch_.empty()) return Status::Ok();
+  // The nodes --feed names (NAME or NAME:INDEX, before its '=').
+  std::vector<bool> fed(graph_.nodes.size(), false);
+  for (const std::string& feed : options_.feeds) {
+    const std::optional<TensorName> tensor = ParseTensorName(feed.substr(0, feed.find('=')));
+    if (const Node* node = tensor ? graph_.Find(tensor->node) : nullptr) fed[node->id] = true;
+  }
   std::vector<std::pair<int64_t, NodeOutput>> results;
   for (const Node& node : graph_.nodes) {
-    if (node.op == "_Arg" || node.op == "_DeviceArg") {
-      if (std::none_of(options_.feeds.begin(), options_.feeds.end(), [&](const std::string& feed) {
-            return feed.compare(0, node.name.size() + 1, node.name + "=") == 0;
-          })) {
-        return Status::Ok();
-      }
-    }
+    if ((node.op == "_Arg" || node.op == "_DeviceArg") && !fed[node.id]) return Status::Ok();
     if ((node.op == "_Retval" || node.op == "_DeviceRetval") && !node.inputs.empty()) {
       results.emplace_back(std::strtoll(graph_.AttrText(node, "index").c_str(), nullptr, 10), node.input(0));
     }
