@@ -4,6 +4,7 @@
 // out_edges), so no pass has to rescan it to find them.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -271,9 +272,42 @@ struct Graph {
     std::vector<std::string> arg_devices;  // "ARG=DEVICE"
   };
   Call call;
-  // A SavedModel's signatures: each name and the library function its
-  // outputs come from ("" where no call node makes them: a TF1 signature).
-  std::vector<std::pair<std::string, std::string>> signatures;
+  // A SavedModel's signatures, by name: the library function its outputs
+  // come from ("" where no call node makes them: a TF1 signature), and its
+  // output keys sorted, the order of the function's results (it returns
+  // its dict flattened, as nest.flatten sorts a dict's keys).
+  struct Signature {
+    std::string name;
+    std::string function;
+    std::vector<std::string> output_keys;
+  };
+  std::vector<Signature> signatures;
+  // A TF2 SavedModel's objects (its MetaGraphDef's object_graph_def), as
+  // TF2's loader recreates them: the objects by id (0 the root), each with
+  // its children by name, and what each concrete function captures (its
+  // last arguments, in order: `bound_inputs`, object ids). Empty for other
+  // files. `variables`: the bundle its variables are restored from
+  // (`<folder>/variables/variables`; "" when the folder has no index).
+  struct SavedObject {
+    enum class Kind { kOther, kVariable, kConstant, kResource, kCapturedTensor };
+    Kind kind = Kind::kOther;
+    std::vector<std::pair<std::string, int>> children;  // (local name, object id)
+    std::string name;  // a variable's name; a constant's Const node
+    DType dtype = DType::kFloat32;  // a variable's
+    Shape shape;                    // a variable's; -1 an unknown size
+    bool unknown_rank = false;
+  };
+  struct SavedObjects {
+    std::vector<SavedObject> objects;
+    std::vector<std::pair<std::string, std::vector<int>>> bound_inputs;  // sorted by function name
+    std::string variables;
+    const std::vector<int>* BoundInputs(std::string_view function) const {
+      auto it = std::lower_bound(bound_inputs.begin(), bound_inputs.end(), function,
+                                 [](const auto& entry, std::string_view f) { return entry.first < f; });
+      return it != bound_inputs.end() && it->first == function ? &it->second : nullptr;
+    }
+  };
+  SavedObjects saved_objects;
   // The GraphDef's function library: null for a YAML graph and a GraphDef
   // without one. Shared: a function body instantiated from it reads it too.
   std::shared_ptr<const FunctionLibrary> functions;

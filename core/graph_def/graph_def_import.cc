@@ -214,11 +214,13 @@ class Importer {
     TFRUN_RETURN_IF_ERROR(ConnectBackEdges());
     if (options_.semantics == ImportSemantics::kPython) ApplyPythonImport();
     graph_.collections = file_.node_collections;
-    for (const auto& [signature, tensor] : file_.signature_outputs) {
-      const std::optional<TensorName> name = ParseTensorName(tensor);
+    for (const TfGraphFile::Signature& signature : file_.signatures) {
+      const std::optional<TensorName> name = ParseTensorName(signature.output_tensor);
       const Node* node = name ? graph_.Find(name->node) : nullptr;
-      graph_.signatures.emplace_back(signature, node == nullptr ? std::string() : CalledFunction(graph_, *node));
+      graph_.signatures.push_back(
+          {signature.name, node == nullptr ? std::string() : CalledFunction(graph_, *node), signature.output_keys});
     }
+    graph_.saved_objects = file_.saved_objects;
     graph_.queue_runners = file_.queue_runners;
     graph_.saved_model_restore = file_.saved_model_restore;
     graph_.variables_start_initialized = false;

@@ -258,6 +258,65 @@ std::vector<SourceLocation> NodeLocations(const std::string& bytes, std::vector<
 
 // The node-list collections, and the queue runners (each a serialized
 // QueueRunnerDef; one that does not parse is an error naming it).
+// A TF2 SavedModel's object graph as Graph::SavedObjects. A child or a
+// bound input naming no object is the file's error, as the loader's.
+Status TakeObjectGraph(const tfproto::SavedObjectGraph& proto, const std::string& name,
+                       Graph::SavedObjects* objects) {
+  const int count = proto.nodes_size();
+  auto check = [&](int id, std::string_view what) -> Status {
+    if (id < 0 || id >= count) {
+      return BadInput(fmt::format("{}: the object graph's {} names object {}, of {}", name, what, id, count));
+    }
+    return Status::Ok();
+  };
+  for (int i = 0; i < count; ++i) {
+    const tfproto::SavedObject& node = proto.nodes(i);
+    Graph::SavedObject object;
+    for (const auto& child : node.children()) {
+      TFRUN_RETURN_IF_ERROR(check(child.node_id(), fmt::format("object {}'s child '{}'", i, child.local_name())));
+      object.children.emplace_back(child.local_name(), child.node_id());
+    }
+    using Kind = Graph::SavedObject::Kind;
+    switch (node.kind_case()) {
+      case tfproto::SavedObject::kVariable: {
+        const tfproto::SavedVariable& v = node.variable();
+        object.kind = Kind::kVariable;
+        object.name = v.name();
+        const std::string type = tfproto::DataType_Name(v.dtype());
+        const std::optional<DType> dtype = DTypeOfTableType(type.size() > 3 ? type.substr(3) : type);
+        if (!dtype) {
+          return BadInput(fmt::format("{}: variable '{}' (object {}) has dtype {}, which tfrun does not hold", name,
+                                      v.name(), i, type));
+        }
+        object.dtype = *dtype;
+        object.unknown_rank = v.shape().unknown_rank();
+        for (const auto& d : v.shape().dim()) object.shape.push_back(d.size() < 0 ? -1 : d.size());
+        break;
+      }
+      case tfproto::SavedObject::kConstant:
+        object.kind = Kind::kConstant;
+        object.name = node.constant().operation();
+        break;
+      case tfproto::SavedObject::kResource:
+        object.kind = Kind::kResource;
+        break;
+      case tfproto::SavedObject::kCapturedTensor:
+        object.kind = Kind::kCapturedTensor;
+        break;
+      default:
+        break;
+    }
+    objects->objects.push_back(std::move(object));
+  }
+  for (const auto& [function, concrete] : proto.concrete_functions()) {
+    std::vector<int> bound(concrete.bound_inputs().begin(), concrete.bound_inputs().end());
+    for (int id : bound) TFRUN_RETURN_IF_ERROR(check(id, fmt::format("function '{}' bound input", function)));
+    objects->bound_inputs.emplace_back(function, std::move(bound));
+  }
+  std::sort(objects->bound_inputs.begin(), objects->bound_inputs.end());
+  return Status::Ok();
+}
+
 Status TakeCollections(const tfproto::MetaGraphDef& meta, const std::string& name, TfGraphFile* file) {
   if (auto runners = meta.collection_def().find("queue_runners"); runners != meta.collection_def().end()) {
     const auto& values = runners->second.bytes_list().value();
@@ -274,12 +333,18 @@ Status TakeCollections(const tfproto::MetaGraphDef& meta, const std::string& nam
   for (const auto& [signature, def] : meta.signature_def()) {
     if (def.outputs().empty()) continue;
     // Every output of a TF2 signature comes from one call node.
-    std::vector<std::string> outputs;
-    for (const auto& [key, info] : def.outputs()) outputs.push_back(info.name());
+    std::vector<std::string> outputs, keys;
+    for (const auto& [key, info] : def.outputs()) {
+      outputs.push_back(info.name());
+      keys.push_back(key);
+    }
     std::sort(outputs.begin(), outputs.end());
-    file->signature_outputs.emplace_back(signature, outputs[0]);
+    std::sort(keys.begin(), keys.end());
+    file->signatures.push_back({signature, outputs[0], std::move(keys)});
   }
-  std::sort(file->signature_outputs.begin(), file->signature_outputs.end());
+  std::sort(file->signatures.begin(), file->signatures.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  TFRUN_RETURN_IF_ERROR(TakeObjectGraph(meta.object_graph_def(), name, &file->saved_objects));
   std::vector<std::string> keys;
   for (const auto& [key, collection] : meta.collection_def()) {
     if (collection.has_node_list()) keys.push_back(key);
@@ -376,6 +441,7 @@ StatusOr<TfGraphFile> ParseTfGraphBytes(const std::string& bytes, const std::str
       const tfproto::SaverDef& saver = saved.meta_graphs(chosen).saver_def();
       const fs::path variables = fs::path(name).parent_path() / "variables" / "variables";
       std::error_code ec;
+      if (fs::exists(variables.string() + ".index", ec)) file.saved_objects.variables = variables.string();
       if (!saver.restore_op_name().empty() && fs::exists(variables.string() + ".index", ec)) {
         file.saved_model_restore.restore_op = saver.restore_op_name();
         file.saved_model_restore.filename_tensor = saver.filename_tensor_name();

@@ -28,9 +28,17 @@ struct TfGraphFile {
   // "variables" are other kinds and are left out).
   std::vector<std::pair<std::string, std::vector<std::string>>> node_collections;
   std::vector<Graph::QueueRunner> queue_runners;  // its "queue_runners" collection
-  // A MetaGraphDef's signatures (signature_def), by name: an output's
-  // tensor name ("StatefulPartitionedCall_1:0"), sorted by signature name.
-  std::vector<std::pair<std::string, std::string>> signature_outputs;
+  // A MetaGraphDef's signatures (signature_def), sorted by name: an
+  // output's tensor name ("StatefulPartitionedCall_1:0"), and the output
+  // keys sorted.
+  struct Signature {
+    std::string name;
+    std::string output_tensor;
+    std::vector<std::string> output_keys;
+  };
+  std::vector<Signature> signatures;
+  // A TF2 SavedModel's object graph (Graph::SavedObjects).
+  Graph::SavedObjects saved_objects;
   // A SavedModel's restore (Graph::SavedModelRestore), when its saver
   // names a restore op and the folder holds variables/variables.index.
   Graph::SavedModelRestore saved_model_restore;

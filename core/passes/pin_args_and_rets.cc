@@ -89,6 +89,7 @@ StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call) {
   called.config = graph.config;
   called.config.do_function_inlining = true;
   called.functions = graph.functions;
+  called.saved_objects = graph.saved_objects;  // what the call's captured arguments hold
   called.call = call;
   PinArgsAndRets(&called, arg_devices);
   return called;

@@ -8,6 +8,7 @@
 
 #include "core/base/did_you_mean.h"
 #include "core/base/process_memory.h"
+#include "core/checkpoint/saved_objects.h"
 #include "core/graph/function_library.h"
 #include "core/graph_def/graph_file_loader.h"
 #include "core/passes/pass_registry.h"
@@ -20,21 +21,21 @@
 namespace tfrun {
 namespace {
 
-// The library function a SavedModel signature calls, as TF2's loader
-// calls it (loaded.signatures[name]).
-StatusOr<std::string> SignatureFunction(const Graph& graph, const std::string& name) {
+// The SavedModel signature `name`, whose function TF2's loader calls
+// (loaded.signatures[name]).
+StatusOr<Graph::Signature> FindSignature(const Graph& graph, const std::string& name) {
   std::vector<std::string> names;
-  for (const auto& [signature, function] : graph.signatures) {
-    if (signature != name) {
-      names.push_back(signature);
+  for (const Graph::Signature& signature : graph.signatures) {
+    if (signature.name != name) {
+      names.push_back(signature.name);
       continue;
     }
-    if (function.empty()) {
+    if (signature.function.empty()) {
       return BadInput(fmt::format("--signature {}: {}'s signature calls no function (a TF1 signature: its tensors "
                                   "are the graph's, run them with --fetch)",
                                   name, graph.path));
     }
-    return function;
+    return signature;
   }
   return BadInput(fmt::format("--signature {}: {} has {}", name, graph.path,
                               names.empty() ? std::string("no signatures")
@@ -197,14 +198,30 @@ Status Session::Load() {
   if (!options_.call.empty()) call_.function = options_.call;
   if (!options_.signature.empty()) {
     if (!options_.call.empty()) return BadInput("--signature and --call: a signature names the function it calls");
-    TFRUN_ASSIGN_OR_RETURN(call_.function, SignatureFunction(graph_, options_.signature));
+    TFRUN_ASSIGN_OR_RETURN(const Graph::Signature signature, FindSignature(graph_, options_.signature));
+    call_.function = signature.function;
+    signature_keys_ = signature.output_keys;
   }
   if (!options_.call_device.empty()) call_.device = options_.call_device;
   for (const std::string& given : options_.arg_devices) call_.arg_devices.push_back(given);  // later ones win
   if (call_.function.empty() && (!options_.call_device.empty() || !options_.arg_devices.empty())) {
     return BadInput("--call-device and --arg-device describe a call: name its function with --call");
   }
-  if (!call_.function.empty()) TFRUN_RETURN_IF_ERROR(InstantiateCall());
+  if (!call_.function.empty()) {
+    if (const std::vector<int>* bound = graph_.saved_objects.BoundInputs(call_.function)) {
+      // Its captures, the call's last arguments; a captured constant's value
+      // is read now, before the call's body replaces the graph.
+      captured_args_ = bound->size();
+      for (int id : *bound) {
+        const Graph::SavedObject& object = graph_.saved_objects.objects[id];
+        const Node* node = graph_.Find(object.name);
+        if (object.kind == Graph::SavedObject::Kind::kConstant && node != nullptr && node->op == "Const") {
+          capture_constants_.emplace(object.name, node->value);
+        }
+      }
+    }
+    TFRUN_RETURN_IF_ERROR(InstantiateCall());
+  }
   record_.graph = &graph_;
   record_.timings.load_ms = MsSince(t0);
   record_.peak_rss_bytes.load = PeakResidentBytes();
@@ -252,8 +269,11 @@ Status Session::ResolveFetch() {
 }
 
 // A TF2 call whose every argument is fed (--feed x=...) runs, as f(x, y)
-// does: its results are what its _Retval nodes read, in their order. With
-// an argument not fed (a captured variable's, say) it is placed only.
+// does: its results are what its _Retval nodes read, in their order. A
+// SavedModel function's captured arguments are fed as TF2's loader feeds
+// them: its variables' handles (their values restored from the
+// SavedModel's bundle) and its constants. With an argument not fed it is
+// placed only.
 Status Session::ResolveCallResults() {
   if (call_.function.empty() || !fetch_.empty()) return Status::Ok();
   // The nodes --feed names (NAME or NAME:INDEX, before its '=').
@@ -262,16 +282,50 @@ Status Session::ResolveCallResults() {
     const std::optional<TensorName> tensor = ParseTensorName(feed.substr(0, feed.find('=')));
     if (const Node* node = tensor ? graph_.Find(tensor->node) : nullptr) fed[node->id] = true;
   }
+  auto index_of = [&](const Node& node) { return std::strtoll(graph_.AttrText(node, "index").c_str(), nullptr, 10); };
+  int64_t args = 0;
+  for (const Node& node : graph_.nodes) args += node.op == "_Arg" || node.op == "_DeviceArg";
+  const int64_t first_captured = args - static_cast<int64_t>(captured_args_);
   std::vector<std::pair<int64_t, NodeOutput>> results;
+  std::vector<const Node*> captured(captured_args_, nullptr);
   for (const Node& node : graph_.nodes) {
-    if ((node.op == "_Arg" || node.op == "_DeviceArg") && !fed[node.id]) return Status::Ok();
+    if (node.op == "_Arg" || node.op == "_DeviceArg") {
+      const int64_t index = index_of(node);
+      if (index >= first_captured && index < args) {
+        captured[index - first_captured] = &node;
+      } else if (!fed[node.id]) {
+        return Status::Ok();
+      }
+    }
     if ((node.op == "_Retval" || node.op == "_DeviceRetval") && !node.inputs.empty()) {
-      results.emplace_back(std::strtoll(graph_.AttrText(node, "index").c_str(), nullptr, 10), node.input(0));
+      results.emplace_back(index_of(node), node.input(0));
     }
   }
   std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [index, output] : results) fetch_.push_back(output);
   call_results_ = !fetch_.empty();
+  if (!call_results_ || captured_args_ == 0) return Status::Ok();
+  auto constant = [&](const std::string& name) -> const Tensor* {
+    auto it = capture_constants_.find(name);
+    return it == capture_constants_.end() ? nullptr : &it->second;
+  };
+  TFRUN_ASSIGN_OR_RETURN(std::vector<CapturedValue> values,
+                         RestoreCaptures(graph_.saved_objects, call_.function, constant));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (captured[i] == nullptr) {
+      return BadInput(fmt::format("{}: function '{}' has {} arguments and captures {}: its argument {} is missing",
+                                  graph_.path, call_.function, args, captured_args_, first_captured + i));
+    }
+    Tensor fed_value = values[i].value;
+    if (values[i].variable) {
+      // The handle of a variable of its own, as the loader makes one per
+      // saved variable.
+      const std::string handle = "localhost/" + values[i].checkpoint_key;
+      TFRUN_ASSIGN_OR_RETURN(fed_value, Tensor::FromStrings({}, {handle}));
+      restored_variables_.emplace_back(handle, std::move(values[i].value));
+    }
+    capture_feeds_.push_back(Feed{NodeOutput{captured[i]->id, 0}, std::move(fed_value)});
+  }
   return Status::Ok();
 }
 
@@ -442,6 +496,8 @@ Status Session::OpenSession(bool log, std::string* stdout_text) {
   if (log && PrintsDeviceMapping()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
   TFRUN_ASSIGN_OR_RETURN(feeds_, host_.ReadFeeds(graph_));
   record_.feeds = &feeds_;
+  run_feeds_ = feeds_;
+  run_feeds_.insert(run_feeds_.end(), capture_feeds_.begin(), capture_feeds_.end());
   return Status::Ok();
 }
 
@@ -552,15 +608,16 @@ Status Session::Execute(std::string* stdout_text, bool log) {
     checked.insert(checked.end(), r.enqueue_ops.begin(), r.enqueue_ops.end());
     if (r.close_op >= 0) checked.push_back(r.close_op);
   }
-  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, checked, feeds_));
+  TFRUN_RETURN_IF_ERROR(executor.CheckKernels(run_fetch, checked, run_feeds_));
+  for (const auto& [handle, value] : restored_variables_) executor.mutable_variables().resource[handle] = value;
   if (!restore_run_.empty()) {  // TensorFlow 1's SavedModel loader
-    std::vector<Feed> feeds = feeds_;
+    std::vector<Feed> feeds = run_feeds_;
     feeds.insert(feeds.end(), restore_feeds_.begin(), restore_feeds_.end());
     TFRUN_RETURN_IF_ERROR(executor.RunTargets(restore_run_, feeds));
-    if (!main_op_run_.empty()) TFRUN_RETURN_IF_ERROR(executor.RunTargets(main_op_run_, feeds_));
+    if (!main_op_run_.empty()) TFRUN_RETURN_IF_ERROR(executor.RunTargets(main_op_run_, run_feeds_));
   }
   for (const std::vector<int>& init : init_runs_) {  // sess.run(init): run, print nothing
-    TFRUN_RETURN_IF_ERROR(executor.RunTargets(init, feeds_));
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(init, run_feeds_));
   }
   if (options_.steps > 0) {
     TFRUN_RETURN_IF_ERROR(TrainingLoop(executor, run_fetch, all_targets, stdout_text));
@@ -570,17 +627,17 @@ Status Session::Execute(std::string* stdout_text, bool log) {
   }
   for (const std::vector<int>& targets : target_runs_) {  // runs before the fetches, printing nothing
     TFRUN_RETURN_IF_ERROR(FillQueues(executor));
-    TFRUN_RETURN_IF_ERROR(executor.RunTargets(targets, feeds_));
+    TFRUN_RETURN_IF_ERROR(executor.RunTargets(targets, run_feeds_));
   }
   TFRUN_RETURN_IF_ERROR(FillQueues(executor));
-  StatusOr<RunResult> result = executor.Run(run_fetch, feeds_);
+  StatusOr<RunResult> result = executor.Run(run_fetch, run_feeds_);
   if (!result.ok()) return result.status();
   result_ = std::move(*result);
   record_.result = &result_;
   record_.timings.run_ms = MsSince(t0);
   record_.peak_rss_bytes.run = PeakResidentBytes();
   cold_.first_run_ms = MsSince(place_started_);
-  TFRUN_RETURN_IF_ERROR(observer_.FirstRun(executor, run_fetch, feeds_));
+  TFRUN_RETURN_IF_ERROR(observer_.FirstRun(executor, run_fetch, run_feeds_));
   AfterRun(log, stdout_text);
   PrintResults(log, stdout_text);
   return Status::Ok();
@@ -589,11 +646,11 @@ Status Session::Execute(std::string* stdout_text, bool log) {
 // The feeds of step `step` (from 0): with --batch, each .npy feed's rows
 // step * B ... step * B + B - 1, wrapping around its first dimension.
 StatusOr<std::vector<Feed>> Session::StepFeeds(int64_t step) const {
-  if (options_.batch == 0) return feeds_;
-  std::vector<Feed> feeds = feeds_;
-  for (size_t i = 0; i < feeds.size(); ++i) {
+  if (options_.batch == 0) return run_feeds_;
+  std::vector<Feed> feeds = run_feeds_;
+  for (size_t i = 0; i < options_.feeds.size(); ++i) {
     if (options_.feeds[i].find("=@") == std::string::npos) continue;  // a literal: every step the same
-    const Tensor& all = feeds_[i].value;
+    const Tensor& all = run_feeds_[i].value;
     const std::string name = options_.feeds[i].substr(0, options_.feeds[i].find("=@"));
     if (all.rank() == 0 || all.shape()[0] < options_.batch) {
       return BadInput(fmt::format("--batch {}: --feed {} has {} rows, fewer than one batch", options_.batch, name,
@@ -649,6 +706,17 @@ Status Session::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& 
 }
 
 void Session::PrintResults(bool log, std::string* stdout_text) {
+  if (call_results_ && !signature_keys_.empty() && signature_keys_.size() == result_.fetched.size()) {
+    // print(loaded.signatures[name](x=...)): the dict of each output's
+    // repr, by key.
+    std::vector<std::string> items;
+    for (size_t i = 0; i < result_.fetched.size(); ++i) {
+      items.push_back(fmt::format("'{}': {}", signature_keys_[i], EagerTensorRepr(result_.fetched[i], Numpy2())));
+    }
+    record_.printed = items;
+    *stdout_text += fmt::format("{{{}}}\n", fmt::join(items, ", "));
+    return;
+  }
   if (call_results_) {
     // print(f(x, y)): one result as print shows a tensor, several as the
     // tuple of their reprs.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -279,6 +280,18 @@ class Session {
   // The fetches are a TF2 call's results (ResolveCallResults), printed as
   // print(f(x, y)) prints them.
   bool call_results_ = false;
+  // --signature's output keys, sorted (its results print as their dict).
+  std::vector<std::string> signature_keys_;
+  // A SavedModel function's captures (core/checkpoint/saved_objects.h):
+  // how many of the call's last arguments they are; the captured
+  // constants' values by Const node, read before the call's body replaced
+  // the graph; once the call runs, the captured arguments' feeds (a
+  // variable's handle, a constant's value) and each variable's restored
+  // value by handle, put in the executor's store before the first run.
+  size_t captured_args_ = 0;
+  std::map<std::string, Tensor> capture_constants_;
+  std::vector<Feed> capture_feeds_;
+  std::vector<std::pair<std::string, Tensor>> restored_variables_;
   // A SavedModel's restore op and main op (Graph::SavedModelRestore), run
   // before the --init runs with the checkpoint's name fed; empty: none.
   std::vector<int> restore_run_;
@@ -296,6 +309,7 @@ class Session {
   };
   std::vector<QueueRunnerState> queue_runners_;
   std::vector<Feed> feeds_;                  // read once (a benchmark feeds them to every run)
+  std::vector<Feed> run_feeds_;              // feeds_, then capture_feeds_: what every run is fed
   std::vector<SessionPhase> phases_;         // load, devices, placement
   SessionColdTimes cold_;
   std::chrono::steady_clock::time_point place_started_;

@@ -16,10 +16,14 @@ CPUs standing in for GPUs placed on eight simulated P40s
 (call_mirrored_gpu_N, TensorFlow's lines through the same stand-in).
 sm_tfsave and sm_export: a Keras 3 model saved by tf.saved_model.save and
 by model.export (graphs/tf/sm_*/), its serving signature called after
-tf.saved_model.load (tfrun --signature serving_default); sm_*_gpu: loaded
+tf.saved_model.load (tfrun --signature serving_default; sm_*.run: the call
+run on an input, what print shows); sm_module: a tf.Module with variables
+of three dtypes and a captured constant, its signature returning a dict;
+sm_*_gpu: loaded
 and called under tf.device("/CPU:1") of two logical CPUs, placed on eight
 simulated P40s with CPU:1 as GPU:0.
 """
+import json
 import os
 import re
 import subprocess
@@ -188,6 +192,33 @@ def run_mirrored(replicas, stand_in=False):
     print("==GPU-FLAGS " + flags, flush=True)
 
 
+# Each SavedModel's input for its signature's call (one JSON literal, as
+# --feed takes it).
+SAVED_MODEL_INPUTS = {
+    "tfsave": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],
+    "export": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],
+    "module": [[1.0, 2.0], [3.0, 4.0]],
+}
+
+
+def saved_module(tf):
+    """A tf.Module whose signature reads variables of three dtypes and a
+    captured constant (saved as a constant object), and returns a dict."""
+    class Module(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([[1.5, -2.0], [0.25, 3.0]], name="w")
+            self.steps = tf.Variable(7, dtype=tf.int64, name="steps")
+            self.scale = tf.Variable([0.5, 2.0], dtype=tf.float64, name="scale")
+            self.offset = tf.constant([10.0, 20.0])
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x")])
+        def serve(self, x):
+            return {"y": tf.matmul(x, self.w) + self.offset, "steps": self.steps + 1,
+                    "scaled": tf.cast(x, tf.float64) * self.scale}
+    return Module()
+
+
 def run_saved_model(kind, stand_in=False):
     """A small Keras 3 model (Dense 4 relu, Dense 1; seeded) saved as a
     SavedModel two ways (tf.saved_model.save and model.export), loaded by
@@ -206,7 +237,11 @@ def run_saved_model(kind, stand_in=False):
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] *
                                                (2 if stand_in else 3))
     path = os.path.join(HERE, f"sm_{kind}")
-    if not stand_in:
+    if not stand_in and kind == "module":
+        shutil.rmtree(path, ignore_errors=True)
+        module = saved_module(tf)
+        tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+    elif not stand_in:
         keras.utils.set_random_seed(1)
         inputs = keras.layers.Input(shape=(3,), name="x")
         h = keras.layers.Dense(4, activation="relu", name="hidden")(inputs)
@@ -221,10 +256,17 @@ def run_saved_model(kind, stand_in=False):
         loaded = tf.saved_model.load(path)
         signature = loaded.signatures["serving_default"]
         name = list(signature.structured_input_signature[1].keys())[0]
-        x = tf.constant([[1.0, 2.0, 3.0]])
+        x = tf.constant(SAVED_MODEL_INPUTS[kind])
         print("==CALL", flush=True)
-        signature(**{name: x})
+        result = signature(**{name: x})
         print("==END", flush=True)
+        # TensorFlow's order of the dict's keys varies from process to
+        # process (the loaded signature's structure comes from a protobuf
+        # map); printed with the keys sorted, tfrun's order
+        # (testdata/golden/DERIVATIONS.md, "SavedModel signatures run").
+        print(dict(sorted(result.items())), flush=True)
+        print("==RESULT-END", flush=True)
+        print("==INPUT " + name, flush=True)
 
 
 def train_function_block(lines, names):
@@ -370,7 +412,8 @@ def main():
         run_saved_model(sys.argv[2], stand_in=sys.argv[3:] == ["--stand-in"])
         return
     names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "mirrored_gpu_2", "mirrored_gpu_3", "sm_tfsave",
-                                           "sm_export", "sm_tfsave_gpu", "sm_export_gpu"]
+                                           "sm_export", "sm_module", "sm_tfsave_gpu", "sm_export_gpu",
+                                           "sm_module_gpu"]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
     for name in names:
         if name in CASES:
@@ -386,6 +429,12 @@ def main():
             if not stand_in:
                 write_golden(os.path.join(HERE, f"sm_{kind}.serving"),
                              "--signature serving_default --log-placement --device-count CPU=3", placement)
+                # print(loaded.signatures["serving_default"](x)): the call run.
+                printed = lines[lines.index("==END") + 1:lines.index("==RESULT-END")]
+                arg = next(l for l in lines if l.startswith("==INPUT "))[len("==INPUT "):]
+                feed = json.dumps(SAVED_MODEL_INPUTS[kind]).replace(" ", "")
+                write_golden(os.path.join(HERE, f"sm_{kind}.run"),
+                             f"--signature serving_default --device-count CPU=3 --feed {arg}={feed}", printed)
                 continue
             # On eight GPUs: TensorFlow's lines with CPU:1 as GPU:0 (and
             # CPU:0 as itself; testdata/golden/DERIVATIONS.md).
