@@ -17,6 +17,7 @@ constexpr DTypeInfo kInfos[] = {
     {DType::kString, "string", "string", "|S", 0, false, false},
     {DType::kUInt8, "uint8", "uint8", "|u1", 1, false, true},
     {DType::kUInt64, "uint64", "uint64", "<u8", 8, false, true},
+    {DType::kVariant, "variant", "variant", "", 0, false, false},
 };
 
 }  // namespace
@@ -25,7 +26,7 @@ const DTypeInfo& Info(DType dtype) { return kInfos[static_cast<int>(dtype)]; }
 
 std::optional<DType> ParseDType(std::string_view name) {
   for (const DTypeInfo& info : kInfos) {
-    if (info.name == name) return info.dtype;
+    if (info.name == name && info.dtype != DType::kVariant) return info.dtype;  // no file declares a variant
   }
   return std::nullopt;
 }

@@ -27,6 +27,11 @@ enum class DType : uint8_t {
   // and counters) and move between kernels; no arithmetic kernel takes them.
   kUInt8,
   kUInt64,
+  // TensorFlow's DT_VARIANT: one object per tensor (a TensorList), held by
+  // the tensor (Tensor::variant), never an element of numbers. Only
+  // kernels bound for it take it; it is in no dtype set below, so a graph
+  // file cannot declare it and no numeric kernel is dispatched on it.
+  kVariant,
 };
 
 inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
@@ -118,6 +123,7 @@ decltype(auto) DispatchDType(DType dtype, Fn&& fn) {
     case DType::kString: return fn(TypeTag<StringByte>{});
     case DType::kUInt8: return fn(TypeTag<uint8_t>{});
     case DType::kUInt64: return fn(TypeTag<uint64_t>{});
+    case DType::kVariant: break;  // no element type: no kernel binds a numeric body to it
   }
   return fn(TypeTag<float>{});
 }

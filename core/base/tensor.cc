@@ -102,7 +102,15 @@ StatusOr<Tensor> Tensor::AllocateHost(DType dtype, Shape shape) {
                   "/job:localhost/replica:0/task:0/device:CPU:0");
 }
 
+StatusOr<Tensor> Tensor::FromVariant(std::shared_ptr<const VariantValue> value) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor t, AllocateBytes(DType::kVariant, {}, 0, CpuAllocator(),
+                                                 "/job:localhost/replica:0/task:0/device:CPU:0"));
+  t.variant_ = std::move(value);
+  return t;
+}
+
 StatusOr<Tensor> Tensor::CopyTo(Allocator* allocator, const std::string& device) const {
+  if (dtype_ == DType::kVariant) return *this;
   TFRUN_ASSIGN_OR_RETURN(Tensor copy, AllocateBytes(dtype_, shape_, num_bytes(), allocator, device));
   TFRUN_RETURN_IF_ERROR(CopyBytes(allocator, copy.raw(), this->allocator(), raw(), num_bytes()));
   return copy;
@@ -115,7 +123,7 @@ Tensor Tensor::Reshaped(Shape shape) const {
 }
 
 double Tensor::GetAsDouble(int64_t i) const {
-  if (dtype_ == DType::kString) return 0;  // no number; printers check first
+  if (dtype_ == DType::kString || dtype_ == DType::kVariant) return 0;  // no number; printers check first
   return DispatchDType(dtype_, [&](auto tag) -> double {
     using T = typename decltype(tag)::type;
     return static_cast<double>(data<T>()[i]);

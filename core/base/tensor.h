@@ -16,6 +16,17 @@
 
 namespace tfrun {
 
+// The object a variant tensor holds (DT_VARIANT: a TensorList). Shared by
+// every copy of the tensor and never changed once the tensor holds it: an
+// op that "changes" a list makes a new one, as TensorFlow's list kernels
+// copy a list they do not own alone.
+class VariantValue {
+ public:
+  virtual ~VariantValue() = default;
+  // TensorFlow's type name of the object ("tensorflow::TensorList").
+  virtual std::string TypeName() const = 0;
+};
+
 class Tensor {
  public:
   Tensor() = default;
@@ -43,6 +54,13 @@ class Tensor {
   static StatusOr<Tensor> AllocateBytes(DType dtype, Shape shape, size_t bytes, Allocator* allocator,
                                         const std::string& device);
 
+  // A scalar variant tensor holding `value` (in host memory, where
+  // TensorFlow keeps variants; its own tensors live where they were made).
+  static StatusOr<Tensor> FromVariant(std::shared_ptr<const VariantValue> value);
+  // A variant tensor's object (null for any other tensor).
+  const VariantValue* variant() const { return variant_.get(); }
+  const std::shared_ptr<const VariantValue>& shared_variant() const { return variant_; }
+
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }
@@ -63,7 +81,8 @@ class Tensor {
   // copy, as TensorFlow's Tensor::CopyFrom shares the buffer).
   Tensor Reshaped(Shape shape) const;
 
-  // A copy of this tensor in `allocator`'s memory.
+  // A copy of this tensor in `allocator`'s memory (a variant tensor: the
+  // same object, which is never changed).
   StatusOr<Tensor> CopyTo(Allocator* allocator, const std::string& device) const;
 
   // Element i as a double (for formatting and comparison); host memory only.
@@ -82,6 +101,7 @@ class Tensor {
   int64_t num_elements_ = 0;
   size_t num_bytes_ = 0;
   std::shared_ptr<Buffer> buffer_;
+  std::shared_ptr<const VariantValue> variant_;  // a variant tensor's (its buffer empty)
 };
 
 // TensorFlow's ResourceExhaustedError text for a failed allocation.

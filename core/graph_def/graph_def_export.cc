@@ -143,6 +143,7 @@ void AddValue(const Tensor& tensor, int64_t i, tfproto::TensorProto* proto) {
     case DType::kString: proto->add_string_val(std::string(tensor.StringAt(i))); break;
     case DType::kUInt8: proto->add_int_val(tensor.data<uint8_t>()[i]); break;  // TensorFlow's field for uint8
     case DType::kUInt64: proto->add_uint64_val(tensor.data<uint64_t>()[i]); break;
+    case DType::kVariant: break;  // no Const holds one
   }
 }
 

@@ -141,6 +141,7 @@ StatusOr<Tensor> TensorFromProto(const tfproto::TensorProto& proto, DType dtype,
     case DType::kString: break;
     case DType::kUInt8: FillFrom<uint8_t>(proto.int_val(), &t); break;
     case DType::kUInt64: FillFrom<uint64_t>(proto.uint64_val(), &t); break;
+    case DType::kVariant: break;  // refused at import (SetValueFields)
   }
   return t;
 }
@@ -618,6 +619,10 @@ class Importer {
         return Status::Ok();
       }
       const std::optional<DType> dtype = DTypeOfTableType(TypeName(value.dtype()));
+      if (dtype == DType::kVariant) {
+        properties_def->kernel_error = "tfrun does not make variant constants (a TensorList is made by its ops)";
+        return Status::Ok();
+      }
       if (dtype && *dtype == node->dtype) {
         const std::optional<int64_t> bytes = ConstBytes(value, *dtype, *n);
         if (!bytes || __builtin_add_overflow(tensor_bytes_, *bytes, &tensor_bytes_) ||

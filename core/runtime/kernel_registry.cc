@@ -1,6 +1,7 @@
 #include "core/runtime/kernel_registry.h"
 
 #include "core/runtime/control_flow_kernels.h"
+#include "core/runtime/list_kernels.h"
 #include "core/runtime/rewrite_kernels.h"
 
 #include <fmt/format.h>
@@ -585,9 +586,12 @@ Status IsVariableInitializedKernel(KernelContext& c) {
 }
 
 void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, DTypeSet dtypes) {
+  // Tensor lists (variants) move through identities and control flow as
+  // any tensor does (a TensorArray in a while loop).
+  const DTypeSet moved = dtypes | DTypeSet{DType::kVariant};
   registry->Bind("Const", device_type, dtypes, ConstKernel);
-  registry->Bind("Identity", device_type, dtypes, IdentityKernel);
-  registry->Bind("IdentityN", device_type, dtypes, IdentityNKernel);
+  registry->Bind("Identity", device_type, moved, IdentityKernel);
+  registry->Bind("IdentityN", device_type, moved, IdentityNKernel);
   // Identities to a forward run; only tf.gradients reads them.
   registry->Bind("StopGradient", device_type, dtypes, IdentityKernel);
   registry->Bind("PreventGradient", device_type, dtypes, IdentityKernel);
@@ -597,7 +601,8 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("VariableV2", device_type, dtypes, VariableKernel);
   registry->Bind("Assign", device_type, dtypes, AssignKernel);
   registry->Bind("Placeholder", device_type, dtypes, PlaceholderKernel);
-  BindControlFlowKernels(registry, device_type, dtypes);
+  BindControlFlowKernels(registry, device_type, moved);
+  BindListKernels(registry, device_type);
   BindRewriteKernels(registry, device_type, dtypes);
   registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
   registry->Bind("ExpandDims", device_type, dtypes, ExpandDimsKernel);

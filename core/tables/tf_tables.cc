@@ -372,6 +372,7 @@ std::string_view TableTypeName(DType dtype) {
 }
 
 std::optional<DType> DTypeOfTableType(std::string_view table_type) {
+  if (table_type == "VARIANT") return DType::kVariant;
   return ParseDType(PythonDTypeName(table_type));
 }
 

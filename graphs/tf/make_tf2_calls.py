@@ -19,6 +19,9 @@ by model.export (graphs/tf/sm_*/), its serving signature called after
 tf.saved_model.load (tfrun --signature serving_default; sm_*.run: the call
 run on an input, what print shows); sm_module: a tf.Module with variables
 of three dtypes and a captured constant, its signature returning a dict;
+sm_keras_{dense,conv,lstm}: Keras 3 models (Dense and Dropout;
+Conv2D, BatchNormalization and MaxPooling2D; an LSTM) exported by
+model.export and run on a batch from graphs/tf/data/sm_keras_*_x.npy;
 sm_*_gpu: loaded
 and called under tf.device("/CPU:1") of two logical CPUs, placed on eight
 simulated P40s with CPU:1 as GPU:0.
@@ -133,8 +136,25 @@ def ints_on_device(tf):
     return f, None
 
 
+def tensor_array(tf):
+    """TensorArrays in a loop (tensor lists, variants): one unstacked from
+    x and read, one of fixed size written and stacked, one growing."""
+    @tf.function
+    def f(x, y):
+        rows = tf.TensorArray(tf.float32, size=2).unstack(x)
+        out = tf.TensorArray(tf.float32, size=3)
+        grown = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        for i in tf.range(3):
+            scaled = tf.matmul(x, y) * tf.cast(i, tf.float32)
+            out = out.write(i, scaled + rows.read(i % 2)[0])
+            grown = grown.write(i, tf.reduce_sum(scaled))
+        return out.stack(), grown.stack() + tf.cast(grown.size(), tf.float32)
+    return f, None
+
+
 CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond": cond, "loop": loop,
-         "nested": nested, "identity_chain": identity_chain, "ints_on_device": ints_on_device, "pair": pair}
+         "nested": nested, "identity_chain": identity_chain, "ints_on_device": ints_on_device, "pair": pair,
+         "tensor_array": tensor_array}
 # Cases whose first argument lives on CPU:1.
 ARG_ON_CPU1 = {"outer"}
 
@@ -201,6 +221,27 @@ SAVED_MODEL_INPUTS = {
 }
 
 
+def keras_zoo_model(kind, keras):
+    """The Keras 3 models of issue 44's conformance, seeded: a Dense model
+    with Dropout, a Conv2D/BatchNormalization/MaxPooling model, an LSTM;
+    each with the shape of its input batch."""
+    keras.utils.set_random_seed(1)
+    if kind == "keras_dense":
+        i = keras.Input((6,), name="x")
+        h = keras.layers.Dropout(0.5)(keras.layers.Dense(8, activation="relu")(i))
+        return keras.Model(i, keras.layers.Dense(3, activation="softmax")(h)), (2, 6)
+    if kind == "keras_conv":
+        i = keras.Input((8, 8, 3), name="x")
+        h = keras.layers.Conv2D(4, 3, activation="relu", padding="same")(i)
+        h = keras.layers.MaxPooling2D()(keras.layers.BatchNormalization()(h))
+        return keras.Model(i, keras.layers.Dense(2)(keras.layers.Flatten()(h))), (2, 8, 8, 3)
+    i = keras.Input((5, 3), name="x")
+    return keras.Model(i, keras.layers.Dense(1)(keras.layers.LSTM(4)(i))), (2, 5, 3)
+
+
+KERAS_ZOO = ("keras_dense", "keras_conv", "keras_lstm")
+
+
 def saved_module(tf):
     """A tf.Module whose signature reads variables of three dtypes and a
     captured constant (saved as a constant object), and returns a dict."""
@@ -237,7 +278,16 @@ def run_saved_model(kind, stand_in=False):
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] *
                                                (2 if stand_in else 3))
     path = os.path.join(HERE, f"sm_{kind}")
-    if not stand_in and kind == "module":
+    if kind in KERAS_ZOO:
+        import numpy as np
+        inputs_path = os.path.join(HERE, "data", f"sm_{kind}_x.npy")
+        if not stand_in:
+            model, shape = keras_zoo_model(kind, keras)
+            shutil.rmtree(path, ignore_errors=True)
+            model.export(path, verbose=False)
+            np.save(inputs_path, np.random.default_rng(0).standard_normal(shape).astype(np.float32).round(2))
+        SAVED_MODEL_INPUTS[kind] = np.load(inputs_path)
+    elif not stand_in and kind == "module":
         shutil.rmtree(path, ignore_errors=True)
         module = saved_module(tf)
         tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
@@ -413,7 +463,7 @@ def main():
         return
     names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "mirrored_gpu_2", "mirrored_gpu_3", "sm_tfsave",
                                            "sm_export", "sm_module", "sm_tfsave_gpu", "sm_export_gpu",
-                                           "sm_module_gpu"]
+                                           "sm_module_gpu"] + [f"sm_{k}" for k in KERAS_ZOO]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
     for name in names:
         if name in CASES:
@@ -432,7 +482,8 @@ def main():
                 # print(loaded.signatures["serving_default"](x)): the call run.
                 printed = lines[lines.index("==END") + 1:lines.index("==RESULT-END")]
                 arg = next(l for l in lines if l.startswith("==INPUT "))[len("==INPUT "):]
-                feed = json.dumps(SAVED_MODEL_INPUTS[kind]).replace(" ", "")
+                feed = (f"@data/sm_{kind}_x.npy" if kind in KERAS_ZOO
+                        else json.dumps(SAVED_MODEL_INPUTS[kind]).replace(" ", ""))
                 write_golden(os.path.join(HERE, f"sm_{kind}.run"),
                              f"--signature serving_default --device-count CPU=3 --feed {arg}={feed}", printed)
                 continue

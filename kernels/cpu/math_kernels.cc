@@ -256,6 +256,33 @@ Status CompareKernel(KernelContext& c) {
   });
 }
 
+// LogicalAnd and LogicalOr (cwise_op_logical_and.cc, _or.cc): bool in and
+// out, broadcast as the comparisons are.
+template <bool kAnd>
+Status LogicalBinaryKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& y = c.inputs[1];
+  TFRUN_ASSIGN_OR_RETURN(const std::optional<BroadcastPlan> plan, PlanUnlessSameShape(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan ? plan->output : x.shape()));
+  const bool* px = x.data<bool>();
+  const bool* py = y.data<bool>();
+  bool* out = c.output.data<bool>();
+  const auto apply = [](bool a, bool b) { return kAnd ? (a && b) : (a || b); };
+  if (!plan) {
+    for (int64_t i = 0; i < c.output.num_elements(); ++i) out[i] = apply(px[i], py[i]);
+  } else {
+    ForEachBroadcast<2>(*plan, [&](int64_t i, const std::array<int64_t, 2>& o) { out[i] = apply(px[o[0]], py[o[1]]); });
+  }
+  return Status::Ok();
+}
+
+Status LogicalNotKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(x.shape()));
+  for (int64_t i = 0; i < x.num_elements(); ++i) c.output.data<bool>()[i] = !x.data<bool>()[i];
+  return Status::Ok();
+}
+
 // SelectV2(condition, t, e): all three broadcast together.
 Status SelectV2Kernel(KernelContext& c) {
   const Tensor& cond = c.inputs[0];
@@ -994,6 +1021,9 @@ void RegisterMathKernels(KernelRegistry* registry) {
       {"ArgMax", DTypeSet{DType::kInt32, DType::kInt64}, ArgKernel<true>},
       {"ArgMin", DTypeSet{DType::kInt32, DType::kInt64}, ArgKernel<false>},
       {"InTopKV2", boolean, InTopKKernel},
+      {"LogicalAnd", boolean, LogicalBinaryKernel<true>},
+      {"LogicalOr", boolean, LogicalBinaryKernel<false>},
+      {"LogicalNot", boolean, LogicalNotKernel},
       {"L2Loss", floats, L2LossKernel},
       {"BiasAddGrad", numbers, BiasAddGradKernel},
   };
