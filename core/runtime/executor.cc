@@ -353,7 +353,8 @@ bool Executor::NeedsFrames(const std::vector<bool>& needed) const {
   return false;
 }
 
-Status Executor::GatherInputs(const Node& node, Slots* slots, RunState* run, std::vector<Tensor>* inputs) {
+Status Executor::GatherInputs(const Node& node, Slots* slots, RunState* run, std::vector<Tensor>* inputs,
+                              bool forward) {
   inputs->clear();
   inputs->reserve(node.inputs.size());
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -364,6 +365,10 @@ Status Executor::GatherInputs(const Node& node, Slots* slots, RunState* run, std
     // asks about it; everything else reads.
     if (!value.is_valid() && !TakesUninitializedRef(node, i)) return Uninitialized(node, node.inputs[i]);
     TFRUN_ASSIGN_OR_RETURN(Tensor prepared, PrepareInput(node, i, value, &slots->copies[slot], run));
+    if (forward && slots->uses[slot] == 1 && prepared.raw() == value.raw() && !slots->fed[slot]) {
+      prepared = Tensor();
+      prepared = std::move(value);  // the slot empties; ReleaseInputs finds it so
+    }
     inputs->push_back(std::move(prepared));
   }
   return Status::Ok();
@@ -475,7 +480,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
       continue;
     }
     if (timeout_seconds_ > 0) TFRUN_RETURN_IF_ERROR(PastDeadline());
-    TFRUN_RETURN_IF_ERROR(GatherInputs(node, &slots, &run, &inputs));
+    TFRUN_RETURN_IF_ERROR(GatherInputs(node, &slots, &run, &inputs, /*forward=*/channel_ == nullptr));
     TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced));
     if (channel_ != nullptr) {
       const Device& device = devices_[placement_.device_of[id]];

@@ -205,7 +205,12 @@ class Executor {
   };
   // Node `node`'s inputs in the memories its kernel reads (PrepareInput),
   // or the error of reading one before it has a value.
-  Status GatherInputs(const Node& node, Slots* slots, RunState* run, std::vector<Tensor>* inputs);
+  // `forward`: an input read for the last time, in its producer's memory
+  // and held by nothing else, is moved out of its slot, so the kernel may
+  // write its output there (KernelContext::ForwardOrAllocateOutput). Only
+  // where one node runs at a time.
+  Status GatherInputs(const Node& node, Slots* slots, RunState* run, std::vector<Tensor>* inputs,
+                      bool forward = false);
   // Keeps what `node` produced (not its fed outputs, nor those nothing
   // reads), then drops each input read for the last time, with its copies.
   void StoreOutputs(const Node& node, std::vector<Tensor>* produced, Slots* slots);

@@ -217,5 +217,55 @@ fetch: [y]
             "type float does not match declared output type double for node {{node y}}");
 }
 
+// An Add that writes into an input's buffer where the executor handed it
+// alone (ForwardOrAllocateOutput), recording whether it did.
+int g_forwarded = 0;
+Status ForwardingAdd(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(c.ForwardOrAllocateOutput({0, 1}, c.inputs[0].shape()));
+  g_forwarded += c.output.raw() == c.inputs[0].raw() || c.output.raw() == c.inputs[1].raw() ? 1 : 0;
+  const float* x = c.inputs[0].data<float>();
+  const float* y = c.inputs[1].data<float>();
+  float* out = c.output.data<float>();
+  for (int64_t i = 0; i < c.output.num_elements(); ++i) out[i] = x[i] + y[i];
+  return Status::Ok();
+}
+
+// An input read for the last time is handed over alone, so an elementwise
+// kernel writes its output there; a value read again later, fetched, a
+// Const's or read twice by one node is never written over.
+TEST(ExecutorTest, LastReadsAreForwardedAndNothingStillReadIsOverwritten) {
+  StatusOr<Graph> graph = LoadGraphText(R"(
+nodes:
+  - {name: c, op: Const, value: [1.0, 2.0]}
+  - {name: a, op: Add, inputs: [c, c]}
+  - {name: b, op: Add, inputs: [a, c]}
+  - {name: d, op: Add, inputs: [b, b]}
+  - {name: e, op: Add, inputs: [d, c]}
+  - {name: f, op: Add, inputs: [d, e]}
+fetch: [a, f]
+)",
+                                        "forward.yaml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  TwoDevices devices;
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*graph, devices.set, false, *FindProfile("tf2"), &placement).ok());
+  const KernelRegistry kernels = KernelsWithAdd(ForwardingAdd);
+  Executor executor(*graph, devices.set, placement, kernels);
+  g_forwarded = 0;
+  StatusOr<RunResult> result = executor.Run(graph->fetch);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  // a = [2, 4] (fetched: kept); b = a + c = [3, 6]; d = [6, 12]; e = d + c
+  // = [7, 14] (d read again by f: not forwarded); f = d + e = [13, 26].
+  EXPECT_EQ(std::vector<float>(result->fetched[0].data<float>(), result->fetched[0].data<float>() + 2),
+            (std::vector<float>{2, 4}));
+  EXPECT_EQ(std::vector<float>(result->fetched[1].data<float>(), result->fetched[1].data<float>() + 2),
+            (std::vector<float>{13, 26}));
+  // Forwarded: f (into d or e, both read last there). Not: a (Const), b
+  // (a is fetched), d (b read twice by d), e (d read later by f).
+  EXPECT_EQ(g_forwarded, 1);
+  EXPECT_EQ(std::vector<float>(graph->nodes[0].value.data<float>(), graph->nodes[0].value.data<float>() + 2),
+            (std::vector<float>{1, 2}));
+}
+
 }  // namespace
 }  // namespace tfrun

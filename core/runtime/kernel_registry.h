@@ -135,6 +135,22 @@ struct KernelContext {
     TFRUN_ASSIGN_OR_RETURN(output, Allocate(node.dtype, std::move(shape)));
     return Status::Ok();
   }
+  // The same, but in the buffer of the first of `candidates` (inputs) that
+  // nothing else holds and matches it (TensorFlow's
+  // forward_input_or_allocate_output): the executor hands a kernel an
+  // input on its last read alone. Only for kernels that write each output
+  // element after reading the same element of that input (elementwise).
+  Status ForwardOrAllocateOutput(std::initializer_list<size_t> candidates, Shape shape) {
+    for (size_t i : candidates) {
+      const Tensor& in = inputs[i];
+      if (in.is_valid() && !in.buffer_shared() && in.dtype() == node.dtype && in.shape() == shape &&
+          in.allocator() == allocator && in.variant() == nullptr && in.dtype() != DType::kString) {
+        output = in;
+        return Status::Ok();
+      }
+    }
+    return AllocateOutput(std::move(shape));
+  }
   // The node's attrs (a TensorFlow graph's NodeDef, defaults filled in):
   // `fallback` where the node has none (a graph file's node).
   int64_t IntAttr(std::string_view name, int64_t fallback = 0) const;

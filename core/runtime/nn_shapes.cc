@@ -119,6 +119,56 @@ StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shap
 }
 
 
+StatusOr<ConvGeometry> PlanDepthwiseConv(KernelContext& c, const Shape& input, const Shape& filter,
+                                         int64_t* multiplier) {
+  if (c.StringAttr("data_format", "NHWC") != "NHWC") {
+    return c.Fail("Depthwise convolution on CPU is only supported for NHWC format");
+  }
+  if (input.size() != 4) return c.Fail("input must be 4-dimensional" + ShapeDebugString(input));
+  if (filter.size() != 4) return c.Fail("filter must be 4-dimensional: " + ShapeDebugString(filter));
+  const std::vector<int64_t> strides = c.IntListAttr("strides");
+  std::vector<int64_t> dilations = c.IntListAttr("dilations");
+  if (dilations.empty()) dilations = {1, 1, 1, 1};
+  if (strides.size() != 4) return c.Fail("Sliding window strides field must specify 4 dimensions");
+  if (dilations.size() != 4) return c.Fail("Sliding window dilations field must specify 4 dimensions");
+  std::vector<int64_t> explicit_values = c.IntListAttr("explicit_paddings");
+  TFRUN_RETURN_IF_ERROR(CheckWindowValues(c, {&input, &filter, &strides, &dilations, &explicit_values}));
+  if (strides[0] != 1 || strides[3] != 1) {
+    return c.Fail("Current implementation does not yet support strides in the batch and depth dimensions.");
+  }
+  if (strides[1] != strides[2]) {
+    return c.Fail("Current implementation only supports equal length strides in the row and column dimensions.");
+  }
+  if (dilations[0] != 1 || dilations[1] != 1 || dilations[2] != 1 || dilations[3] != 1) {
+    return c.Fail("Current libxsmm and customized CPU implementations do not yet support dilation rates larger "
+                  "than 1.");
+  }
+  if (input[3] != filter[2]) {
+    return c.Fail(fmt::format("input and filter must have the same depth: {} vs {}", input[3], filter[2]));
+  }
+  ConvGeometry g;
+  g.batch = input[0];
+  g.in_rows = input[1];
+  g.in_cols = input[2];
+  g.in_depth = input[3];
+  g.filter_rows = filter[0];
+  g.filter_cols = filter[1];
+  *multiplier = filter[3];
+  if (__builtin_mul_overflow(g.in_depth, filter[3], &g.out_depth)) return c.Fail("the output depth overflows");
+  g.stride_rows = strides[1];
+  g.stride_cols = strides[2];
+  const std::string padding = c.StringAttr("padding", "VALID");
+  std::vector<int64_t> explicit_paddings = c.IntListAttr("explicit_paddings");
+  explicit_paddings.resize(8, 0);
+  TFRUN_RETURN_IF_ERROR(WindowedOutputSize(c, padding, g.in_rows, g.filter_rows, 1, g.stride_rows,
+                                           explicit_paddings[2], explicit_paddings[3], &g.out_rows, &g.pad_top,
+                                           &g.pad_bottom));
+  TFRUN_RETURN_IF_ERROR(WindowedOutputSize(c, padding, g.in_cols, g.filter_cols, 1, g.stride_cols,
+                                           explicit_paddings[4], explicit_paddings[5], &g.out_cols, &g.pad_left,
+                                           &g.pad_right));
+  return g;
+}
+
 // A 4-vector of sizes (Conv2DBackpropInput's input_sizes, the filter's
 // filter_sizes) as a shape.
 StatusOr<Shape> ConvSizesInput(KernelContext& c, const Tensor& sizes, std::string_view what) {

@@ -31,6 +31,12 @@ struct ConvGeometry {
 StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shape& filter,
                                 std::string_view device_type);
 
+// DepthwiseConv2dNative's geometry (depthwise_conv_op.cc): the filter
+// [rows, cols, in_depth, multiplier], out_depth in_depth * multiplier.
+// `multiplier` is set too.
+StatusOr<ConvGeometry> PlanDepthwiseConv(KernelContext& c, const Shape& input, const Shape& filter,
+                                         int64_t* multiplier);
+
 // Conv2DBackpropInput's input_sizes or Conv2DBackpropFilter's
 // filter_sizes (`what`: "input" or "filter"): a 4-vector in host memory.
 StatusOr<Shape> ConvSizesInput(KernelContext& c, const Tensor& sizes, std::string_view what);

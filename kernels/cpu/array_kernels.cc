@@ -233,19 +233,27 @@ Status PadKernel(KernelContext& c) {
     std::memcpy(out, x.raw(), element);
     return Status::Ok();
   }
-  // Each input row (its last dimension) lands at the output offset of its
-  // index plus `before`, walked odometer style over the other dimensions.
+  // Each input row lands at the output offset of its index plus `before`,
+  // walked odometer style over the dimensions before it. A row is the
+  // last dimension and every unpadded one before it (an image's padded
+  // rows and columns: whole rows of pixels), one copy each.
+  int last = dims - 1;  // the row's first dimension
+  int64_t inner = 1;    // elements of the unpadded dimensions after it
+  while (last > 0 && shape[last] == x.shape()[last]) {
+    inner *= x.shape()[last];
+    --last;
+  }
   std::vector<int64_t> out_stride(dims, 1);
   for (int d = dims - 2; d >= 0; --d) out_stride[d] = out_stride[d + 1] * shape[d + 1];
-  const int64_t row = x.shape()[dims - 1];
+  const int64_t row = x.shape()[last] * inner;
   const int64_t rows = x.num_elements() / row;
   const char* in = static_cast<const char*>(x.raw());
   std::vector<int64_t> at(dims, 0);
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t offset = before[dims - 1];
-    for (int d = 0; d + 1 < dims; ++d) offset += (at[d] + before[d]) * out_stride[d];
+    int64_t offset = before[last] * inner;
+    for (int d = 0; d < last; ++d) offset += (at[d] + before[d]) * out_stride[d];
     std::memcpy(out + offset * element, in + r * row * element, row * element);
-    for (int d = dims - 2; d >= 0; --d) {
+    for (int d = last - 1; d >= 0; --d) {
       if (++at[d] < x.shape()[d]) break;
       at[d] = 0;
     }

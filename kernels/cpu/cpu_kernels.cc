@@ -23,10 +23,13 @@ using namespace cpu;  // NOLINT: this file's own helpers
 // Allocates the node's output of `shape` and calls body(TypeTag<T>{}) for
 // its numeric element type T (the op table keeps bool away from these
 // kernels).
+// `forwardable`: inputs whose buffer may become the output's
+// (KernelContext::ForwardOrAllocateOutput; elementwise kernels only).
 template <typename Body>
-Status ForNumericOutput(KernelContext& c, const StatusOr<Shape>& shape, Body&& body) {
+Status ForNumericOutput(KernelContext& c, const StatusOr<Shape>& shape, Body&& body,
+                        std::initializer_list<size_t> forwardable = {}) {
   if (!shape.ok()) return shape.status();
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(*shape));
+  TFRUN_RETURN_IF_ERROR(c.ForwardOrAllocateOutput(forwardable, *shape));
   return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
@@ -248,13 +251,41 @@ Status BinaryKernel(KernelContext& c) {
     const Tensor& x = c.inputs[0];
     const Tensor& y = c.inputs[1];
     if (plan->broadcasts()) {
-      // An odometer over the output's coordinates, each operand's offset
-      // moved by its strides (0 where it stretches).
       const A* px = reinterpret_cast<const A*>(x.data<T>());
       const A* py = reinterpret_cast<const A*>(y.data<T>());
       A* out = reinterpret_cast<A*>(c.output.data<T>());
       const Shape& dims = plan->output;
       const size_t rank = dims.size();
+      // One operand whole, the other one row repeated along the last
+      // dimension (a batch norm's scale, a bias added with `+`): row by
+      // row, on the pool when large. The same sums as the odometer's.
+      const int64_t cols = rank == 0 ? 1 : dims[rank - 1];
+      auto is_row = [&](const Tensor& t, const std::vector<int64_t>& strides) {
+        if (rank == 0 || t.num_elements() != cols || (cols > 1 && strides[rank - 1] != 1)) return false;
+        for (size_t k = 0; k + 1 < rank; ++k) {
+          if (strides[k] != 0) return false;
+        }
+        return true;
+      };
+      const bool y_row = x.num_elements() == n && is_row(y, plan->y_strides);
+      const bool x_row = !y_row && y.num_elements() == n && is_row(x, plan->x_strides);
+      if (cols > 0 && (x_row || y_row)) {
+        ParallelRows(n / cols, cols, [&](int64_t first, int64_t last) {
+          for (int64_t r = first; r < last; ++r) {
+            A* o = out + r * cols;
+            if (y_row) {
+              const A* a = px + r * cols;
+              for (int64_t k = 0; k < cols; ++k) o[k] = ApplyBinary<Op, A>(a[k], py[k]);
+            } else {
+              const A* b = py + r * cols;
+              for (int64_t k = 0; k < cols; ++k) o[k] = ApplyBinary<Op, A>(px[k], b[k]);
+            }
+          }
+        });
+        return Status::Ok();
+      }
+      // Otherwise an odometer over the output's coordinates, each
+      // operand's offset moved by its strides (0 where it stretches).
       std::vector<int64_t> coord(rank, 0);
       int64_t xi = 0, yi = 0;
       for (int64_t i = 0; i < n; ++i) {
@@ -290,7 +321,7 @@ Status BinaryKernel(KernelContext& c) {
       apply(fx, fy);
     }
     return Status::Ok();
-  });
+  }, {0, 1});
 }
 
 // static_cast with defined results where C++ leaves them undefined: NaN and
@@ -380,7 +411,7 @@ Status ReluKernel(KernelContext& c) {
     for (int64_t i = 0; i < packed; ++i) out[i] = in[i] > zero || in[i] != in[i] ? in[i] : zero;
     for (int64_t i = packed; i < n; ++i) out[i] = in[i] < zero ? zero : in[i];
     return Status::Ok();
-  });
+  }, {0});
 }
 
 // Split and ConcatV2 copy bytes: in the [outer, axis, inner] view, each

@@ -342,7 +342,13 @@ Status SelectKernel(KernelContext& c) {
 template <UnaryOp Op>
 Status UnaryKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(x.shape()));
+  // Elu reads its input again after writing exp(x) to the output: never in
+  // its input's buffer. The others read each element before writing it.
+  if constexpr (Op == UnaryOp::kElu) {
+    TFRUN_RETURN_IF_ERROR(c.AllocateOutput(x.shape()));
+  } else {
+    TFRUN_RETURN_IF_ERROR(c.ForwardOrAllocateOutput({0}, x.shape()));
+  }
   return ForDType<IsNumber>(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (UnaryFloatOnly(Op) && !kIsFloat<T>) {

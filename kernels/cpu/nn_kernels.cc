@@ -112,6 +112,51 @@ Status Conv2DKernel(KernelContext& c) {
   });
 }
 
+// DepthwiseConv2dNative (depthwise_conv_op.cc, TensorFlow's CPU kernel
+// for float): each output element sums its window's products in filter
+// order (rows, then columns), each product rounded before it is added,
+// from 0; positions in the padding add nothing. Vectorised over the
+// output channels of one pixel, which keeps that order per element.
+template <typename T>
+Status DepthwiseConvKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& filter = c.inputs[1];
+  int64_t multiplier = 1;
+  TFRUN_ASSIGN_OR_RETURN(const ConvGeometry g, PlanDepthwiseConv(c, input.shape(), filter.shape(), &multiplier));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  const T* in = input.data<T>();
+  const T* w = filter.data<T>();
+  T* out = c.output.data<T>();
+  const int64_t depth = g.out_depth;
+  const int64_t cost = g.out_cols * depth * g.filter_rows * g.filter_cols;
+  ParallelRows(g.batch * g.out_rows, cost, [&](int64_t first, int64_t last) {
+    for (int64_t row = first; row < last; ++row) {
+      const int64_t b = row / g.out_rows, oy = row % g.out_rows;
+      for (int64_t ox = 0; ox < g.out_cols; ++ox) {
+        T* o = out + ((row * g.out_cols) + ox) * depth;
+        std::fill(o, o + depth, T(0));
+        for (int64_t fy = 0; fy < g.filter_rows; ++fy) {
+          const int64_t iy = oy * g.stride_rows - g.pad_top + fy;
+          if (iy < 0 || iy >= g.in_rows) continue;
+          for (int64_t fx = 0; fx < g.filter_cols; ++fx) {
+            const int64_t ix = ox * g.stride_cols - g.pad_left + fx;
+            if (ix < 0 || ix >= g.in_cols) continue;
+            const T* x = in + ((b * g.in_rows + iy) * g.in_cols + ix) * g.in_depth;
+            const T* f = w + (fy * g.filter_cols + fx) * depth;
+            if (multiplier == 1) {
+              for (int64_t d = 0; d < depth; ++d) o[d] += x[d] * f[d];
+            } else {
+              for (int64_t d = 0; d < depth; ++d) o[d] += x[d / multiplier] * f[d];
+            }
+          }
+        }
+      }
+    }
+  });
+  return Status::Ok();
+}
+
 Status Zeros(Tensor& t) {
   std::memset(t.raw(), 0, t.num_bytes());
   return Status::Ok();
@@ -667,6 +712,9 @@ void RegisterNnKernels(KernelRegistry* registry) {
   const DTypeSet f32{DType::kFloat32};
   const DTypeSet f32_64{DType::kFloat32, DType::kFloat64};
   registry->Bind("Conv2D", kCpu, f32, Conv2DKernel);
+  registry->Bind("DepthwiseConv2dNative", kCpu, f32_64, [](KernelContext& c) {
+    return c.node.dtype == DType::kFloat64 ? DepthwiseConvKernel<double>(c) : DepthwiseConvKernel<float>(c);
+  });
   registry->Bind("Conv2DBackpropInput", kCpu, f32, Conv2DBackpropInputKernel);
   registry->Bind("Conv2DBackpropFilter", kCpu, f32, Conv2DBackpropFilterKernel);
   registry->Bind("MaxPool", kCpu, f32_64, PoolKernel<false>);
