@@ -174,6 +174,12 @@ int Main(int argc, char** argv) {
                         "for each graph file given, the ops tfrun cannot run where TensorFlow places them");
   ops_command->add_flag("--soft-placement", coverage_options.soft_placement,
                         "with --coverage: place as allow_soft_placement=True does");
+  ops_command->add_option("--signature", coverage_options.signature,
+                          "with --coverage: a SavedModel signature's function, as --signature places it")
+      ->type_name("NAME");
+  ops_command->add_option("--call", coverage_options.call,
+                          "with --coverage: a library function's body, as --call places it")
+      ->type_name("FUNCTION");
   ops_command->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddDeviceFlags(ops_command, &coverage_options.device_flags);
   TestOptions test_options;

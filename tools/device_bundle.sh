@@ -148,6 +148,22 @@ export -f ops_vs_cpu
 for g in classifier_ops_run strided_slice_run pool_lrn_run batch_norm_run scatter_run; do
   step "ops:$g on GPU vs CPU" 60 ops_vs_cpu "$g"
 done
+# Issue 44's TF2 calls and Keras SavedModels (depthwise convolutions, tensor
+# lists in an LSTM's loop, Transpose, LogicalAnd) on the GPU against the CPU.
+tf2_vs_cpu() {
+  local graph=$1 golden=$2 args
+  args=$(head -1 "graphs/tf/$golden.expected" | sed 's/^# args: //; s/--device-count CPU=3//')
+  # shellcheck disable=SC2086
+  (cd graphs/tf && CUDA_VISIBLE_DEVICES=-1 ../../.device/tfrun "$graph" $args > "/tmp/$golden.cpu") || return 1
+  # shellcheck disable=SC2086
+  (cd graphs/tf && ../../.device/tfrun "$graph" $args --place-only --log-placement | grep -c "device:GPU:0") || return 1
+  # shellcheck disable=SC2086
+  (cd graphs/tf && ../../.device/tfrun "$graph" $args --expect "/tmp/$golden.cpu" --rtol 1e-4 --atol 1e-5 > /dev/null)
+}
+export -f tf2_vs_cpu
+step "tf2:depthwise call on GPU vs CPU" 30 tf2_vs_cpu call_depthwise.pbtxt call_depthwise.run
+step "tf2:tensor-array call on GPU vs CPU" 30 tf2_vs_cpu call_tensor_array.pbtxt call_tensor_array.run
+for m in keras_conv keras_lstm; do step "tf2:sm_$m on GPU vs CPU" 30 tf2_vs_cpu "sm_$m" "sm_$m.run"; done
 # The real programs on the GPU against the CPU: golbin's tf.layers towers
 # (stateless initializers) fed as train_conformance feeds them, and
 # TensorFlow's CIFAR-10 trainer (its data drawn in the graph).

@@ -29,7 +29,15 @@ struct BlockCache {
   std::mutex mu;
   std::multimap<size_t, void*> blocks;  // by rounded size
   size_t bytes = 0;
+  // Blocks handed out for a smaller request than their size, by address:
+  // their own size, which FreeHostBytes (told the request's) keeps them as.
+  std::map<void*, size_t> larger;
 };
+
+// A request takes a cached block up to this much larger than it (the
+// first step of a program allocates each size for the first time; a
+// larger free block beats fresh pages the kernel must zero).
+constexpr size_t LargestFit(size_t rounded) { return rounded + rounded / 2; }
 
 BlockCache& Cache() {
   static auto* cache = new BlockCache();  // never destroyed: freed blocks may arrive during exit
@@ -92,11 +100,13 @@ void* AllocateHostBytes(size_t bytes) {
   if (cached) {
     BlockCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mu);
-    auto it = cache.blocks.find(rounded);
-    if (it != cache.blocks.end()) {
+    auto it = cache.blocks.lower_bound(rounded);
+    if (it != cache.blocks.end() && it->first <= LargestFit(rounded)) {
       void* p = it->second;
+      const size_t size = it->first;
       cache.blocks.erase(it);
-      cache.bytes -= rounded;
+      cache.bytes -= size;
+      if (size != rounded) cache.larger[p] = size;
       return p;
     }
   }
@@ -116,9 +126,13 @@ void FreeHostBytes(void* p, size_t bytes) {
     if (kept) return;
   }
   if (bytes >= kCachedMin) {
-    const size_t rounded = CachedSize(bytes);
+    size_t rounded = CachedSize(bytes);
     BlockCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mu);
+    if (auto larger = cache.larger.find(p); larger != cache.larger.end()) {
+      rounded = larger->second;
+      cache.larger.erase(larger);
+    }
     if (cache.bytes + rounded <= kCacheBytes) {
       cache.blocks.emplace(rounded, p);
       cache.bytes += rounded;

@@ -14,7 +14,7 @@ namespace tfrun {
 void* AllocateHostBytes(size_t bytes);
 // Frees a block of `bytes` from AllocateHostBytes; one of 64 KiB and up may
 // be kept, up to 1 GiB in all, for the next request of its size (in whole
-// pages).
+// pages) or up to half as small again.
 void FreeHostBytes(void* p, size_t bytes);
 
 }  // namespace tfrun

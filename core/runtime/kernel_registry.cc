@@ -571,6 +571,13 @@ Status AssignVariableKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// A call's boundary (_Arg, _Retval and their _Device forms): the session
+// feeds every _Arg and reads what each _Retval reads, so neither runs; an
+// _Arg that did would be one nothing fed.
+Status UnfedArgKernel(KernelContext& c) {
+  return c.Fail(fmt::format("the call's argument '{}' (index {}) was not fed", c.node.name, c.IntAttr("index")));
+}
+
 Status VarIsInitializedKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const std::string key, ResourceKey(c, 0));
   TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(DType::kBool, {}));
@@ -598,6 +605,8 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   // Its default when not fed (a fed node does not run).
   registry->Bind("PlaceholderWithDefault", device_type, dtypes, IdentityKernel);
   registry->Bind("NoOp", device_type, dtypes, NoOpKernel);
+  for (const char* op : {"_Arg", "_DeviceArg"}) registry->Bind(op, device_type, kEveryDType | moved, UnfedArgKernel);
+  for (const char* op : {"_Retval", "_DeviceRetval"}) registry->Bind(op, device_type, kEveryDType | moved, NoOpKernel);
   registry->Bind("VariableV2", device_type, dtypes, VariableKernel);
   registry->Bind("Assign", device_type, dtypes, AssignKernel);
   registry->Bind("Placeholder", device_type, dtypes, PlaceholderKernel);

@@ -444,6 +444,38 @@ StatusOr<StridedSlicePlan> PlanStridedSlice(KernelContext& c, const Shape& input
 }
 
 // tile_ops.cc
+StatusOr<TransposePlan> PlanTranspose(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& perm = c.inputs[1];
+  if (perm.rank() != 1) return c.Fail("perm must be rank 1, got shape " + ShapeDebugString(perm.shape()));
+  const int dims = x.rank();
+  if (perm.num_elements() != dims) {
+    return c.Fail(fmt::format("transpose expects a vector of size {}. But input(1) is a vector of size {}", dims,
+                              perm.num_elements()));
+  }
+  std::vector<int64_t> order(dims);
+  std::vector<bool> seen(dims, false);
+  for (int i = 0; i < dims; ++i) {
+    const int64_t d = perm.GetAsInt64(i);
+    if (d < 0 || d >= dims) return c.Fail(fmt::format("{} is out of range [0 .. {})", d, dims));
+    order[i] = d;
+    seen[d] = true;
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (!seen[i]) return c.Fail(fmt::format("{} is missing from {{{}}}.", i, fmt::join(order, ",")));
+  }
+  std::vector<int64_t> in_stride(dims, 1);
+  for (int d = dims - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * x.shape()[d + 1];
+  TransposePlan plan;
+  plan.output.resize(dims);
+  plan.in_strides.resize(dims);
+  for (int i = 0; i < dims; ++i) {
+    plan.output[i] = x.shape()[order[i]];
+    plan.in_strides[i] = in_stride[order[i]];
+  }
+  return plan;
+}
+
 StatusOr<Shape> TileShape(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   const Tensor& multiples = c.inputs[1];

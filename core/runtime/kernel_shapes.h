@@ -126,6 +126,15 @@ struct StridedSliceGradPlan {
 StatusOr<StridedSliceGradPlan> PlanStridedSliceGrad(KernelContext& c);
 // Tile(input, multiples).
 StatusOr<Shape> TileShape(KernelContext& c);
+
+// Transpose(x, perm) (transpose_op.cc): the output's shape (dimension i is
+// the input's perm[i]) and, per output dimension, the input's stride
+// along it; TensorFlow's texts for a bad perm.
+struct TransposePlan {
+  Shape output;
+  std::vector<int64_t> in_strides;
+};
+StatusOr<TransposePlan> PlanTranspose(KernelContext& c);
 // Pack(values...): joined along a new axis, `outer` rows before it.
 struct PackPlan {
   Shape output;

@@ -152,9 +152,23 @@ def tensor_array(tf):
     return f, None
 
 
+def depthwise(tf):
+    """DepthwiseConv2dNative with a channel multiplier of 2, stride 2 and
+    SAME padding, and of 1 with VALID; values that round (tenths and
+    sevenths), so the order of the sums shows."""
+    @tf.function
+    def f(x, y):
+        image = tf.reshape(tf.cast(tf.range(2 * 7 * 7 * 3), tf.float32) / 10.0, [2, 7, 7, 3]) * x[0, 0]
+        kernel = (tf.reshape(tf.cast(tf.range(3 * 3 * 3 * 2), tf.float32) / 7.0, [3, 3, 3, 2]) - 1.0) * y[0, 0]
+        same = tf.nn.depthwise_conv2d(image, kernel, [1, 2, 2, 1], "SAME")
+        valid = tf.nn.depthwise_conv2d(image, kernel[:, :, :, :1], [1, 1, 1, 1], "VALID")
+        return same[:, :2, :, :], valid[:, :2, :2, :]
+    return f, None
+
+
 CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond": cond, "loop": loop,
          "nested": nested, "identity_chain": identity_chain, "ints_on_device": ints_on_device, "pair": pair,
-         "tensor_array": tensor_array}
+         "tensor_array": tensor_array, "depthwise": depthwise}
 # Cases whose first argument lives on CPU:1.
 ARG_ON_CPU1 = {"outer"}
 

@@ -165,34 +165,13 @@ Status StridedSliceGradKernel(KernelContext& c) {
 // dimension perm[i]; elements moved as bytes, any dtype but strings.
 Status TransposeKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
-  const Tensor& perm = c.inputs[1];
-  if (perm.rank() != 1) return c.Fail("perm must be rank 1, got shape " + ShapeDebugString(perm.shape()));
+  TFRUN_ASSIGN_OR_RETURN(const TransposePlan plan, PlanTranspose(c));
+  const Shape& shape = plan.output;
+  const std::vector<int64_t>& stride = plan.in_strides;  // output index -> input offset
   const int dims = x.rank();
-  if (perm.num_elements() != dims) {
-    return c.Fail(fmt::format("transpose expects a vector of size {}. But input(1) is a vector of size {}", dims,
-                              perm.num_elements()));
-  }
-  std::vector<int64_t> order(dims);
-  std::vector<bool> seen(dims, false);
-  for (int i = 0; i < dims; ++i) {
-    const int64_t d = perm.GetAsInt64(i);
-    if (d < 0 || d >= dims) return c.Fail(fmt::format("{} is out of range [0 .. {})", d, dims));
-    order[i] = d;
-    seen[d] = true;
-  }
-  for (int i = 0; i < dims; ++i) {
-    if (!seen[i]) return c.Fail(fmt::format("{} is missing from {{{}}}.", i, fmt::join(order, ",")));
-  }
-  Shape shape(dims);
-  for (int i = 0; i < dims; ++i) shape[i] = x.shape()[order[i]];
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   const int64_t n = x.num_elements();
   if (n == 0) return Status::Ok();
-  // Input strides in the output's order: output index -> input offset.
-  std::vector<int64_t> in_stride(dims, 1);
-  for (int d = dims - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * x.shape()[d + 1];
-  std::vector<int64_t> stride(dims);
-  for (int i = 0; i < dims; ++i) stride[i] = in_stride[order[i]];
   const size_t element = Info(x.dtype()).size;
   const char* src = static_cast<const char*>(x.raw());
   char* dst = static_cast<char*>(c.output.raw());

@@ -16,6 +16,8 @@
 #include <unordered_map>
 
 #include "kernels/cpu/cpu_eigen.h"
+#include "kernels/cpu/depthwise_avx2.h"
+#include "kernels/cpu/matmul_avx2.h"
 #include "core/runtime/nn_shapes.h"
 #include "kernels/cpu/dnnl_loader.h"
 #include "kernels/cpu/tf_float_math.h"
@@ -130,6 +132,17 @@ Status DepthwiseConvKernel(KernelContext& c) {
   T* out = c.output.data<T>();
   const int64_t depth = g.out_depth;
   const int64_t cost = g.out_cols * depth * g.filter_rows * g.filter_cols;
+  if constexpr (std::is_same_v<T, float>) {
+    if (avx2::Available()) {
+      const avx2::DepthwiseGeometry geometry{g.in_rows,    g.in_cols,     g.in_depth,    g.filter_rows,
+                                             g.filter_cols, multiplier,   g.out_rows,    g.out_cols,
+                                             g.stride_rows, g.stride_cols, g.pad_top,     g.pad_left};
+      ParallelRows(g.batch * g.out_rows, cost, [&](int64_t first, int64_t last) {
+        avx2::DepthwiseConvRowsF32(in, w, out, geometry, first, last);
+      });
+      return Status::Ok();
+    }
+  }
   ParallelRows(g.batch * g.out_rows, cost, [&](int64_t first, int64_t last) {
     for (int64_t row = first; row < last; ++row) {
       const int64_t b = row / g.out_rows, oy = row % g.out_rows;

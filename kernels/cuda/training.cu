@@ -412,6 +412,36 @@ __global__ void MaxPoolGradKernel(const T* in, const T* grad, const PoolParams p
   }
 }
 
+// ---- Depthwise convolution (NHWC) ----
+
+__device__ inline float MulRounded(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double MulRounded(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float AddRounded(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double AddRounded(double a, double b) { return __dadd_rn(a, b); }
+
+template <typename T>
+__global__ void DepthwiseConvKernel(const T* in, const T* filter, const DepthwiseParams p, int64_t n, T* out) {
+  const int64_t depth = p.in_depth * p.multiplier;
+  TFRUN_FOR_EACH(i, n) {
+    const int64_t d = i % depth;
+    const int64_t ox = (i / depth) % p.out_cols;
+    const int64_t oy = (i / depth / p.out_cols) % p.out_rows;
+    const int64_t b = i / depth / p.out_cols / p.out_rows;
+    T sum = T(0);
+    for (int64_t fy = 0; fy < p.filter_rows; ++fy) {
+      const int64_t iy = oy * p.stride_rows - p.pad_top + fy;
+      if (iy < 0 || iy >= p.in_rows) continue;
+      for (int64_t fx = 0; fx < p.filter_cols; ++fx) {
+        const int64_t ix = ox * p.stride_cols - p.pad_left + fx;
+        if (ix < 0 || ix >= p.in_cols) continue;
+        const T x = in[((b * p.in_rows + iy) * p.in_cols + ix) * p.in_depth + d / p.multiplier];
+        sum = AddRounded(sum, MulRounded(x, filter[(fy * p.filter_cols + fx) * depth + d]));
+      }
+    }
+    out[i] = sum;
+  }
+}
+
 // ---- Average pooling (NHWC) ----
 
 template <typename T>
@@ -878,6 +908,24 @@ int MaxPoolGrad(ElementType type, const void* in, const void* grad, const PoolPa
                                                          n, static_cast<T*>(out));
     return LastError();
   });
+}
+
+int DepthwiseConv(ElementType type, const void* in, const void* filter, const DepthwiseParams& p, void* out,
+                  void* stream) {
+  const int64_t n = p.batch * p.out_rows * p.out_cols * p.in_depth * p.multiplier;
+  if (n == 0) return 0;
+  if (type != ElementType::kFloat32 && type != ElementType::kFloat64) return static_cast<int>(cudaErrorInvalidValue);
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (type == ElementType::kFloat32) {
+    DepthwiseConvKernel<float><<<GridFor(n), kThreads, 0, s>>>(static_cast<const float*>(in),
+                                                               static_cast<const float*>(filter), p, n,
+                                                               static_cast<float*>(out));
+  } else {
+    DepthwiseConvKernel<double><<<GridFor(n), kThreads, 0, s>>>(static_cast<const double*>(in),
+                                                                static_cast<const double*>(filter), p, n,
+                                                                static_cast<double*>(out));
+  }
+  return LastError();
 }
 
 int AvgPool(ElementType type, const void* in, const PoolParams& p, void* out, void* stream) {

@@ -104,6 +104,18 @@ int MaxPoolGrad(ElementType type, const void* in, const void* grad, const PoolPa
 int AvgPool(ElementType type, const void* in, const PoolParams& p, void* out, void* stream);
 int AvgPoolGrad(ElementType type, const void* grad, const PoolParams& p, void* out, void* stream);
 
+// DepthwiseConv2dNative (NHWC, float32 and float64), the filter [rows,
+// cols, in_depth, multiplier]: each output element the sum from 0 of its
+// window's products in filter order, each product rounded before it is
+// added (no fused multiply-add), as the CPU kernel sums: the same bits.
+struct DepthwiseParams {
+  int64_t batch = 0, in_rows = 0, in_cols = 0, in_depth = 0, multiplier = 1;
+  int64_t filter_rows = 0, filter_cols = 0, stride_rows = 1, stride_cols = 1;
+  int64_t out_rows = 0, out_cols = 0, pad_top = 0, pad_left = 0;
+};
+int DepthwiseConv(ElementType type, const void* in, const void* filter, const DepthwiseParams& p, void* out,
+                  void* stream);
+
 // Local response normalization over the last dimension of `rows` rows of
 // `depth` (float32): out = x * (bias + alpha * sum of squares within
 // `radius`)^-beta; LRNGrad as lrn_op.cc's CPU loops define it.

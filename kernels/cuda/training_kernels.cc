@@ -305,6 +305,39 @@ Status RangeKernel(KernelContext& c) {
                       "range kernel launch");
 }
 
+// Transpose: the output read through the input's strides in its order.
+Status TransposeKernel(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const TransposePlan plan, PlanTranspose(c));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  return StridedCopy(c, input, cuda::BroadcastMap(plan.output, plan.in_strides), c.output);
+}
+
+// LogicalAnd(x, y) is x ? y : x, LogicalOr(x, y) x ? x : y: the select
+// kernel on bools, broadcast as SelectV2 broadcasts.
+template <bool kAnd>
+Status LogicalBinaryKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  const Tensor& y = c.inputs[1];
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());
+  const Tensor& then_values = kAnd ? y : x;
+  const Tensor& else_values = kAnd ? x : y;
+  const std::optional<BroadcastPlan> plan = PlanBroadcast({&x.shape(), &then_values.shape(), &else_values.shape()});
+  if (!plan) {
+    return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(x.shape()),
+                              ShapeDebugString(y.shape())));
+  }
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan->output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  const cuda::Select3 layout = cuda::SelectV2Layout(*plan);
+  return LaunchResult(cuda::Select(1, x.data<bool>(), then_values.raw(), else_values.raw(), layout,
+                                   c.output.num_elements(), c.output.raw(), Stream(c)),
+                      "select kernel launch");
+}
+
 Status TileKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
@@ -444,6 +477,30 @@ Status MaxPoolGradKernel(KernelContext& c) {
   return LaunchResult(cuda::MaxPoolGrad(type, c.inputs[0].raw(), c.inputs[2].raw(), cuda::PoolParamsOf(g), c.output.raw(),
                                         Stream(c)),
                       "max pooling gradient kernel launch");
+}
+
+Status DepthwiseConvKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const cuda::ElementType type, Prepare(c, c.node.dtype));
+  int64_t multiplier = 1;
+  TFRUN_ASSIGN_OR_RETURN(const ConvGeometry g,
+                         PlanDepthwiseConv(c, c.inputs[0].shape(), c.inputs[1].shape(), &multiplier));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
+  cuda::DepthwiseParams p;
+  p.batch = g.batch;
+  p.in_rows = g.in_rows;
+  p.in_cols = g.in_cols;
+  p.in_depth = g.in_depth;
+  p.multiplier = multiplier;
+  p.filter_rows = g.filter_rows;
+  p.filter_cols = g.filter_cols;
+  p.stride_rows = g.stride_rows;
+  p.stride_cols = g.stride_cols;
+  p.out_rows = g.out_rows;
+  p.out_cols = g.out_cols;
+  p.pad_top = g.pad_top;
+  p.pad_left = g.pad_left;
+  return LaunchResult(cuda::DepthwiseConv(type, c.inputs[0].raw(), c.inputs[1].raw(), p, c.output.raw(), Stream(c)),
+                      "depthwise convolution kernel launch");
 }
 
 Status AvgPoolKernel(KernelContext& c) {
@@ -887,6 +944,9 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"SoftmaxCrossEntropyWithLogits", f32_64, SoftmaxXentKernel},
       {"Slice", any, SliceKernel},
       {"Tile", any, TileKernel},
+      {"Transpose", any, TransposeKernel},
+      {"LogicalAnd", DTypeSet{DType::kBool}, LogicalBinaryKernel<true>},
+      {"LogicalOr", DTypeSet{DType::kBool}, LogicalBinaryKernel<false>},
       {"Pad", any, PadKernel},
       {"Pack", any, PackKernel},
       {"GatherV2", any, GatherKernel},
@@ -911,6 +971,7 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"FusedBatchNormGradV2", f32, FusedBatchNormGradKernel},
       {"FusedBatchNormGradV3", f32, FusedBatchNormGradKernel},
       {"Conv2D", f32, Conv2DKernel},
+      {"DepthwiseConv2dNative", f32_64, DepthwiseConvKernel},
       {"Conv2DBackpropInput", f32, Conv2DBackpropInputKernel},
       {"Conv2DBackpropFilter", f32, Conv2DBackpropFilterKernel},
       {"ApplyGradientDescent", f32_64, ApplyKernel<Optimizer::kGradientDescent, false>},
