@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/graph_def/graph_file_loader.h"
+#include "core/passes/pass_registry.h"
+#include "core/passes/pin_args_and_rets.h"
 #include "core/placement/compat_profile.h"
 #include "core/placement/placer.h"
 #include "core/runtime/executor.h"
@@ -38,12 +40,34 @@ DeviceSet RealLookingGpus() {
 
 // The nodes named in `runs` (with what they need) after placement on the
 // GPUs, checked against every backend's bindings. "" for all nodes.
-std::string MissingKernels(const std::string& path, const std::vector<std::string>& runs) {
+//
+// `call`: a library function (or "signature:NAME", a SavedModel
+// signature's) placed as --call places it, its body instead of the graph.
+std::string MissingKernels(const std::string& path, const std::vector<std::string>& runs,
+                           const std::string& call = "") {
   StatusOr<Graph> graph = LoadAnyGraphFile(path, LoadOptions(), GraphDefImportOptions(), nullptr);
+  if (graph.ok() && !call.empty()) {
+    Graph::Call the_call;
+    the_call.function = call;
+    if (call.rfind("signature:", 0) == 0) {
+      the_call.function.clear();
+      for (const Graph::Signature& signature : graph->signatures) {
+        if (signature.name == call.substr(10)) the_call.function = signature.function;
+      }
+    }
+    graph = CallGraph(*graph, the_call);
+  }
+  // The passes before placement, as a session runs them (the call's
+  // nested calls inlined, its control flow lowered).
+  if (graph.ok()) {
+    const Status passed = RunPrePlacementPasses(&*graph, nullptr, graph->config.do_function_inlining);
+    if (!passed.ok()) return "passes: " + passed.message();
+  }
   if (!graph.ok()) return "load: " + graph.status().message();
   const DeviceSet devices = RealLookingGpus();
   Placement placement;
-  const Status placed = PlaceGraph(*graph, devices, true, *FindProfile("tf2"), &placement);
+  const Status placed =
+      PlaceGraph(*graph, devices, true, *FindProfile("tf2"), &placement, {}, call.empty() ? "" : "default");
   if (!placed.ok()) return "place: " + placed.message();
   int on_gpu = 0;
   for (size_t id = 0; id < graph->nodes.size(); ++id) {
@@ -107,6 +131,21 @@ TEST(GpuCoverageTest, TheRealProgramsOpsRunOnAGpu) {
         "graphs/tf/equal_run.pbtxt", "graphs/tf/stateless_random_run.pbtxt"}) {
     EXPECT_EQ(MissingKernels(path, {}), "") << path;
   }
+}
+
+// Issue 44's TF2 programs, each call's body as eager TensorFlow places it
+// on a GPU machine (the call on GPU:0): depthwise convolutions, tensor
+// lists in a while loop, Keras models with an LSTM (Transpose, LogicalAnd).
+TEST(GpuCoverageTest, TheTf2CallsAndKerasSavedModelsRunOnGpus) {
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"graphs/tf/call_depthwise.pbtxt", "__inference_f_56"},
+      {"graphs/tf/call_tensor_array.pbtxt", "__inference_f_101"},
+      {"graphs/tf/sm_keras_dense", "signature:serving_default"},
+      {"graphs/tf/sm_keras_conv", "signature:serving_default"},
+      {"graphs/tf/sm_keras_lstm", "signature:serving_default"},
+      {"graphs/tf/sm_module", "signature:serving_default"},
+  };
+  for (const auto& [path, call] : calls) EXPECT_EQ(MissingKernels(path, {}, call), "") << path;
 }
 
 }  // namespace

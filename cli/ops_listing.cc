@@ -36,6 +36,7 @@ std::vector<std::string> DTypeNames(DTypeSet set) {
   for (DType d : kAllDTypes) {
     if (set.Contains(d)) names.emplace_back(Name(d));
   }
+  if (set.Contains(DType::kVariant)) names.emplace_back(Name(DType::kVariant));  // tensor lists
   return names;
 }
 

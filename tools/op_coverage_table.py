@@ -25,6 +25,10 @@ PROGRAMS = [
      [f"graphs/tf/tfcnn_{m}_{u}.pb" for m in ("trivial", "lenet", "resnet20")
       for u in ("ps", "replicated", "independent")]),
     ("the README's tower sample (tf.nn, 8 towers)", ["graphs/tf/tower_sample_8.pb"]),
+    ("issue 44's Keras SavedModels and TF2 calls (each call's body)",
+     ["graphs/tf/sm_keras_dense#signature:serving_default", "graphs/tf/sm_keras_conv#signature:serving_default",
+      "graphs/tf/sm_keras_lstm#signature:serving_default", "graphs/tf/sm_module#signature:serving_default",
+      "graphs/tf/call_tensor_array.pbtxt#call:__inference_f_101", "graphs/tf/call_depthwise.pbtxt#call:__inference_f_56"]),
     ("issue 42's op goldens", ["graphs/tf/classifier_ops_run.pbtxt", "graphs/tf/strided_slice_run.pbtxt",
                                "graphs/tf/pool_lrn_run.pbtxt", "graphs/tf/batch_norm_run.pbtxt",
                                "graphs/tf/scatter_run.pbtxt", "graphs/tf/summary_run.pbtxt",
@@ -34,25 +38,41 @@ PROGRAMS = [
 ]
 
 
-def ops_of(tfrun, path):
-    """The op types of a graph file, from its GraphDef as tfrun writes it."""
+def split_spec(spec):
+    """A PROGRAMS entry: a graph file, or FILE#signature:NAME / FILE#call:FUNCTION
+    for a call's body; its path and the flags that choose the call."""
+    path, _, call = spec.partition("#")
+    if not call:
+        return path, []
+    kind, _, name = call.partition(":")
+    return path, [f"--{kind}", name]
+
+
+def ops_of(tfrun, spec):
+    """The op types of a graph file (or a call's body), from its GraphDef as
+    tfrun writes it placed."""
+    path, call = split_spec(spec)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "g.pbtxt")
-        p = subprocess.run([tfrun, path, "--place-only", "--device-count", "CPU=3", "--soft-placement", "--quiet",
-                            "--write-graph", out], capture_output=True, text=True, cwd=ROOT)
+        p = subprocess.run([tfrun, path, *call, "--place-only", "--device-count", "CPU=3", "--soft-placement",
+                            "--quiet", "--write-graph-placed", out], capture_output=True, text=True, cwd=ROOT)
         if p.returncode != 0:
             sys.exit(f"{path}: {p.stderr.strip()}")
         with open(out) as f:
             return set(re.findall(r'^  op: "([^"]+)"$', f.read(), flags=re.M))
 
 
-def missing_on_gpus(tfrun, paths):
+def missing_on_gpus(tfrun, specs):
     """The ops `tfrun ops --coverage` finds no kernel for once the graphs
-    are placed on eight simulated P40s (as a real GPU would need them)."""
-    p = subprocess.run([tfrun, "ops", "--coverage"] + paths +
-                       ["--devices", "testdata/topologies/p40_x8.yaml", "--soft-placement", "--device-count", "CPU=3"],
-                       capture_output=True, text=True, cwd=ROOT)
-    return set(re.findall(r"^  (\S+) \(.*\) on GPU: ", p.stdout, flags=re.M))
+    (or calls) are placed on eight simulated P40s (as a real GPU would need
+    them)."""
+    missing = set()
+    for spec in specs:
+        path, call = split_spec(spec)
+        p = subprocess.run([tfrun, "ops", "--coverage", path, *call, "--devices", "testdata/topologies/p40_x8.yaml",
+                            "--soft-placement", "--device-count", "CPU=3"], capture_output=True, text=True, cwd=ROOT)
+        missing |= set(re.findall(r"^  (\S+) \(.*\) on GPU: ", p.stdout, flags=re.M))
+    return missing
 
 
 def main():
