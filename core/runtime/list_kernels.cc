@@ -10,6 +10,17 @@
 namespace tfrun {
 namespace {
 
+// The most elements a list may hold: each is a Tensor (a handle of 64
+// bytes), so 2^26 of them are 4 GiB before any element is set. TensorFlow
+// would try to allocate them; tfrun refuses with its out-of-memory class.
+constexpr int64_t kMaxListElements = int64_t{1} << 26;
+
+Status TooLong(KernelContext& c, int64_t n) {
+  c.op_error = true;
+  return RuntimeError(fmt::format("ResourceExhaustedError: a tensor list of {} elements (tfrun holds at most {})", n,
+                                  kMaxListElements));
+}
+
 // PartialTensorShape::DebugString: "<unknown>", "[2,?]".
 std::string PartialShapeText(const Shape& shape, bool unknown_rank) {
   if (unknown_rank) return "<unknown>";
@@ -124,6 +135,7 @@ Status ReserveKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const PartialShape shape, ElementShapeInput(c, 0));
   const int64_t n = c.inputs[1].GetAsInt64(0);
   if (n < 0) return c.Fail(fmt::format("The num_elements to reserve must be a non negative number, but got {}", n));
+  if (n > kMaxListElements) return TooLong(c, n);
   auto list = std::make_shared<TensorList>();
   TFRUN_ASSIGN_OR_RETURN(list->element_dtype, ElementDType(c));
   list->element_shape = shape.dims;
@@ -158,6 +170,7 @@ Status FromTensorKernel(KernelContext& c) {
   list->element_shape = shape.dims;
   list->unknown_rank = shape.unknown_rank;
   const int64_t n = t.shape()[0];
+  if (n > kMaxListElements) return TooLong(c, n);
   const size_t bytes = n == 0 ? 0 : t.num_bytes() / static_cast<size_t>(n);
   if (t.dtype() == DType::kString) return c.Fail("tfrun's lists hold numbers, not strings");
   for (int64_t i = 0; i < n; ++i) {
@@ -212,6 +225,7 @@ Status SetItemKernel(KernelContext& c) {
                               "{} list shape: {}",
                               ShapeDebugString(item.shape()), ListShape(*list).Text()));
   }
+  if (index >= kMaxListElements) return TooLong(c, index + 1);
   auto out = std::make_shared<TensorList>(*list);
   if (index >= size) out->tensors.resize(static_cast<size_t>(index) + 1);
   out->tensors[static_cast<size_t>(index)] = item;
@@ -230,6 +244,9 @@ Status PushBackKernel(KernelContext& c) {
   if (list->max_num_elements >= 0 && static_cast<int64_t>(list->tensors.size()) >= list->max_num_elements) {
     return c.Fail(fmt::format("Tried to push item into a full list list size: {} max_num_elements: {}",
                               list->tensors.size(), list->max_num_elements));
+  }
+  if (static_cast<int64_t>(list->tensors.size()) >= kMaxListElements) {
+    return TooLong(c, static_cast<int64_t>(list->tensors.size()) + 1);
   }
   auto out = std::make_shared<TensorList>(*list);
   out->tensors.push_back(item);

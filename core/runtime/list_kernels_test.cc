@@ -149,6 +149,13 @@ TEST(ListKernelsTest, ErrorsAreTensorFlowsTexts) {
             "InvalidArgumentError: Specified a list with shape [3] from a tensor with shape [2]");
   EXPECT_EQ(message(RunOp("TensorListReserve", DType::kVariant, {Ints({2}), Int(-1)})),
             "InvalidArgumentError: The num_elements to reserve must be a non negative number, but got -1");
+  // A list too long to hold: an error, never an allocation of terabytes.
+  EXPECT_EQ(message(RunOp("TensorListReserve", DType::kVariant, {Ints({2}), Int(2000000000)})),
+            "ResourceExhaustedError: a tensor list of 2000000000 elements (tfrun holds at most 67108864)");
+  NodeAttrs resize;
+  resize["resize_if_index_out_of_bounds"] = AttrValue{"bool", {"true"}};
+  EXPECT_EQ(message(RunOp("TensorListSetItem", DType::kVariant, {list, Int(2000000000), Floats({2}, {1, 2})}, resize)),
+            "ResourceExhaustedError: a tensor list of 2000000001 elements (tfrun holds at most 67108864)");
   // Not a list: an error, never a read of a float's bytes as one.
   EXPECT_EQ(message(RunOp("TensorListLength", DType::kInt32, {Floats({2}, {1, 2})})),
             "InvalidArgumentError: Input handle is not a list. Saw: 'a float tensor'");
