@@ -83,6 +83,7 @@ for src in "${srcs[@]}"; do compile "$src"; done
 compile core/base/random.cc -ffp-contract=off
 compile kernels/cpu/matmul_avx2.cc -mavx2 -mfma
 compile kernels/cpu/sgemm_avx2.cc -mavx2 -mfma
+compile kernels/cpu/depthwise_avx2.cc -mavx2 -ffp-contract=off
 # The math and optimizer kernels: Eigen's exact sqrt (kernels/BUILD).
 compile kernels/cpu/math_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 compile kernels/cpu/optimizer_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0

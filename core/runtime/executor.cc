@@ -208,7 +208,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
     TFRUN_ASSIGN_OR_RETURN(span, queue->BeginSpan());
     run->spans[queue].push_back({span, id});
   }
-  KernelContext context{node, {}, memory, device.name, &variables_, &device_constants_, device.context.get(),
+  KernelContext context{node, {}, memory, device.name, store_, &device_constants_, device.context.get(),
                         Tensor()};
   // The callers' vectors lend their storage: a loop runs a node many times.
   context.inputs.swap(*inputs);
@@ -225,6 +225,8 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   context.attrs = node.properties >= 0 ? &graph_.properties[node.properties].attrs : nullptr;
   context.random_generators = &random_generators_;
   context.stacks = stacks_.get();  // made by RunNodes
+  context.functions = functions_;
+  context.graph = &graph_;
   Status s = plan.kernel(context);  // under RunNodes' ScopedFlushDenormal
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {
@@ -517,8 +519,8 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
 Tensor Executor::CurrentRef(const Node& node, size_t input) const {
   const Node& producer = graph_.nodes[node.inputs[input]];
   if (producer.op != "VariableV2") return Tensor();
-  const auto it = variables_.ref.find(producer.name);
-  return it == variables_.ref.end() ? Tensor() : it->second;
+  const auto it = store_->ref.find(producer.name);
+  return it == store_->ref.end() ? Tensor() : it->second;
 }
 
 Status Executor::Uninitialized(const Node& node, int producer) const {

@@ -142,8 +142,14 @@ class Executor {
                           const std::vector<int>& targets = {});
   // Runs nodes for their effects (sess.run(init)): nothing is kept.
   // The session's resources (variables, queues) as the runs left them.
-  const VariableStore& variables() const { return variables_; }
-  VariableStore& mutable_variables() { return variables_; }
+  const VariableStore& variables() const { return *store_; }
+  VariableStore& mutable_variables() { return *store_; }
+  // Runs with `store` instead of a store of its own (a function's body
+  // reads and writes its caller's variables); it must outlive the runs.
+  void set_variables(VariableStore* store) { store_ = store; }
+  // What call nodes (PartitionedCall) run their functions with; null:
+  // they fail. It must outlive the runs.
+  void set_function_runtime(FunctionRuntime* functions) { functions_ = functions; }
   Status RunTargets(const std::vector<int>& targets, const std::vector<Feed>& feeds = {});
 
   // Fails, before anything runs, when a node that running `targets` and
@@ -324,6 +330,8 @@ class Executor {
   TensorChannel* channel_ = nullptr;
   bool variables_initialized_ = false;  // the same on every task: runs stay in step
   VariableStore variables_;
+  VariableStore* store_ = &variables_;  // the runs' store: its own, or set_variables'
+  FunctionRuntime* functions_ = nullptr;
   DeviceConstants device_constants_;        // Const values uploaded to a device, by node id
   RandomGenerators random_generators_;      // random nodes' generators, kept across runs
   std::unique_ptr<StackStore> stacks_;      // the current run's stacks (StackV2)

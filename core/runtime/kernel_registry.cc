@@ -571,6 +571,24 @@ Status AssignVariableKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// PartitionedCall and StatefulPartitionedCall kept as nodes (a Session
+// graph without do_function_inlining): the function run as TensorFlow's
+// kernel runs it, instantiated for the node's device by the session's
+// function runtime; its results are the node's outputs.
+Status PartitionedCallKernel(KernelContext& c) {
+  if (c.functions == nullptr || c.graph == nullptr) {
+    return RuntimeError(fmt::format("{} '{}': no function runtime runs calls here", c.node.op, c.node.name));
+  }
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> results,
+                         c.functions->Call(*c.graph, c.node, c.device_name, c.inputs, c.variables));
+  if (static_cast<int>(results.size()) != c.node.num_outputs) {
+    return RuntimeError(fmt::format("{} '{}': the function returned {} results for {} outputs", c.node.op, c.node.name,
+                                    results.size(), c.node.num_outputs));
+  }
+  c.outputs = std::move(results);
+  return Status::Ok();
+}
+
 // A call's boundary (_Arg, _Retval and their _Device forms): the session
 // feeds every _Arg and reads what each _Retval reads, so neither runs; an
 // _Arg that did would be one nothing fed.
@@ -606,6 +624,9 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("PlaceholderWithDefault", device_type, dtypes, IdentityKernel);
   registry->Bind("NoOp", device_type, dtypes, NoOpKernel);
   for (const char* op : {"_Arg", "_DeviceArg"}) registry->Bind(op, device_type, kEveryDType | moved, UnfedArgKernel);
+  for (const char* op : {"PartitionedCall", "StatefulPartitionedCall"}) {
+    registry->Bind(op, device_type, kEveryDType | moved, PartitionedCallKernel);
+  }
   for (const char* op : {"_Retval", "_DeviceRetval"}) registry->Bind(op, device_type, kEveryDType | moved, NoOpKernel);
   registry->Bind("VariableV2", device_type, dtypes, VariableKernel);
   registry->Bind("Assign", device_type, dtypes, AssignKernel);

@@ -107,6 +107,20 @@ class DeviceConstants {
 
 struct StackStore;  // control_flow_kernels.h
 
+// Runs the library functions that call nodes name (PartitionedCall,
+// StatefulPartitionedCall, a native call): TensorFlow's
+// FunctionLibraryRuntime, which a session provides (it instantiates a
+// function's body for a device, places and plans it). `variables`: the
+// calling run's store, which the body's resource ops read and write.
+class FunctionRuntime {
+ public:
+  virtual ~FunctionRuntime() = default;
+  // The results of the function `call` (a node of `graph`) names, called
+  // on `device` with `args`, in order.
+  virtual StatusOr<std::vector<Tensor>> Call(const Graph& graph, const Node& call, const std::string& device,
+                                             const std::vector<Tensor>& args, VariableStore* variables) = 0;
+};
+
 struct KernelContext {
   const Node& node;
   std::vector<Tensor> inputs;
@@ -126,6 +140,10 @@ struct KernelContext {
   const NodeAttrs* attrs = nullptr;
   RandomGenerators* random_generators = nullptr;  // the executor's, across runs
   StackStore* stacks = nullptr;                   // the run's stacks (StackV2), dropped when it ends
+  // The session's function runtime (null: calls do not run) and the graph
+  // `node` belongs to (whose library it names).
+  FunctionRuntime* functions = nullptr;
+  const Graph* graph = nullptr;
 
   StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {
     return Tensor::Allocate(dtype, std::move(shape), allocator, device_name);

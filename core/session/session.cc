@@ -584,8 +584,10 @@ Status Session::Execute(std::string* stdout_text, bool log) {
       options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
   TFRUN_RETURN_IF_ERROR(host_.StartCpuThreads(cpu_threads));
   const auto t0 = Clock::now();
+  functions_ = std::make_unique<SessionFunctionRuntime>(devices, kernels_, *options_.profile);
   executor_ = std::make_unique<Executor>(graph_, devices, placement_, kernels_);
   Executor& executor = *executor_;
+  executor.set_function_runtime(functions_.get());
   if (TensorChannel* channel = host_.channel()) executor.set_channel(channel);
   host_.BeforeRun();
   executor.set_node_error_style({options_.profile->node_error_line, options_.profile->legacy_device_names});

@@ -31,6 +31,7 @@
 #include "core/placement/placer.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/kernel_registry.h"
+#include "core/session/function_runtime.h"
 
 namespace tfrun {
 
@@ -316,6 +317,9 @@ class Session {
   // The executor of the placed graph (plan): built once per session, so
   // its plan serves every step.
   KernelRegistry kernels_;
+  // What call nodes kept in the graph run their functions with (declared
+  // before the executor, which points at it).
+  std::unique_ptr<SessionFunctionRuntime> functions_;
   std::unique_ptr<Executor> executor_;
 };
 

@@ -604,7 +604,8 @@ def isolate_run(tf):
     PartitionedCall_read) and the placer colocates the variable, the
     Identity into the call, the Identity of its resource result and the
     ReadVariableOp reading it (one group of the call's body); with
-    do_function_inlining the call is inlined instead. Placed and run."""
+    do_function_inlining the call is inlined instead. Placed and run (the
+    kept call by its kernel, the function instantiated for its device)."""
     x = tf.constant([1.0, 1.0], name="x")
     with tf.device("/cpu:1"):
         v = tf.compat.v1.Variable([1.0, 2.0], name="v", use_resource=True)
@@ -1039,9 +1040,8 @@ CASES = {
          False, "session", "--device-count CPU=3 --do-function-inlining", ["out0", "out1", "out2"]),
     ]),
     "isolate_run": (isolate_run, "isolate_run.pbtxt", [
-        # The whole graph placed at the first run (init): tfrun does not run
-        # a call it keeps as a node yet.
-        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["^init"]),
+        # The call kept as a node, run by its kernel (issue 44).
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["^init", "out"]),
         ("inline", {"device_count": {"CPU": 3}, "graph_options": {"optimizer_options": {"do_function_inlining": True}}},
          False, "session", "--device-count CPU=3 --do-function-inlining", ["^init", "out"]),
     ]),
