@@ -62,6 +62,27 @@ Status CheckOutBackprop(KernelContext& c, const ConvGeometry& g, const Tensor& o
   return Status::Ok();
 }
 
+// A convolution's strides and dilations (4 each, dilations 1 where the
+// node has none), checked as Conv2DParameters checks them, the batch and
+// depth strides 1.
+struct ConvWindow {
+  std::vector<int64_t> strides, dilations;
+};
+StatusOr<ConvWindow> ReadConvWindow(KernelContext& c, const Shape& input, const Shape& filter) {
+  ConvWindow w;
+  w.strides = c.IntListAttr("strides");
+  w.dilations = c.IntListAttr("dilations");
+  if (w.dilations.empty()) w.dilations = {1, 1, 1, 1};
+  if (w.strides.size() != 4) return c.Fail("Sliding window strides field must specify 4 dimensions");
+  if (w.dilations.size() != 4) return c.Fail("Sliding window dilations field must specify 4 dimensions");
+  std::vector<int64_t> explicit_values = c.IntListAttr("explicit_paddings");
+  TFRUN_RETURN_IF_ERROR(CheckWindowValues(c, {&input, &filter, &w.strides, &w.dilations, &explicit_values}));
+  if (w.strides[0] != 1 || w.strides[3] != 1) {
+    return c.Fail("Current implementation does not yet support strides in the batch and depth dimensions.");
+  }
+  return w;
+}
+
 }  // namespace
 
 StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shape& filter,
@@ -77,16 +98,9 @@ StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shap
   if (c.node.op == "Conv2D" && NumElements(filter).value_or(0) == 0) {
     return c.Fail("filter must not have zero elements (i.e. all dimensions must be non-zero)");
   }
-  const std::vector<int64_t> strides = c.IntListAttr("strides");
-  std::vector<int64_t> dilations = c.IntListAttr("dilations");
-  if (dilations.empty()) dilations = {1, 1, 1, 1};
-  if (strides.size() != 4) return c.Fail("Sliding window strides field must specify 4 dimensions");
-  if (dilations.size() != 4) return c.Fail("Sliding window dilations field must specify 4 dimensions");
-  std::vector<int64_t> explicit_values = c.IntListAttr("explicit_paddings");
-  TFRUN_RETURN_IF_ERROR(CheckWindowValues(c, {&input, &filter, &strides, &dilations, &explicit_values}));
-  if (strides[0] != 1 || strides[3] != 1) {
-    return c.Fail("Current implementation does not yet support strides in the batch and depth dimensions.");
-  }
+  TFRUN_ASSIGN_OR_RETURN(const ConvWindow window, ReadConvWindow(c, input, filter));
+  const std::vector<int64_t>& strides = window.strides;
+  const std::vector<int64_t>& dilations = window.dilations;
   if (dilations[0] != 1 || dilations[3] != 1) {
     return c.Fail("Current implementation does not yet support dilations in the batch and depth dimensions.");
   }
@@ -126,16 +140,9 @@ StatusOr<ConvGeometry> PlanDepthwiseConv(KernelContext& c, const Shape& input, c
   }
   if (input.size() != 4) return c.Fail("input must be 4-dimensional" + ShapeDebugString(input));
   if (filter.size() != 4) return c.Fail("filter must be 4-dimensional: " + ShapeDebugString(filter));
-  const std::vector<int64_t> strides = c.IntListAttr("strides");
-  std::vector<int64_t> dilations = c.IntListAttr("dilations");
-  if (dilations.empty()) dilations = {1, 1, 1, 1};
-  if (strides.size() != 4) return c.Fail("Sliding window strides field must specify 4 dimensions");
-  if (dilations.size() != 4) return c.Fail("Sliding window dilations field must specify 4 dimensions");
-  std::vector<int64_t> explicit_values = c.IntListAttr("explicit_paddings");
-  TFRUN_RETURN_IF_ERROR(CheckWindowValues(c, {&input, &filter, &strides, &dilations, &explicit_values}));
-  if (strides[0] != 1 || strides[3] != 1) {
-    return c.Fail("Current implementation does not yet support strides in the batch and depth dimensions.");
-  }
+  TFRUN_ASSIGN_OR_RETURN(const ConvWindow window, ReadConvWindow(c, input, filter));
+  const std::vector<int64_t>& strides = window.strides;
+  const std::vector<int64_t>& dilations = window.dilations;
   if (strides[1] != strides[2]) {
     return c.Fail("Current implementation only supports equal length strides in the row and column dimensions.");
   }

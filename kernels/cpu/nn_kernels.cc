@@ -114,6 +114,8 @@ Status Conv2DKernel(KernelContext& c) {
   });
 }
 
+#include "kernels/cpu/depthwise_rows.inc"
+
 // DepthwiseConv2dNative (depthwise_conv_op.cc, TensorFlow's CPU kernel
 // for float): each output element sums its window's products in filter
 // order (rows, then columns), each product rounded before it is added,
@@ -132,40 +134,17 @@ Status DepthwiseConvKernel(KernelContext& c) {
   T* out = c.output.data<T>();
   const int64_t depth = g.out_depth;
   const int64_t cost = g.out_cols * depth * g.filter_rows * g.filter_cols;
-  if constexpr (std::is_same_v<T, float>) {
-    if (avx2::Available()) {
-      const avx2::DepthwiseGeometry geometry{g.in_rows,    g.in_cols,     g.in_depth,    g.filter_rows,
-                                             g.filter_cols, multiplier,   g.out_rows,    g.out_cols,
-                                             g.stride_rows, g.stride_cols, g.pad_top,     g.pad_left};
-      ParallelRows(g.batch * g.out_rows, cost, [&](int64_t first, int64_t last) {
-        avx2::DepthwiseConvRowsF32(in, w, out, geometry, first, last);
-      });
-      return Status::Ok();
-    }
-  }
+  const avx2::DepthwiseGeometry geometry{g.in_rows,    g.in_cols,     g.in_depth,  g.filter_rows,
+                                         g.filter_cols, multiplier,   g.out_rows,  g.out_cols,
+                                         g.stride_rows, g.stride_cols, g.pad_top,   g.pad_left};
   ParallelRows(g.batch * g.out_rows, cost, [&](int64_t first, int64_t last) {
-    for (int64_t row = first; row < last; ++row) {
-      const int64_t b = row / g.out_rows, oy = row % g.out_rows;
-      for (int64_t ox = 0; ox < g.out_cols; ++ox) {
-        T* o = out + ((row * g.out_cols) + ox) * depth;
-        std::fill(o, o + depth, T(0));
-        for (int64_t fy = 0; fy < g.filter_rows; ++fy) {
-          const int64_t iy = oy * g.stride_rows - g.pad_top + fy;
-          if (iy < 0 || iy >= g.in_rows) continue;
-          for (int64_t fx = 0; fx < g.filter_cols; ++fx) {
-            const int64_t ix = ox * g.stride_cols - g.pad_left + fx;
-            if (ix < 0 || ix >= g.in_cols) continue;
-            const T* x = in + ((b * g.in_rows + iy) * g.in_cols + ix) * g.in_depth;
-            const T* f = w + (fy * g.filter_cols + fx) * depth;
-            if (multiplier == 1) {
-              for (int64_t d = 0; d < depth; ++d) o[d] += x[d] * f[d];
-            } else {
-              for (int64_t d = 0; d < depth; ++d) o[d] += x[d / multiplier] * f[d];
-            }
-          }
-        }
+    if constexpr (std::is_same_v<T, float>) {
+      if (avx2::Available()) {
+        avx2::DepthwiseConvRowsF32(in, w, out, geometry, first, last);
+        return;
       }
     }
+    DepthwiseRows(in, w, out, geometry, first, last);
   });
   return Status::Ok();
 }
