@@ -210,6 +210,30 @@ TEST(CliTest, OutNamesEscapeSlashes) {
   EXPECT_EQ(t->data<float>()[0], 1.5f);
 }
 
+// A SavedModel signature's variables come from variables/: a data shard
+// cut short is RestoreV2's error (exit 4), an index gone is one line that
+// says what the function reads (exit 2); neither runs the call.
+TEST(CliTest, ADamagedSavedModelBundleIsACleanError) {
+  const std::string dir = TmpDir() + "/sm_module_damaged";
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy("graphs/tf/sm_module", dir, std::filesystem::copy_options::recursive);
+  const std::string args = " --signature serving_default --feed x=[[1.0,2.0]]";
+  ASSERT_EQ(Tfrun(dir + args).exit_code, 0);
+  const std::string data = dir + "/variables/variables.data-00000-of-00001";
+  std::filesystem::resize_file(data, std::filesystem::file_size(data) / 2);
+  Outcome cut = Tfrun(dir + args);
+  EXPECT_EQ(cut.exit_code, 4) << cut.err;
+  EXPECT_NE(cut.err.find("/variables/variables: "), std::string::npos) << cut.err;  // which bundle
+  EXPECT_NE(cut.err.find("OutOfRangeError: Read less bytes than requested"), std::string::npos) << cut.err;
+  EXPECT_EQ(cut.out, "");
+  std::filesystem::remove(dir + "/variables/variables.index");
+  Outcome gone = Tfrun(dir + args);
+  EXPECT_EQ(gone.exit_code, 2) << gone.err;
+  EXPECT_NE(gone.err.find("reads variables, and the SavedModel's folder has no variables/variables.index"),
+            std::string::npos)
+      << gone.err;
+}
+
 TEST(CliTest, FailedRunWritesNoOutputFiles) {
   const std::string dir = TmpDir() + "/out3";
   Outcome o = Tfrun("graphs/matmul_gpu2.yaml --out " + dir);

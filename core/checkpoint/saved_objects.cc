@@ -21,7 +21,12 @@ std::string Describe(const Graph::SavedObjects& objects, int id) {
 StatusOr<std::vector<std::string>> VariableCheckpointKeys(const TensorBundleReader& bundle,
                                                           const Graph::SavedObjects& objects,
                                                           const std::vector<int>& ids) {
-  TFRUN_ASSIGN_OR_RETURN(const Tensor serialized, bundle.Read(kObjectGraphKey, DType::kString));
+  StatusOr<Tensor> read = bundle.Read(kObjectGraphKey, DType::kString);
+  if (!read.ok()) {
+    return Status(read.status().kind(), fmt::format("{}: reading its object graph ({}): {}", objects.variables,
+                                                    kObjectGraphKey, read.status().message()));
+  }
+  const Tensor& serialized = *read;
   tfproto::TrackableObjectGraph checkpoint;
   if (serialized.num_elements() != 1 || !checkpoint.ParseFromString(std::string(serialized.StringAt(0)))) {
     return RuntimeError(fmt::format("DataLossError: {}: its {} is not a TrackableObjectGraph", objects.variables,
@@ -118,7 +123,12 @@ StatusOr<std::vector<CapturedValue>> RestoreCaptures(const Graph::SavedObjects& 
     if (!capture.variable) continue;
     const Graph::SavedObject& object = objects.objects[capture.object];
     capture.checkpoint_key = keys[i];
-    TFRUN_ASSIGN_OR_RETURN(capture.value, bundle.Read(keys[i], object.dtype));
+    StatusOr<Tensor> value = bundle.Read(keys[i], object.dtype);
+    if (!value.ok()) {  // RestoreV2's text, with what was being restored
+      return Status(value.status().kind(), fmt::format("{}: restoring variable {}: {}", objects.variables,
+                                                       Describe(objects, capture.object), value.status().message()));
+    }
+    capture.value = std::move(*value);
     // The restore's assign (shape_safe_assign_variable_handle): the
     // value's shape must be compatible with the variable's.
     bool compatible = object.unknown_rank || object.shape.size() == capture.value.shape().size();

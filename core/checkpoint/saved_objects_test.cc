@@ -85,8 +85,8 @@ TEST(SavedObjectsTest, RefusesWhatItCannotRestoreInOneLine) {
   objects.objects[4].dtype = DType::kInt32;
   objects.bound_inputs = {{"f", {4}}};
   EXPECT_EQ(RestoreCaptures(objects, "f", no_constant).status().message(),
-            "InvalidArgumentError: tensor_name = steps/.ATTRIBUTES/VARIABLE_VALUE; expected dtype int32 does not "
-            "equal original dtype int64");
+            "graphs/tf/sm_module/variables/variables: restoring variable 'steps' (object 4): InvalidArgumentError: "
+            "tensor_name = steps/.ATTRIBUTES/VARIABLE_VALUE; expected dtype int32 does not equal original dtype int64");
   objects = ModuleObjects();
   objects.objects[3].shape = {2, 3};
   objects.bound_inputs = {{"f", {3}}};
