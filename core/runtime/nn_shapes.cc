@@ -83,6 +83,32 @@ StatusOr<ConvWindow> ReadConvWindow(KernelContext& c, const Shape& input, const 
   return w;
 }
 
+// A convolution's input dimensions and filter window (NHWC; the filter
+// [rows, cols, ...]).
+ConvGeometry InputAndFilter(const Shape& input, const Shape& filter) {
+  ConvGeometry g;
+  g.batch = input[0];
+  g.in_rows = input[1];
+  g.in_cols = input[2];
+  g.in_depth = input[3];
+  g.filter_rows = filter[0];
+  g.filter_cols = filter[1];
+  return g;
+}
+
+// The output's rows and columns and the padding before and after each, from
+// the node's padding attrs and `g`'s sizes, strides and dilations.
+Status PlaceWindow(KernelContext& c, ConvGeometry* g) {
+  const std::string padding = c.StringAttr("padding", "VALID");
+  std::vector<int64_t> explicit_paddings = c.IntListAttr("explicit_paddings");
+  explicit_paddings.resize(8, 0);
+  TFRUN_RETURN_IF_ERROR(WindowedOutputSize(c, padding, g->in_rows, g->filter_rows, g->dilation_rows, g->stride_rows,
+                                           explicit_paddings[2], explicit_paddings[3], &g->out_rows, &g->pad_top,
+                                           &g->pad_bottom));
+  return WindowedOutputSize(c, padding, g->in_cols, g->filter_cols, g->dilation_cols, g->stride_cols,
+                            explicit_paddings[4], explicit_paddings[5], &g->out_cols, &g->pad_left, &g->pad_right);
+}
+
 }  // namespace
 
 StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shape& filter,
@@ -104,13 +130,7 @@ StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shap
   if (dilations[0] != 1 || dilations[3] != 1) {
     return c.Fail("Current implementation does not yet support dilations in the batch and depth dimensions.");
   }
-  ConvGeometry g;
-  g.batch = input[0];
-  g.in_rows = input[1];
-  g.in_cols = input[2];
-  g.in_depth = input[3];
-  g.filter_rows = filter[0];
-  g.filter_cols = filter[1];
+  ConvGeometry g = InputAndFilter(input, filter);
   g.out_depth = filter[3];
   if (filter[2] == 0 || g.in_depth % filter[2] != 0) {
     return c.Fail(fmt::format("input depth must be evenly divisible by filter depth: {} vs {}", g.in_depth, filter[2]));
@@ -120,15 +140,7 @@ StatusOr<ConvGeometry> PlanConv(KernelContext& c, const Shape& input, const Shap
   g.stride_cols = strides[2];
   g.dilation_rows = dilations[1];
   g.dilation_cols = dilations[2];
-  const std::string padding = c.StringAttr("padding", "VALID");
-  std::vector<int64_t> explicit_paddings = c.IntListAttr("explicit_paddings");
-  explicit_paddings.resize(8, 0);
-  TFRUN_RETURN_IF_ERROR(WindowedOutputSize(c, padding, g.in_rows, g.filter_rows, g.dilation_rows, g.stride_rows,
-                                           explicit_paddings[2], explicit_paddings[3], &g.out_rows, &g.pad_top,
-                                           &g.pad_bottom));
-  TFRUN_RETURN_IF_ERROR(WindowedOutputSize(c, padding, g.in_cols, g.filter_cols, g.dilation_cols, g.stride_cols,
-                                           explicit_paddings[4], explicit_paddings[5], &g.out_cols, &g.pad_left,
-                                           &g.pad_right));
+  TFRUN_RETURN_IF_ERROR(PlaceWindow(c, &g));
   return g;
 }
 
@@ -153,26 +165,12 @@ StatusOr<ConvGeometry> PlanDepthwiseConv(KernelContext& c, const Shape& input, c
   if (input[3] != filter[2]) {
     return c.Fail(fmt::format("input and filter must have the same depth: {} vs {}", input[3], filter[2]));
   }
-  ConvGeometry g;
-  g.batch = input[0];
-  g.in_rows = input[1];
-  g.in_cols = input[2];
-  g.in_depth = input[3];
-  g.filter_rows = filter[0];
-  g.filter_cols = filter[1];
+  ConvGeometry g = InputAndFilter(input, filter);
   *multiplier = filter[3];
   if (__builtin_mul_overflow(g.in_depth, filter[3], &g.out_depth)) return c.Fail("the output depth overflows");
   g.stride_rows = strides[1];
   g.stride_cols = strides[2];
-  const std::string padding = c.StringAttr("padding", "VALID");
-  std::vector<int64_t> explicit_paddings = c.IntListAttr("explicit_paddings");
-  explicit_paddings.resize(8, 0);
-  TFRUN_RETURN_IF_ERROR(WindowedOutputSize(c, padding, g.in_rows, g.filter_rows, 1, g.stride_rows,
-                                           explicit_paddings[2], explicit_paddings[3], &g.out_rows, &g.pad_top,
-                                           &g.pad_bottom));
-  TFRUN_RETURN_IF_ERROR(WindowedOutputSize(c, padding, g.in_cols, g.filter_cols, 1, g.stride_cols,
-                                           explicit_paddings[4], explicit_paddings[5], &g.out_cols, &g.pad_left,
-                                           &g.pad_right));
+  TFRUN_RETURN_IF_ERROR(PlaceWindow(c, &g));
   return g;
 }
 

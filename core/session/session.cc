@@ -214,10 +214,9 @@ Status Session::Load() {
       captured_args_ = bound->size();
       for (int id : *bound) {
         const Graph::SavedObject& object = graph_.saved_objects.objects[id];
+        if (object.kind != Graph::SavedObject::Kind::kConstant) continue;
         const Node* node = graph_.Find(object.name);
-        if (object.kind == Graph::SavedObject::Kind::kConstant && node != nullptr && node->op == "Const") {
-          capture_constants_.emplace(object.name, node->value);
-        }
+        if (node != nullptr && node->op == "Const") capture_constants_.emplace(object.name, node->value);
       }
     }
     TFRUN_RETURN_IF_ERROR(InstantiateCall());

@@ -485,21 +485,8 @@ Status DepthwiseConvKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const ConvGeometry g,
                          PlanDepthwiseConv(c, c.inputs[0].shape(), c.inputs[1].shape(), &multiplier));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(g.output_shape()));
-  cuda::DepthwiseParams p;
-  p.batch = g.batch;
-  p.in_rows = g.in_rows;
-  p.in_cols = g.in_cols;
-  p.in_depth = g.in_depth;
-  p.multiplier = multiplier;
-  p.filter_rows = g.filter_rows;
-  p.filter_cols = g.filter_cols;
-  p.stride_rows = g.stride_rows;
-  p.stride_cols = g.stride_cols;
-  p.out_rows = g.out_rows;
-  p.out_cols = g.out_cols;
-  p.pad_top = g.pad_top;
-  p.pad_left = g.pad_left;
-  return LaunchResult(cuda::DepthwiseConv(type, c.inputs[0].raw(), c.inputs[1].raw(), p, c.output.raw(), Stream(c)),
+  return LaunchResult(cuda::DepthwiseConv(type, c.inputs[0].raw(), c.inputs[1].raw(), cuda::DepthwiseParamsOf(g, multiplier),
+                                          c.output.raw(), Stream(c)),
                       "depthwise convolution kernel launch");
 }
 

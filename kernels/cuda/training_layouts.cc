@@ -165,5 +165,23 @@ PoolParams PoolParamsOf(const PoolGeometry& g) {
   return p;
 }
 
+DepthwiseParams DepthwiseParamsOf(const ConvGeometry& g, int64_t multiplier) {
+  DepthwiseParams p;
+  p.batch = g.batch;
+  p.in_rows = g.in_rows;
+  p.in_cols = g.in_cols;
+  p.in_depth = g.in_depth;
+  p.multiplier = multiplier;
+  p.filter_rows = g.filter_rows;
+  p.filter_cols = g.filter_cols;
+  p.stride_rows = g.stride_rows;
+  p.stride_cols = g.stride_cols;
+  p.out_rows = g.out_rows;
+  p.out_cols = g.out_cols;
+  p.pad_top = g.pad_top;
+  p.pad_left = g.pad_left;
+  return p;
+}
+
 }  // namespace cuda
 }  // namespace tfrun

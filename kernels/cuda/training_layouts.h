@@ -57,6 +57,8 @@ ReduceLayout BiasGradLayout(const BiasGradPlan& plan);
 ReduceLayout WholeLayout(int64_t n);
 
 PoolParams PoolParamsOf(const PoolGeometry& g);
+// DepthwiseConv2dNative's geometry (PlanDepthwiseConv) and channel multiplier.
+DepthwiseParams DepthwiseParamsOf(const ConvGeometry& g, int64_t multiplier);
 
 }  // namespace cuda
 }  // namespace tfrun
