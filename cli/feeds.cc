@@ -10,6 +10,7 @@
 #include "core/graph_file/tensor_literal.h"
 #include "core/graph_file/yaml_document.h"
 #include "core/graph_file/yaml_fields.h"
+#include "core/tables/tf_tables.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace tfrun {
@@ -88,6 +89,30 @@ std::string FeedShapeError(const Shape& given, const std::string& tensor, const 
                      tensor, ShapeTupleString(node.shape, node.unknown_rank, "None"));
 }
 
+// A call's resource argument: the dtype its function reads or writes the
+// variable as (a ReadVariableOp's output, an Assign*VariableOp's dtype),
+// through the identities the call's inlining adds; nullopt where nothing
+// says (an ordering token only a collective reads).
+std::optional<DType> VariableArgDType(const Graph& graph, const Node& arg) {
+  std::vector<int> stack(arg.consumers.begin(), arg.consumers.end());
+  std::set<int> seen;
+  while (!stack.empty()) {
+    const Node& n = graph.nodes[stack.back()];
+    stack.pop_back();
+    if (!seen.insert(n.id).second) continue;
+    if (n.op == "Identity") {
+      stack.insert(stack.end(), n.consumers.begin(), n.consumers.end());
+    } else if (n.op == "ReadVariableOp") {
+      return n.dtype;
+    } else if (n.op == "AssignVariableOp" || n.op == "AssignAddVariableOp" || n.op == "AssignSubVariableOp") {
+      std::string type = graph.AttrText(n, "dtype");
+      if (type.rfind("DT_", 0) == 0) type = type.substr(3);
+      if (std::optional<DType> dtype = DTypeOfTableType(type)) return dtype;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 StatusOr<std::vector<Feed>> ResolveFeeds(const std::vector<std::string>& specs, const Graph& graph,
@@ -114,7 +139,20 @@ StatusOr<std::vector<Feed>> ResolveFeeds(const std::vector<std::string>& specs, 
     // KeyError of its own); tfrun's handles are not the user's to make.
     // The output's own dtype: a dequeue's components differ from each
     // other (and from the node's first output).
-    const std::optional<DType> dtype = graph.OutputDType(*output);
+    std::optional<DType> dtype = graph.OutputDType(*output);
+    if ((node.op == "_Arg" || node.op == "_DeviceArg") && graph.OutputTypeString(*output) == "resource") {
+      // A call's captured variable: the value it holds when the call
+      // starts (Session makes the variable), in the dtype the function
+      // reads it as; where nothing says, as given (a literal: float32).
+      const std::optional<DType> read_as = VariableArgDType(graph, node);
+      TFRUN_ASSIGN_OR_RETURN(Tensor value, ReadFedValue(flag, spec.substr(eq + 1), node,
+                                                        read_as.value_or(DType::kFloat32), limit, profile));
+      if (read_as) {
+        TFRUN_ASSIGN_OR_RETURN(value, CastOnHost(value, *read_as));
+      }
+      feeds.push_back({*output, std::move(value)});
+      continue;
+    }
     if (!dtype || (output->index == 0 && *dtype != node.dtype)) {
       return BadInput(fmt::format("{}: {} is a {} tensor, which a feed cannot give a value (feed a tensor it "
                                   "computes from instead)",

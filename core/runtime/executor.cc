@@ -1,5 +1,7 @@
 #include "core/runtime/executor.h"
 
+#include "core/runtime/collectives.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/node_def_summary.h"
 #include "core/graph/op_registry.h"
+#include "core/runtime/collectives.h"
 #include "core/runtime/unread_values.h"
 #include "core/tables/tf_tables.h"
 
@@ -31,6 +34,24 @@ std::string Executor::NodeLine(const Node& node) const {
   const Device& device = devices_[placement_.device_of[node.id]];
   const std::string device_name = error_style_.legacy_device_names ? device.spec.ToLegacyString() : device.name;
   return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, OpAttrs(node.op), device_name, NodeDefEra::kTf1));
+}
+
+bool Executor::HasCollectives(const Graph& graph) {
+  return std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return IsCollective(n); });
+}
+
+// An input pipeline's next element with every output fed (a TF2 train
+// step's IteratorGetNext, whose iterator only Python's tf.data can run):
+// the feeds stand for the node, so what waits on it by a control edge
+// waits for nothing. TensorFlow's own feeds keep such a node (only a
+// Placeholder's control edges move to its feed); it cannot run there
+// without its dataset either.
+bool Executor::ReplacedByFeeds(const Node& node, const std::set<std::pair<int, int>>& fed) {
+  if (node.op != "IteratorGetNext" && node.op != "IteratorGetNextSync") return false;
+  for (int i = 0; i < node.num_outputs; ++i) {
+    if (fed.count({node.id, i}) == 0) return false;
+  }
+  return node.num_outputs > 0;
 }
 
 std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const {
@@ -53,7 +74,9 @@ std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const s
       const NodeOutput in = n.input(i);
       if (fed.empty() || fed.count({in.node, in.index}) == 0) stack.push_back(in.node);
     }
-    stack.insert(stack.end(), n.control_inputs.begin(), n.control_inputs.end());
+    for (int in : n.control_inputs) {
+      if (!ReplacedByFeeds(graph_.nodes[in], fed)) stack.push_back(in);
+    }
   }
   return needed;
 }
@@ -177,7 +200,8 @@ StatusOr<Tensor> Executor::PrepareInput(const Node& node, size_t i, const Tensor
 }
 
 Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunState* run,
-                           std::vector<Tensor>* outputs) {
+                           std::vector<Tensor>* outputs, Tensor* collective_result,
+                           const std::vector<Tensor>* collective_inputs) {
   const int id = node.id;
   const Device& device = devices_[placement_.device_of[id]];
   const NodePlan& plan = *PlanFor(node);
@@ -227,6 +251,8 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   context.stacks = stacks_.get();  // made by RunNodes
   context.functions = functions_;
   context.graph = &graph_;
+  context.collective_result = collective_result;
+  context.collective_inputs = collective_inputs;
   Status s = plan.kernel(context);  // under RunNodes' ScopedFlushDenormal
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {
@@ -402,10 +428,19 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   // Every kernel runs with denormals flushed, as in TensorFlow's executor;
   // set once here, not per kernel (two MXCSR writes each).
   ScopedFlushDenormal flush;
-  if (NeedsFrames(needed)) return RunFrames(fetch, needed, unread, feeds, result, keep);
   // In id order an unread node is simply left out: nothing reads it, and
   // what it waits for runs before what waits for it anyway.
   const auto runs = [&](size_t id) { return needed[id] && (unread.empty() || !unread[id]); };
+  bool collectives = false;
+  if (has_collectives_) {
+    for (const Node& node : graph_.nodes) collectives = collectives || (runs(node.id) && IsCollective(node));
+  }
+  if (collectives && (channel_ != nullptr || NeedsFrames(needed))) {
+    return RuntimeError(fmt::format("tfrun runs collective ops ({}) only in a run of one process without control "
+                                    "flow",
+                                    channel_ != nullptr ? "this run spans a cluster's tasks" : "this run has some"));
+  }
+  if (NeedsFrames(needed)) return RunFrames(fetch, needed, unread, feeds, result, keep);
   const size_t n = graph_.nodes.size();
   const size_t slots_count = static_cast<size_t>(first_slot_[n]);
   const int here = channel_ == nullptr ? 0 : channel_->local_task();
@@ -457,7 +492,51 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   run.result = result;
   result->node_ms.resize(n, 0.0);
   bool ran_concurrently = false;
-  if (channel_ == nullptr) TFRUN_RETURN_IF_ERROR(RunConcurrently(needed, unread, &slots, &run, &ran_concurrently));
+  // Collectives: this run's groups (their keys fed or constant), and an
+  // order in which every member runs after all that its group reads; the
+  // group's first member computes the result every member copies.
+  std::vector<CollectiveGroup> groups;
+  std::vector<int> group_of;
+  std::vector<Tensor> group_results;
+  std::vector<int> collective_order;
+  if (collectives) {
+    const KnownScalar known = [&](NodeOutput out) -> std::optional<int64_t> {
+      for (int hops = 0; hops < 64; ++hops) {
+        const Tensor* value = nullptr;
+        const Node& producer = graph_.nodes[out.node];
+        if (slots.fed[SlotOf(out)]) {
+          value = &slots.outputs[SlotOf(out)];
+        } else if (producer.op == "Const") {
+          value = &producer.value;
+        } else if (producer.op == "Identity" && !producer.inputs.empty()) {
+          out = producer.input(0);
+          continue;
+        }
+        if (value == nullptr || !value->is_valid() || value->num_elements() != 1 ||
+            !value->allocator()->host_accessible()) {
+          return std::nullopt;
+        }
+        if (value->dtype() == DType::kInt32) return value->data<int32_t>()[0];
+        if (value->dtype() == DType::kInt64) return value->data<int64_t>()[0];
+        return std::nullopt;
+      }
+      return std::nullopt;
+    };
+    std::vector<bool> running(n, false);
+    for (size_t id = 0; id < n; ++id) running[id] = runs(id);
+    TFRUN_ASSIGN_OR_RETURN(groups, ResolveCollectiveGroups(graph_, running, known, [&](int id) {
+                             return devices_[placement_.device_of[id]].name;
+                           }));
+    group_of.assign(n, -1);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (int member : groups[g].members) group_of[member] = static_cast<int>(g);
+    }
+    group_results.resize(groups.size());
+    collective_order = CollectiveRunOrder(graph_, run_order_, running, groups);
+  }
+  if (channel_ == nullptr && !collectives) {
+    TFRUN_RETURN_IF_ERROR(RunConcurrently(needed, unread, &slots, &run, &ran_concurrently));
+  }
   // Shapes the graph leaves open travel with the tensor.
   const auto dynamic = [&](const Node& p) { return p.unknown_rank || !IsFullyDefined(p.shape); };
   const auto receive = [&](int producer, int slot) -> Status {
@@ -471,7 +550,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   // of the choice are lvalues: no copy of it).
   const std::vector<int> none;
   std::vector<Tensor> inputs, produced;
-  for (const int id : ran_concurrently ? none : run_order_) {
+  for (const int id : ran_concurrently ? none : collectives ? collective_order : run_order_) {
     if (!runs(id)) continue;
     const Node& node = graph_.nodes[id];
     if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it
@@ -483,7 +562,23 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     }
     if (timeout_seconds_ > 0) TFRUN_RETURN_IF_ERROR(PastDeadline());
     TFRUN_RETURN_IF_ERROR(GatherInputs(node, &slots, &run, &inputs, /*forward=*/channel_ == nullptr));
-    TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced));
+    if (collectives && group_of[id] >= 0) {
+      const int g = group_of[id];
+      std::vector<Tensor> members;
+      if (!group_results[g].is_valid()) {
+        // The first member to run: every member's input exists (the
+        // order's promise) and is still held (its member has not run).
+        for (int member : groups[g].members) {
+          const Tensor& in = member == static_cast<int>(id) ? inputs.at(0)
+                                                            : slots.outputs[SlotOf(graph_.nodes[member].input(0))];
+          TFRUN_ASSIGN_OR_RETURN(Tensor host, OnHost(in));
+          members.push_back(std::move(host));
+        }
+      }
+      TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced, &group_results[g], &members));
+    } else {
+      TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced));
+    }
     if (channel_ != nullptr) {
       const Device& device = devices_[placement_.device_of[id]];
       for (int i = 0; i < node.num_outputs; ++i) {

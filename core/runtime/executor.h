@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,7 +131,7 @@ class Executor {
   Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
            const KernelRegistry& kernels)
       : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels),
-        has_control_flow_(graph.HasControlFlow()) {}
+        has_control_flow_(graph.HasControlFlow()), has_collectives_(HasCollectives(graph)) {}
 
   // Runs `fetch`, reading `feeds` instead of running their producers.
   // When they read a Variable, the graph's `init` runs first, as a TF1
@@ -158,6 +159,10 @@ class Executor {
   // there): one error naming every such node, its op, dtype and device.
   Status CheckKernels(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
                       const std::vector<Feed>& feeds);
+
+  // Whether `node`'s feeds stand for it (executor.cc): then it is not
+  // needed through control edges either.
+  static bool ReplacedByFeeds(const Node& node, const std::set<std::pair<int, int>>& fed);
 
   void set_node_error_style(NodeErrorStyle style) { error_style_ = style; }
   // Whether runs record RunResult::events (for --trace): a plain run pays
@@ -232,7 +237,10 @@ class Executor {
                                 std::vector<std::pair<Allocator*, Tensor>>* made, RunState* run);
   // `inputs` is left empty, `outputs` resized to the node's outputs; both
   // keep their storage across calls.
-  Status RunKernel(const Node& node, std::vector<Tensor>* inputs, RunState* run, std::vector<Tensor>* outputs);
+  // A collective member's run passes its group's result slot and, for the
+  // group's first member, every member's input (KernelContext).
+  Status RunKernel(const Node& node, std::vector<Tensor>* inputs, RunState* run, std::vector<Tensor>* outputs,
+                   Tensor* collective_result = nullptr, const std::vector<Tensor>* collective_inputs = nullptr);
   Status FinishQueues(RunState* run);
   static StatusOr<Tensor> OnHost(const Tensor& tensor);
   // For input `input` of `node` found empty: a reference variable's output
@@ -327,6 +335,8 @@ class Executor {
   const Placement& placement_;
   const KernelRegistry& kernels_;
   const bool has_control_flow_;
+  const bool has_collectives_;  // any collective node (collectives.h), in any run
+  static bool HasCollectives(const Graph& graph);
   TensorChannel* channel_ = nullptr;
   bool variables_initialized_ = false;  // the same on every task: runs stay in step
   VariableStore variables_;

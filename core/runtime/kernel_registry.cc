@@ -1,6 +1,7 @@
 #include "core/runtime/kernel_registry.h"
 
 #include "core/runtime/control_flow_kernels.h"
+#include "core/runtime/collectives.h"
 #include "core/runtime/list_kernels.h"
 #include "core/runtime/rewrite_kernels.h"
 
@@ -633,6 +634,7 @@ void BindHandleKernels(KernelRegistry* registry, std::string_view device_type, D
   registry->Bind("Placeholder", device_type, dtypes, PlaceholderKernel);
   BindControlFlowKernels(registry, device_type, moved);
   BindListKernels(registry, device_type);
+  BindCollectiveKernels(registry, device_type);
   BindRewriteKernels(registry, device_type, dtypes);
   registry->Bind("Reshape", device_type, dtypes, ReshapeKernel);
   registry->Bind("ExpandDims", device_type, dtypes, ExpandDimsKernel);

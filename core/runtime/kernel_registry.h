@@ -144,6 +144,12 @@ struct KernelContext {
   // `node` belongs to (whose library it names).
   FunctionRuntime* functions = nullptr;
   const Graph* graph = nullptr;
+  // A collective's group (collectives.h), set by the executor: its result,
+  // empty until the group's first member to run computes it from
+  // `collective_inputs` (every member's input in rank order, in host
+  // memory; null for the members after the first). Both live for the run.
+  Tensor* collective_result = nullptr;
+  const std::vector<Tensor>* collective_inputs = nullptr;
 
   StatusOr<Tensor> Allocate(DType dtype, Shape shape) const {
     return Tensor::Allocate(dtype, std::move(shape), allocator, device_name);

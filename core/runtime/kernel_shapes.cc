@@ -151,6 +151,84 @@ StatusOr<SplitPlan> PlanSplit(KernelContext& c) {
   return plan;
 }
 
+// split_v_op.cc (SplitVOpBase::ComputeEasyCases)
+StatusOr<SplitVPlan> PlanSplitV(KernelContext& c) {
+  const Tensor& value = c.inputs[0];
+  const Tensor& sizes = c.inputs[1];
+  const Tensor& split_dim = c.inputs[2];
+  if (split_dim.num_elements() != 1) {
+    return c.Fail(fmt::format("split_dim_tensor must have exactly one element."));
+  }
+  const int rank = value.rank();
+  const int64_t given = IntAt(split_dim, 0);
+  const int64_t axis = given < 0 ? given + rank : given;
+  if (sizes.rank() != 1 || sizes.num_elements() != c.node.num_outputs) {
+    return c.Fail(fmt::format("size_splits must be a 1-D tensor with {} elements, got shape {}", c.node.num_outputs,
+                              ShapeDebugString(sizes.shape())));
+  }
+  if (axis < 0 || axis >= rank) {
+    return c.Fail(fmt::format("-input rank(-{}) <= split_dim < input rank ({}), but got {}", rank, rank, given));
+  }
+  SplitVPlan plan;
+  plan.input = value.shape();
+  plan.layout = LayoutOf(value.shape(), static_cast<int>(axis));
+  const int64_t size = value.shape()[axis];
+  int64_t known = 0;
+  int unknown = -1;
+  for (int64_t i = 0; i < sizes.num_elements(); ++i) {
+    const int64_t s = IntAt(sizes, i);
+    if (s == -1) {
+      if (unknown != -1) return c.Fail("There can only be one -1 in the input.");
+      unknown = static_cast<int>(i);
+    } else if (s < 0) {
+      return c.Fail(fmt::format("Split size at index {} must be >= 0. Got: {}", i, s));
+    } else {
+      known += s;
+    }
+    plan.sizes.push_back(s);
+  }
+  if ((unknown == -1 && known != size) || (unknown != -1 && known > size)) {
+    return c.Fail(fmt::format("Determined shape must either match input shape along split_dim exactly if fully "
+                              "specified, or be less than the size of the input along split_dim if not fully "
+                              "specified.  Got: {}",
+                              known));
+  }
+  if (unknown != -1) plan.sizes[unknown] = size - known;
+  return plan;
+}
+
+// broadcast_to_op.cc (BroadcastToOp::Compute)
+StatusOr<BroadcastToPlan> PlanBroadcastTo(KernelContext& c) {
+  const Tensor& input = c.inputs[0];
+  const Tensor& shape = c.inputs[1];
+  if (shape.rank() != 1) {
+    return c.Fail(fmt::format("shape must be a vector, got shape {}", ShapeDebugString(shape.shape())));
+  }
+  BroadcastToPlan plan;
+  for (int64_t i = 0; i < shape.num_elements(); ++i) {
+    const int64_t d = IntAt(shape, i);
+    if (d < 0) return c.Fail(fmt::format("Dimension {} must be >= 0", d));
+    plan.output.push_back(d);
+  }
+  const size_t rank = plan.output.size();
+  if (static_cast<size_t>(input.rank()) > rank) {
+    return c.Fail(fmt::format("Rank of input ({}) must be no greater than rank of output shape ({}).", input.rank(),
+                              rank));
+  }
+  plan.input.assign(rank - input.rank(), 1);
+  plan.input.insert(plan.input.end(), input.shape().begin(), input.shape().end());
+  for (size_t d = 0; d < rank; ++d) {
+    if (plan.input[d] == plan.output[d] || plan.input[d] == 1) continue;
+    if (plan.output[d] == 1) {  // BCast stretches the output's 1, which BroadcastTo refuses
+      return c.Fail(fmt::format("Unable to broadcast tensor of shape {} to tensor of shape {}",
+                                ShapeDebugString(input.shape()), ShapeDebugString(plan.output)));
+    }
+    return c.Fail(fmt::format("Incompatible shapes: {} vs. {}", ShapeDebugString(input.shape()),
+                              ShapeDebugString(plan.output)));
+  }
+  return plan;
+}
+
 // concat_op.cc (ConcatBaseOp::Compute)
 StatusOr<ConcatPlan> PlanConcat(KernelContext& c) {
   const size_t n = c.inputs.size() - 1;

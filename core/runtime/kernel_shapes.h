@@ -60,6 +60,23 @@ struct SplitPlan {
 };
 StatusOr<SplitPlan> PlanSplit(KernelContext& c);
 
+// SplitV(value, size_splits, split_dim): the layout of value and each
+// output's size along the axis (a -1 in size_splits takes the rest).
+struct SplitVPlan {
+  AxisLayout layout;
+  Shape input;
+  std::vector<int64_t> sizes;
+};
+StatusOr<SplitVPlan> PlanSplitV(KernelContext& c);
+
+// BroadcastTo(input, shape): the output's shape, and the input's shape
+// left-padded with 1s to its rank (what Tile's copy then repeats).
+struct BroadcastToPlan {
+  Shape input;
+  Shape output;
+};
+StatusOr<BroadcastToPlan> PlanBroadcastTo(KernelContext& c);
+
 // ConcatV2(values..., axis): the layout of the output and its shape.
 struct ConcatPlan {
   AxisLayout layout;

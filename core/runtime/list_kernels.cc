@@ -346,12 +346,63 @@ Status StackKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+Status OptionalFromValueKernel(KernelContext& c) {
+  auto optional = std::make_shared<OptionalValue>();
+  optional->has_value = true;
+  optional->values = c.inputs;
+  TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromVariant(std::move(optional)));
+  return Status::Ok();
+}
+
+Status OptionalNoneKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromVariant(std::make_shared<OptionalValue>()));
+  return Status::Ok();
+}
+
+StatusOr<const OptionalValue*> OptionalInput(KernelContext& c) {
+  const auto* optional = dynamic_cast<const OptionalValue*>(c.inputs[0].variant());
+  if (optional == nullptr) return c.Fail("Input tensor must be a scalar DT_VARIANT tensor holding an Optional");
+  return optional;
+}
+
+Status OptionalHasValueKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const OptionalValue* optional, OptionalInput(c));
+  TFRUN_ASSIGN_OR_RETURN(Tensor out, Tensor::AllocateHost(DType::kBool, {}));
+  out.data<bool>()[0] = optional->has_value;
+  c.output = std::move(out);
+  return Status::Ok();
+}
+
+Status OptionalGetValueKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const OptionalValue* optional, OptionalInput(c));
+  if (!optional->has_value) return c.Fail("The optional does not have a value.");
+  if (static_cast<int>(optional->values.size()) != c.node.num_outputs) {
+    return c.Fail(fmt::format("The expected type of the optional's components does not match: it holds {} "
+                              "components, the op reads {}",
+                              optional->values.size(), c.node.num_outputs));
+  }
+  for (const Tensor& value : optional->values) {
+    TFRUN_ASSIGN_OR_RETURN(Tensor out, value.CopyTo(c.allocator, c.device_name));
+    c.outputs.push_back(std::move(out));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+void BindOptionalKernels(KernelRegistry* registry, std::string_view device_type) {
+  const DTypeSet variant{DType::kVariant};
+  registry->Bind("OptionalFromValue", device_type, variant, OptionalFromValueKernel);
+  registry->Bind("OptionalNone", device_type, variant, OptionalNoneKernel);
+  registry->Bind("OptionalHasValue", device_type, DTypeSet{DType::kBool}, OptionalHasValueKernel);
+  registry->Bind("OptionalGetValue", device_type, kEveryDType, OptionalGetValueKernel);
+}
 
 void BindListKernels(KernelRegistry* registry, std::string_view device_type) {
   // The node's dtype is its first output's: the variant of most, the
   // element dtype of GetItem and Stack, the shape's of ElementShape.
   const DTypeSet any = kMovedTypes | DTypeSet{DType::kVariant};
+  BindOptionalKernels(registry, device_type);
   registry->Bind("TensorListReserve", device_type, any, ReserveKernel);
   registry->Bind("EmptyTensorList", device_type, any, EmptyKernel);
   registry->Bind("TensorListFromTensor", device_type, any, FromTensorKernel);

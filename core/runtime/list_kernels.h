@@ -27,6 +27,18 @@ struct TensorList : VariantValue {
   std::string TypeName() const override { return "tensorflow::TensorList"; }
 };
 
+// An Optional (tf.experimental.Optional: what Keras 3's train step wraps
+// its logs in): a value of some tensors, or none.
+struct OptionalValue : VariantValue {
+  bool has_value = false;
+  std::vector<Tensor> values;
+  std::string TypeName() const override { return "tensorflow::data::OptionalVariant"; }
+};
+
+// Binds OptionalFromValue, OptionalNone, OptionalHasValue and
+// OptionalGetValue for `device_type` (called by BindListKernels).
+void BindOptionalKernels(KernelRegistry* registry, std::string_view device_type);
+
 // Binds TensorListReserve, TensorListFromTensor, TensorListGetItem,
 // TensorListSetItem, TensorListStack, TensorListLength, TensorListPushBack,
 // TensorListPopBack and TensorListElementShape for `device_type`.

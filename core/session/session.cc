@@ -1,10 +1,13 @@
 #include "core/session/session.h"
 
+#include "core/runtime/list_kernels.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "core/base/did_you_mean.h"
 #include "core/base/process_memory.h"
@@ -16,6 +19,7 @@
 #include "core/placement/placement_explanation.h"
 #include "core/placement/placement_log.h"
 #include "core/printing/array_printer.h"
+#include "core/runtime/list_kernels.h"
 #include "core/runtime/queue_resource.h"
 
 namespace tfrun {
@@ -257,7 +261,10 @@ Status Session::ResolveFetch() {
   // sess.run of a resource handle returns its in-memory bytes (pointers
   // and all), which no golden file can hold: refused, not imitated.
   for (const NodeOutput& f : fetch_) {
-    if (const std::string type = graph_.OutputTypeString(f); type == "resource" || type == "variant") {
+    const std::string type = graph_.OutputTypeString(f);
+    // A call's Optional result prints as its value (CallResultsText).
+    if (type == "variant" && call_results_) continue;
+    if (type == "resource" || type == "variant") {
       return BadInput(fmt::format("--fetch {}: a {} tensor: TensorFlow's sess.run returns its raw in-memory bytes, "
                                   "which tfrun does not print (fetch what reads it, such as a ReadVariableOp)",
                                   ClipForMessage(graph_.OutputName(f, false)), type));
@@ -275,11 +282,11 @@ Status Session::ResolveFetch() {
 // placed only.
 Status Session::ResolveCallResults() {
   if (call_.function.empty() || !fetch_.empty()) return Status::Ok();
-  // The nodes --feed names (NAME or NAME:INDEX, before its '=').
-  std::vector<bool> fed(graph_.nodes.size(), false);
+  // The outputs --feed names (NAME or NAME:INDEX, before its '=').
+  std::set<std::pair<int, int>> fed;
   for (const std::string& feed : options_.feeds) {
     const std::optional<TensorName> tensor = ParseTensorName(feed.substr(0, feed.find('=')));
-    if (const Node* node = tensor ? graph_.Find(tensor->node) : nullptr) fed[node->id] = true;
+    if (const Node* node = tensor ? graph_.Find(tensor->node) : nullptr) fed.emplace(node->id, tensor->index);
   }
   auto index_of = [&](const Node& node) { return std::strtoll(graph_.AttrText(node, "index").c_str(), nullptr, 10); };
   int64_t args = 0;
@@ -290,14 +297,34 @@ Status Session::ResolveCallResults() {
   for (const Node& node : graph_.nodes) {
     if (node.op == "_Arg" || node.op == "_DeviceArg") {
       const int64_t index = index_of(node);
-      if (index >= first_captured && index < args) {
-        captured[index - first_captured] = &node;
-      } else if (!fed[node.id]) {
-        return Status::Ok();
-      }
+      if (index >= first_captured && index < args) captured[index - first_captured] = &node;
     }
     if ((node.op == "_Retval" || node.op == "_DeviceRetval") && !node.inputs.empty()) {
       results.emplace_back(index_of(node), node.input(0));
+    }
+  }
+  // It runs when every argument its results need is fed (a train step's
+  // iterators are not, where its IteratorGetNext outputs are).
+  std::vector<bool> needed(graph_.nodes.size(), false);
+  std::vector<int> stack;
+  for (const auto& [index, output] : results) {
+    if (fed.count({output.node, output.index}) == 0) stack.push_back(output.node);
+  }
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = true;
+    const Node& node = graph_.nodes[id];
+    if ((node.op == "_Arg" || node.op == "_DeviceArg") && fed.count({id, 0}) == 0) {
+      const int64_t index = index_of(node);
+      if (index < first_captured || index >= args) return Status::Ok();  // placed only
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (fed.count({node.input(i).node, node.input(i).index}) == 0) stack.push_back(node.inputs[i]);
+    }
+    for (int in : node.control_inputs) {
+      if (!Executor::ReplacedByFeeds(graph_.nodes[in], fed)) stack.push_back(in);
     }
   }
   std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -494,6 +521,15 @@ Status Session::OpenSession(bool log, std::string* stdout_text) {
   // A distributed master session prints no mapping (only DirectSession does).
   if (log && PrintsDeviceMapping()) *stdout_text += DeviceMappingBlock(*devices_, *options_.profile);
   TFRUN_ASSIGN_OR_RETURN(feeds_, host_.ReadFeeds(graph_));
+  for (Feed& feed : feeds_) {
+    if (graph_.OutputTypeString(feed.output) != "resource") continue;
+    // A call's resource argument fed a value (cli/feeds.h): a variable of
+    // its own holding it, as the captured variable held it when the
+    // program called the function.
+    const std::string handle = "localhost/_arg/" + graph_.nodes[feed.output.node].name;
+    restored_variables_.emplace_back(handle, std::move(feed.value));
+    TFRUN_ASSIGN_OR_RETURN(feed.value, Tensor::FromStrings({}, {handle}));
+  }
   record_.feeds = &feeds_;
   run_feeds_ = feeds_;
   run_feeds_.insert(run_feeds_.end(), capture_feeds_.begin(), capture_feeds_.end());
@@ -651,6 +687,7 @@ StatusOr<std::vector<Feed>> Session::StepFeeds(int64_t step) const {
   std::vector<Feed> feeds = run_feeds_;
   for (size_t i = 0; i < options_.feeds.size(); ++i) {
     if (options_.feeds[i].find("=@") == std::string::npos) continue;  // a literal: every step the same
+    if (graph_.OutputTypeString(run_feeds_[i].output) == "resource") continue;  // a variable's value, whole
     const Tensor& all = run_feeds_[i].value;
     const std::string name = options_.feeds[i].substr(0, options_.feeds[i].find("=@"));
     if (all.rank() == 0 || all.shape()[0] < options_.batch) {
@@ -691,9 +728,16 @@ Status Session::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& 
     }
     result_ = std::move(*result);
     if ((step + 1) % std::max<int64_t>(options_.print_every, 1) == 0) {
-      std::vector<std::string> values;
-      for (const Tensor& t : result_.fetched) values.push_back(t.is_valid() ? PythonListItemRepr(t, Numpy2()) : "None");
-      *stdout_text += fmt::format("[{}]\n", fmt::join(values, ", "));
+      if (call_results_) {
+        // A train step called again and again: print(f(...)) each time.
+        *stdout_text += CallResultsText(&record_.printed) + "\n";
+      } else {
+        std::vector<std::string> values;
+        for (const Tensor& t : result_.fetched) {
+          values.push_back(t.is_valid() ? PythonListItemRepr(t, Numpy2()) : "None");
+        }
+        *stdout_text += fmt::format("[{}]\n", fmt::join(values, ", "));
+      }
       TFRUN_RETURN_IF_ERROR(observer_.StepsPrinted(stdout_text));
     }
     if (host_.prints_output() && std::chrono::duration<double>(Clock::now() - last_progress).count() >= 5) {
@@ -707,32 +751,44 @@ Status Session::TrainingLoop(Executor& executor, const std::vector<NodeOutput>& 
 }
 
 void Session::PrintResults(bool log, std::string* stdout_text) {
-  if (call_results_ && !signature_keys_.empty() && signature_keys_.size() == result_.fetched.size()) {
-    // print(loaded.signatures[name](x=...)): the dict of each output's
-    // repr, by key.
-    std::vector<std::string> items;
-    for (size_t i = 0; i < result_.fetched.size(); ++i) {
-      items.push_back(fmt::format("'{}': {}", signature_keys_[i], EagerTensorRepr(result_.fetched[i], Numpy2())));
-    }
-    record_.printed = items;
-    *stdout_text += fmt::format("{{{}}}\n", fmt::join(items, ", "));
-    return;
-  }
   if (call_results_) {
-    // print(f(x, y)): one result as print shows a tensor, several as the
-    // tuple of their reprs.
-    std::vector<std::string> items;
-    for (const Tensor& t : result_.fetched) {
-      items.push_back(result_.fetched.size() == 1 ? EagerTensorStr(t, Numpy2()) : EagerTensorRepr(t, Numpy2()));
-    }
-    record_.printed = items;
-    *stdout_text += (items.size() == 1 ? items[0] : fmt::format("({})", fmt::join(items, ", "))) + "\n";
+    *stdout_text += CallResultsText(&record_.printed) + "\n";
     return;
   }
   for (size_t i = 0; i < result_.fetched.size(); ++i) {
     record_.printed.push_back(PrintFetched(i, log, stdout_text));
     *stdout_text += record_.printed.back() + "\n";
   }
+}
+
+std::string Session::CallResultsText(std::vector<std::string>* items) const {
+  items->clear();
+  if (!signature_keys_.empty() && signature_keys_.size() == result_.fetched.size()) {
+    // print(loaded.signatures[name](x=...)): the dict of each output's
+    // repr, by key.
+    for (size_t i = 0; i < result_.fetched.size(); ++i) {
+      items->push_back(fmt::format("'{}': {}", signature_keys_[i], EagerTensorRepr(result_.fetched[i], Numpy2())));
+    }
+    return fmt::format("{{{}}}", fmt::join(*items, ", "));
+  }
+  // An Optional with a value stands for its value: Keras 3's train step
+  // returns its logs in one, and its train_function returns
+  // opt.get_value().
+  std::vector<Tensor> results;
+  for (const Tensor& t : result_.fetched) {
+    const auto* optional = dynamic_cast<const OptionalValue*>(t.variant());
+    if (optional != nullptr && optional->has_value) {
+      results.insert(results.end(), optional->values.begin(), optional->values.end());
+    } else {
+      results.push_back(t);
+    }
+  }
+  // print(f(x, y)): one result as print shows a tensor, several as the
+  // tuple of their reprs.
+  for (const Tensor& t : results) {
+    items->push_back(results.size() == 1 ? EagerTensorStr(t, Numpy2()) : EagerTensorRepr(t, Numpy2()));
+  }
+  return items->size() == 1 ? (*items)[0] : fmt::format("({})", fmt::join(*items, ", "));
 }
 
 std::string Session::PrintFetched(size_t i, bool /*log*/, std::string* /*stdout_text*/) const {

@@ -267,6 +267,9 @@ class Session {
   Status TrainingLoop(Executor& executor, const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
                       std::string* stdout_text);
   void PrintResults(bool log, std::string* stdout_text);
+  // A call's results as print(f(...)) prints them (call_results_), each
+  // result's text in `items`.
+  std::string CallResultsText(std::vector<std::string>* items) const;
   Status ResolveQueueRunners();
   Status FillQueues(Executor& executor);
   Status FillQueue(Executor& executor, size_t runner);

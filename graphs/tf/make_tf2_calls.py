@@ -178,20 +178,34 @@ def run_mirrored(replicas, stand_in=False):
     SGD(0.2), Keras 3) on `replicas` logical CPUs: model.fit's train
     function (multi_step_on_iterator: the step inlined, a CollectiveReduceV2
     per replica) as fit calls it, with the devices its arguments had there
-    (read from TensorFlow's own log of the call).
+    (read from TensorFlow's own log of the call), and fit's 10 steps of one
+    sample per replica: prints the flags that train it in tfrun (each
+    replica's batches fed for its IteratorGetNext: replica k of step s reads
+    row s * N + k, checked against a distributed dataset of the same rows;
+    every captured variable's value before the first step; the instance
+    keys the collectives were traced with), then what
+    print(model.train_function(iterator)["loss"]) printed after each step.
 
     stand_in: on replicas + 1 logical CPUs, the replicas on CPU:1..N and
     the program under tf.device("/CPU:1"), CPU:0 the host alone; written
     twice, as traced and with the CPUs standing in for GPUs
-    (export_tf2_function.py: a GPU machine's trace)."""
+    (export_tf2_function.py: a GPU machine's trace). Trained with Grappler's
+    constant folding off: on, it folds the loss scale and the replica count
+    (x * (1/3) * 3 -> x * 1.0), which tfrun does not, and 3 replicas' losses
+    then differ in their last bit (testdata/golden/DERIVATIONS.md)."""
     import contextlib
     import numpy as np
     import tensorflow as tf
     tf.debugging.set_log_device_placement(True)
+    if stand_in:
+        tf.config.optimizer.set_experimental_options({"constant_folding": False})
     cpus = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] *
                                                (replicas + (1 if stand_in else 0)))
     from export_tf2_function import export_concrete
+    steps = 10
+    x = ((np.arange(steps * replicas, dtype=np.float32) + 1) / (steps * replicas)).reshape(-1, 1)
+    y = 2.0 * x + 1.0
     with tf.device("/CPU:1") if stand_in else contextlib.nullcontext():
         devices = tf.config.list_logical_devices("CPU")[1:] if stand_in else tf.config.list_logical_devices("CPU")
         strategy = tf.distribute.MirroredStrategy(devices)
@@ -200,13 +214,33 @@ def run_mirrored(replicas, stand_in=False):
             predictions = tf.keras.layers.Dense(1)(inputs)
             model = tf.keras.models.Model(inputs=inputs, outputs=predictions)
             model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=0.2))
-        x = np.array([[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]], dtype=np.float32)
+        # Every variable's value before the first step (the replicas'
+        # copies are equal).
+        variables = (list(model.variables) + list(model.optimizer.variables) +
+                     [w for m in model.metrics for w in m.variables])
+        initial = [v.numpy() for v in variables]
+        model.make_train_function()
+        train = model.train_function
+        losses = []
+
+        def recorded(iterator):
+            logs = train(iterator)
+            losses.append(str(logs["loss"]))
+            return logs
+        model.train_function = recorded
         print("==CALL", flush=True)
-        model.fit(x, 2.0 * x, batch_size=replicas, epochs=1, verbose=0, shuffle=False)
+        model.fit(x, y, batch_size=replicas, epochs=1, verbose=0, shuffle=False)
         print("==END", flush=True)
+        # What tf.distribute gave each replica, step by step.
+        dist = strategy.experimental_distribute_dataset(
+            tf.data.Dataset.from_tensor_slices((x, y)).batch(replicas))
+        for step, (bx, by) in enumerate(dist):
+            for k, (rx, ry) in enumerate(zip(strategy.experimental_local_results(bx),
+                                             strategy.experimental_local_results(by))):
+                assert np.array_equal(rx.numpy(), x[step * replicas + k:step * replicas + k + 1]), (step, k)
+                assert np.array_equal(ry.numpy(), y[step * replicas + k:step * replicas + k + 1]), (step, k)
     # Keras 3 wraps its tf.function in a plain function: the closure holds it.
-    fn = model.train_function
-    traced = [c.cell_contents for c in (fn.__closure__ or ()) if hasattr(c.cell_contents, "_list_all_concrete_functions")]
+    traced = [c.cell_contents for c in (train.__closure__ or ()) if hasattr(c.cell_contents, "_list_all_concrete_functions")]
     concrete = traced[0]._list_all_concrete_functions()[0]
     names = [a.name for a in concrete.function_def.signature.input_arg]
     print("==ARGS " + " ".join(names), flush=True)
@@ -217,13 +251,39 @@ def run_mirrored(replicas, stand_in=False):
         flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_{replicas}.pbtxt"),
                                 arg_devices=arg_devices)
         print("==FLAGS " + flags, flush=True)
-        return
-    flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_host_{replicas}.pbtxt"),
-                            arg_devices=arg_devices)
-    print("==FLAGS " + flags, flush=True)
-    flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_gpu_{replicas}.pbtxt"),
-                            arg_devices=arg_devices, stand_in_gpus=True)
-    print("==GPU-FLAGS " + flags, flush=True)
+    else:
+        flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_host_{replicas}.pbtxt"),
+                                arg_devices=arg_devices)
+        print("==FLAGS " + flags, flush=True)
+        flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_gpu_{replicas}.pbtxt"),
+                                arg_devices=arg_devices, stand_in_gpus=True)
+        print("==GPU-FLAGS " + flags, flush=True)
+    before = {}
+    for v, value in zip(variables, initial):
+        inner = getattr(v, "value", v)
+        for component in getattr(inner, "values", None) or [inner]:
+            before[id(component.handle)] = value
+    feeds = []
+    for name, value in zip(names[len(names) - len(concrete.captured_inputs):], concrete.captured_inputs):
+        if value.dtype == tf.resource:
+            held = before.get(id(value))
+            if held is None:  # made while tracing: a collective's ordering token
+                held = tf.raw_ops.ReadVariableOp(resource=value, dtype=tf.float32).numpy()
+            feeds.append(f"--feed {name}={json.dumps(np.asarray(held).tolist()).replace(' ', '')}")
+        else:  # a collective's instance key, captured at call time
+            feeds.append(f"--feed {name}={int(value.numpy())}")
+    kind = "host" if stand_in else ""
+    for k in range(replicas):
+        for part, values in ((0, x), (1, y)):
+            path = f"mirrored_{kind}{replicas}_{'xy'[part]}{k}.npy"
+            np.save(os.path.join(HERE, "data", path), values[k::replicas])
+            node = "IteratorGetNext" if k == 0 else f"IteratorGetNext_{k}"
+            feeds.append(f"--feed {node}:{part}=@data/{path}")
+    print(f"==TRAIN-FLAGS --steps {steps} --batch 1 " + " ".join(feeds), flush=True)
+    print("==LOSSES", flush=True)
+    for line in losses:
+        print(line, flush=True)
+    print("==LOSSES-END", flush=True)
 
 
 # Each SavedModel's input for its signature's call (one JSON literal, as
@@ -344,11 +404,11 @@ def train_function_block(lines, names):
     sys.exit("the train function's block is not in the log")
 
 
-def write_golden(stem, args, lines):
+def write_golden(stem, args, lines, stderr=""):
     with open(stem + ".expected", "w") as f:
         f.write(f"# args: {args}\n" + "".join(l + "\n" for l in lines))
     with open(stem + ".expected-stderr", "w") as f:
-        f.write("")
+        f.write(stderr)
     print(f"{os.path.basename(stem)}: {len(lines)} placement lines")
 
 
@@ -371,14 +431,20 @@ def make_mirrored(replicas, env, stand_in=False):
     out, _ = p.communicate(" ".join(devices) + "\n")
     if p.returncode != 0:
         sys.exit(f"mirrored {replicas}: exit {p.returncode}")
-    flags = next(l for l in out.splitlines() if l.startswith("==FLAGS "))[len("==FLAGS "):]
+    out_lines = out.splitlines()
+    flags = next(l for l in out_lines if l.startswith("==FLAGS "))[len("==FLAGS "):]
+    # The 10 steps: what print(model.train_function(it)["loss"]) printed.
+    train = next(l for l in out_lines if l.startswith("==TRAIN-FLAGS "))[len("==TRAIN-FLAGS "):]
+    losses = out_lines[out_lines.index("==LOSSES") + 1:out_lines.index("==LOSSES-END")]
     if not stand_in:
         write_golden(os.path.join(HERE, f"call_mirrored_{replicas}.call"),
                      f"{flags} --log-placement --device-count CPU={replicas}", block)
+        write_golden(os.path.join(HERE, f"call_mirrored_{replicas}.train"),
+                     f"{flags} --device-count CPU={replicas} {train}", losses)
         return
-    write_golden(os.path.join(HERE, f"call_mirrored_host_{replicas}.call"),
-                 f"{flags} --call-device /job:localhost/replica:0/task:0/device:CPU:1 --log-placement "
-                 f"--device-count CPU={replicas + 1}", block)
+    host = f"--call-device /job:localhost/replica:0/task:0/device:CPU:1 --device-count CPU={replicas + 1}"
+    write_golden(os.path.join(HERE, f"call_mirrored_host_{replicas}.call"), f"{flags} {host} --log-placement", block)
+    write_golden(os.path.join(HERE, f"call_mirrored_host_{replicas}.train"), f"{flags} {host} {train}", losses)
     # On eight GPUs: TensorFlow's lines with each device through the same
     # stand-in (testdata/golden/DERIVATIONS.md, "MirroredStrategy on GPUs").
     from export_tf2_function import stand_in_gpu
@@ -387,6 +453,12 @@ def make_mirrored(replicas, env, stand_in=False):
     check_gpu_kernels(gpu_block, env)
     write_golden(os.path.join(HERE, f"call_mirrored_gpu_{replicas}.call"),
                  f"{gpu_flags} --log-placement --devices ../../testdata/topologies/p40_x8.yaml", gpu_block)
+    # Trained on the simulated GPUs: the CPUs' losses (their kernels are
+    # the host's, DERIVATIONS.md).
+    topology = "../../testdata/topologies/p40_x8.yaml"
+    write_golden(os.path.join(HERE, f"call_mirrored_gpu_{replicas}.train"),
+                 f"{gpu_flags} --devices {topology} {train}", losses,
+                 stderr=f"tfrun: info: kernels placed on the simulated GPUs of {topology} run on the host\n")
 
 
 def check_gpu_kernels(lines, env):

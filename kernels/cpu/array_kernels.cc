@@ -240,17 +240,33 @@ Status PadKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+// The output (of `shape`, its rank the input's) as the input repeated
+// along every dimension: Tile, and BroadcastTo of an input whose stretched
+// dimensions are 1.
+void RepeatInto(const Tensor& input, const Shape& shape, Tensor* output);
+
 Status TileKernel(KernelContext& c) {
-  const Tensor& input = c.inputs[0];
-  const int rank = input.rank();
   TFRUN_ASSIGN_OR_RETURN(const Shape shape, TileShape(c));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
-  const int64_t n = c.output.num_elements();
-  if (n == 0) return Status::Ok();
+  RepeatInto(c.inputs[0], shape, &c.output);
+  return Status::Ok();
+}
+
+Status BroadcastToKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const BroadcastToPlan plan, PlanBroadcastTo(c));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  RepeatInto(c.inputs[0].Reshaped(plan.input), plan.output, &c.output);
+  return Status::Ok();
+}
+
+void RepeatInto(const Tensor& input, const Shape& shape, Tensor* output) {
+  const int rank = input.rank();
+  const int64_t n = output->num_elements();
+  if (n == 0) return;
   const size_t element = ElementSize(input);
   if (rank == 0) {
-    std::memcpy(c.output.raw(), input.raw(), element);
-    return Status::Ok();
+    std::memcpy(output->raw(), input.raw(), element);
+    return;
   }
   // Each output row of the last dimension is the input's row repeated.
   std::vector<int64_t> in_strides(rank, 1);
@@ -260,7 +276,7 @@ Status TileKernel(KernelContext& c) {
   const int64_t rows = n / out_run;
   std::vector<int64_t> coord(rank, 0);
   const char* in = static_cast<const char*>(input.raw());
-  char* out = static_cast<char*>(c.output.raw());
+  char* out = static_cast<char*>(output->raw());
   for (int64_t r = 0; r < rows; ++r) {
     int64_t offset = 0;
     for (int d = 0; d < rank - 1; ++d) offset += (coord[d] % input.shape()[d]) * in_strides[d];
@@ -271,7 +287,6 @@ Status TileKernel(KernelContext& c) {
       coord[d] = 0;
     }
   }
-  return Status::Ok();
 }
 
 // The output of gathering `indices` from `params` as `plan` says, each
@@ -458,6 +473,7 @@ void RegisterArrayKernels(KernelRegistry* registry) {
   registry->Bind("Unpack", kCpu, kMovedTypes, UnpackKernel);
   registry->Bind("Slice", kCpu, kMovedTypes, SliceKernel);
   registry->Bind("Tile", kCpu, kMovedTypes, TileKernel);
+  registry->Bind("BroadcastTo", kCpu, kMovedTypes, BroadcastToKernel);
   registry->Bind("Transpose", kCpu, kMovedTypes, TransposeKernel);
   registry->Bind("Pad", kCpu, kMovedTypes, PadKernel);
   registry->Bind("PadV2", kCpu, kMovedTypes, PadKernel);

@@ -432,6 +432,26 @@ Status SplitKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+Status SplitVKernel(KernelContext& c) {
+  TFRUN_ASSIGN_OR_RETURN(const SplitVPlan plan, PlanSplitV(c));
+  const Tensor& value = c.inputs[0];
+  const int64_t element = static_cast<int64_t>(Info(value.dtype()).size);
+  const int64_t row = plan.input[plan.layout.axis] * plan.layout.inner * element;
+  c.outputs.resize(c.node.num_outputs);
+  int64_t offset = 0;  // bytes into each input row
+  for (int i = 0; i < c.node.num_outputs; ++i) {
+    Shape shape = plan.input;
+    shape[plan.layout.axis] = plan.sizes[i];
+    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, shape));
+    const int64_t piece = plan.sizes[i] * plan.layout.inner * element;
+    const char* src = static_cast<const char*>(value.raw()) + offset;
+    char* dst = static_cast<char*>(c.outputs[i].raw());
+    for (int64_t r = 0; r < plan.layout.outer && piece > 0; ++r) std::memcpy(dst + r * piece, src + r * row, piece);
+    offset += piece;
+  }
+  return Status::Ok();
+}
+
 Status ConcatKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const ConcatPlan plan, PlanConcat(c));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
@@ -486,6 +506,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
       {"BiasAdd", kNumericTypes, BiasAddKernel},
       {"Relu", kNumericTypes, ReluKernel},
       {"Split", kMovedTypes, SplitKernel},
+      {"SplitV", kMovedTypes, SplitVKernel},
       {"ConcatV2", kMovedTypes, ConcatKernel},
   };
   for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.dtypes, b.fn);

@@ -474,6 +474,7 @@ fetch: [MatMul]
 struct BoundRun {
   Status status;
   Tensor output;
+  std::vector<Tensor> outputs;  // a kernel of several outputs's
 };
 BoundRun RunBound(const std::string& op, DType dtype, std::vector<Tensor> inputs, int num_outputs = 1) {
   static const KernelRegistry kernels = [] {
@@ -494,7 +495,7 @@ BoundRun RunBound(const std::string& op, DType dtype, std::vector<Tensor> inputs
   KernelContext c{node, std::move(inputs), CpuAllocator(), "/job:localhost/replica:0/task:0/device:CPU:0",
                   &variables, &constants, nullptr};
   Status status = kernel(c);
-  return {status, c.output};
+  return {status, c.output, c.outputs};
 }
 
 template <typename T>
@@ -615,6 +616,37 @@ TEST(CpuKernelsTest, ShapesThatOverflowAreTensorFlowsErrors) {
   EXPECT_FALSE(RunBound("Split", DType::kFloat32, {Scalar<int32_t>(DType::kInt32, 0), Vector<float>(DType::kFloat32, {1, 2})},
                         0)
                    .status.ok());
+}
+
+// SplitV and BroadcastTo (a MirroredStrategy step's SGD unpacking its
+// all-reduced gradients; a Keras metric's sample weights), with
+// TensorFlow's texts (split_v_op.cc, broadcast_to_op.cc).
+TEST(ArrayKernels, SplitVAndBroadcastTo) {
+  const Tensor value = Vector<float>(DType::kFloat32, {1, 2, 3, 4, 5});
+  BoundRun split = RunBound("SplitV", DType::kFloat32,
+                            {value, Vector<int64_t>(DType::kInt64, {2, -1}), Scalar<int32_t>(DType::kInt32, 0)}, 2);
+  ASSERT_TRUE(split.status.ok()) << split.status.message();
+  ASSERT_EQ(split.outputs.size(), 2u);
+  EXPECT_EQ(Values(split.outputs[0]), (std::vector<double>{1, 2}));
+  EXPECT_EQ(Values(split.outputs[1]), (std::vector<double>{3, 4, 5}));
+  EXPECT_EQ(RunBound("SplitV", DType::kFloat32,
+                     {value, Vector<int64_t>(DType::kInt64, {-1, -1}), Scalar<int32_t>(DType::kInt32, 0)}, 2)
+                .status.message(),
+            "InvalidArgumentError: There can only be one -1 in the input.");
+  EXPECT_NE(RunBound("SplitV", DType::kFloat32,
+                     {value, Vector<int64_t>(DType::kInt64, {2, 2}), Scalar<int32_t>(DType::kInt32, 0)}, 2)
+                .status.message()
+                .find("Determined shape must either match input shape along split_dim exactly"),
+            std::string::npos);
+  BoundRun broadcast = RunBound("BroadcastTo", DType::kFloat32,
+                                {Vector<float>(DType::kFloat32, {1, 2}), Vector<int32_t>(DType::kInt32, {3, 2})});
+  ASSERT_TRUE(broadcast.status.ok()) << broadcast.status.message();
+  EXPECT_EQ(broadcast.output.shape(), (Shape{3, 2}));
+  EXPECT_EQ(Values(broadcast.output), (std::vector<double>{1, 2, 1, 2, 1, 2}));
+  EXPECT_EQ(RunBound("BroadcastTo", DType::kFloat32,
+                     {Vector<float>(DType::kFloat32, {1, 2}), Vector<int32_t>(DType::kInt32, {3})})
+                .status.message(),
+            "InvalidArgumentError: Incompatible shapes: [2] vs. [3]");
 }
 
 // In a child: starts 1000 CPU threads under a 1.5 GB address space (8 MB

@@ -253,6 +253,29 @@ Status SplitKernel(KernelContext& c) {
   return Status::Ok();
 }
 
+Status SplitVKernel(KernelContext& c) {
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_ASSIGN_OR_RETURN(const SplitVPlan plan, PlanSplitV(c));
+  const Tensor& value = c.inputs[0];
+  const size_t element = Info(value.dtype()).size;
+  const size_t row = plan.input[plan.layout.axis] * plan.layout.inner * element;
+  c.outputs.resize(c.node.num_outputs);
+  size_t offset = 0;  // bytes into each input row
+  for (int i = 0; i < c.node.num_outputs; ++i) {
+    Shape shape = plan.input;
+    shape[plan.layout.axis] = plan.sizes[i];
+    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, shape));
+    const size_t piece = plan.sizes[i] * plan.layout.inner * element;
+    if (piece > 0 && plan.layout.outer > 0) {
+      TFRUN_RETURN_IF_ERROR(CopyRuns(ctx, c.outputs[i].raw(), piece, static_cast<const char*>(value.raw()) + offset,
+                                     row, piece, plan.layout.outer));
+    }
+    offset += piece;
+  }
+  return Status::Ok();
+}
+
 Status ConcatKernel(KernelContext& c) {
   CudaContext& ctx = ContextOf(c);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
@@ -300,6 +323,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   registry->Bind("Relu", kGpu, kNumericTypes, ReluKernel);
   registry->Bind("Cast", kGpu, kAllTypes, CastKernel);
   registry->Bind("Split", kGpu, kMovedTypes, SplitKernel);
+  registry->Bind("SplitV", kGpu, kMovedTypes, SplitVKernel);
   registry->Bind("ConcatV2", kGpu, kMovedTypes, ConcatKernel);
 }
 

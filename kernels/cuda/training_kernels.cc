@@ -348,6 +348,15 @@ Status TileKernel(KernelContext& c) {
   return StridedCopy(c, input, cuda::TileMap(shape, input.shape()), c.output);
 }
 
+Status BroadcastToKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const BroadcastToPlan plan, PlanBroadcastTo(c));
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  return StridedCopy(c, c.inputs[0].Reshaped(plan.input), cuda::TileMap(plan.output, plan.input), c.output);
+}
+
 // Pack: input i's run of each outer row goes to slot i of that row.
 Status PackKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
@@ -931,6 +940,7 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"SoftmaxCrossEntropyWithLogits", f32_64, SoftmaxXentKernel},
       {"Slice", any, SliceKernel},
       {"Tile", any, TileKernel},
+      {"BroadcastTo", any, BroadcastToKernel},
       {"Transpose", any, TransposeKernel},
       {"LogicalAnd", DTypeSet{DType::kBool}, LogicalBinaryKernel<true>},
       {"LogicalOr", DTypeSet{DType::kBool}, LogicalBinaryKernel<false>},
