@@ -47,7 +47,7 @@ void PinArgsAndRets(Graph* graph, const std::vector<std::string>& arg_devices) {
   }
 }
 
-StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call) {
+StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call, const NodeAttrs* call_attrs) {
   const std::string& name = call.function;
   if (graph.functions == nullptr || !graph.functions->Contains(name)) {
     return BadInput(fmt::format("call: {} has no function '{}'{}", graph.path, name,
@@ -65,7 +65,7 @@ StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call) {
                                 "is not currently supported by multi-device functions.",
                                 name));
   }
-  TFRUN_ASSIGN_OR_RETURN(FunctionBody body, graph.functions->Instantiate(name));
+  TFRUN_ASSIGN_OR_RETURN(FunctionBody body, graph.functions->Instantiate(name, call_attrs));
   const std::vector<std::string>& names = body.signature.input_names;
   std::vector<std::string> arg_devices(names.size());
   for (const std::string& given : call.arg_devices) {

@@ -22,7 +22,9 @@ void PinArgsAndRets(Graph* graph, const std::vector<std::string>& arg_devices);
 // function of `graph`'s library instantiated, with `graph`'s path,
 // config (do_function_inlining on, as eager inlines every call) and
 // library, its arguments and results pinned. Errors (exit 2) name what the
-// library and the function have.
-StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call);
+// library and the function have. `call_attrs`: a native call's attrs,
+// which bind a polymorphic function's placeholders ($T, $N); null for
+// --call and a PartitionedCall.
+StatusOr<Graph> CallGraph(const Graph& graph, const Graph::Call& call, const NodeAttrs* call_attrs = nullptr);
 
 }  // namespace tfrun

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <map>
 #include <queue>
+#include <cstdlib>
+#include <limits>
 #include <set>
 #include <functional>
 #include <optional>
@@ -95,14 +97,35 @@ Status ReduceTyped(const std::vector<Tensor>& inputs, std::string_view merge_op,
 
 }  // namespace
 
-bool IsCollective(const Node& node) { return node.op == "CollectiveReduceV2" || node.op == "CollectiveGatherV2"; }
+bool IsCollective(const Node& node) {
+  return node.op == "CollectiveReduceV2" || node.op == "CollectiveGatherV2" || node.op == "NcclAllReduce";
+}
 
 StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
     const Graph& graph, const std::vector<bool>& needed, const KnownScalar& known,
     const std::function<std::string(int)>& device_name) {
   std::map<std::pair<int64_t, int64_t>, CollectiveGroup> groups;
+  // NcclAllReduce's groups are named (shared_name): numbered apart from
+  // the keyed ones, below every group key.
+  std::map<std::string, int64_t> named;
   for (const Node& node : graph.nodes) {
     if (!needed[node.id] || !IsCollective(node)) continue;
+    if (node.op == "NcclAllReduce") {
+      const std::string name = graph.AttrText(node, "shared_name");
+      const int64_t size = std::strtoll(graph.AttrText(node, "num_devices").c_str(), nullptr, 10);
+      const int64_t key = std::numeric_limits<int64_t>::min() + static_cast<int64_t>(named.emplace(name, named.size())
+                                                                                        .first->second);
+      CollectiveGroup& group = groups[{key, 0}];
+      if (!group.members.empty() && group.group_size != size) {
+        return RuntimeError(fmt::format("InternalError: NcclAllReduce {} has num_devices {} and {} has {} in the "
+                                        "group '{}'",
+                                        graph.nodes[group.members[0]].name, group.group_size, node.name, size, name));
+      }
+      group.group_key = key;
+      group.group_size = size;
+      group.members.push_back(node.id);
+      continue;
+    }
     if (node.inputs.size() < 4) {
       return RuntimeError(fmt::format("{} ({}) has {} inputs; it reads a tensor, group_size, group_key and "
                                       "instance_key",
@@ -149,11 +172,14 @@ StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
       }
     }
     if (static_cast<int64_t>(group.members.size()) != group.group_size) {
-      return RuntimeError(fmt::format(
-          "DeadlineExceededError: collective group {} instance {} has group_size {} but this run holds {} of its "
-          "members ({}); TensorFlow would wait for the others until its timeout",
-          group.group_key, group.instance_key, group.group_size, group.members.size(),
-          graph.nodes[group.members[0]].name));
+      const Node& first = graph.nodes[group.members[0]];
+      const std::string which = first.op == "NcclAllReduce"
+                                    ? fmt::format("NcclAllReduce group '{}'", graph.AttrText(first, "shared_name"))
+                                    : fmt::format("collective group {} instance {}", group.group_key,
+                                                  group.instance_key);
+      return RuntimeError(fmt::format("DeadlineExceededError: {} has group_size {} but this run holds {} of its "
+                                      "members ({}); TensorFlow would wait for the others until its timeout",
+                                      which, group.group_size, group.members.size(), first.name));
     }
     result.push_back(std::move(group));
   }
@@ -291,6 +317,15 @@ Status CollectiveKernel(KernelContext& c) {
     const std::vector<Tensor>& inputs = *c.collective_inputs;
     if (c.node.op == "CollectiveGatherV2") {
       TFRUN_ASSIGN_OR_RETURN(*c.collective_result, GatherAll(inputs, c.node.name));
+    } else if (c.node.op == "NcclAllReduce") {
+      // NCCL's own order of sums is its library's; tfrun's is the ring's.
+      const std::string reduction = c.StringAttr("reduction", "sum");
+      const char* merge = reduction == "prod" ? "Mul" : reduction == "min" ? "Min" : reduction == "max" ? "Max"
+                                                                                                        : "Add";
+      if (reduction != "sum" && reduction != "prod" && reduction != "min" && reduction != "max") {
+        return c.Fail(fmt::format("reduction must be one of min, max, prod, sum; got {}", reduction));
+      }
+      TFRUN_ASSIGN_OR_RETURN(*c.collective_result, RingAllReduce(inputs, merge, "Id", c.node.name));
     } else {
       TFRUN_ASSIGN_OR_RETURN(*c.collective_result, RingAllReduce(inputs, c.StringAttr("merge_op", "Add"),
                                                                  c.StringAttr("final_op", "Id"), c.node.name));
@@ -307,6 +342,8 @@ void BindCollectiveKernels(KernelRegistry* registry, std::string_view device_typ
   const DTypeSet types{DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64};
   registry->Bind("CollectiveReduceV2", device_type, types, CollectiveKernel);
   registry->Bind("CollectiveGatherV2", device_type, types, CollectiveKernel);
+  // TensorFlow has only a GPU kernel; the CPU's serves simulated GPUs.
+  registry->Bind("NcclAllReduce", device_type, types, CollectiveKernel);
 }
 
 }  // namespace tfrun

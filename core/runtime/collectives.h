@@ -27,8 +27,8 @@
 
 namespace tfrun {
 
-// CollectiveReduceV2 and CollectiveGatherV2: the ops the executor runs by
-// group.
+// CollectiveReduceV2, CollectiveGatherV2 and NcclAllReduce: the ops the
+// executor runs by group.
 bool IsCollective(const Node& node);
 
 // One group instance of a run: its members in TensorFlow's rank order
@@ -45,7 +45,9 @@ struct CollectiveGroup {
 // (through Identity), or a fed output. nullopt: computed by the run.
 using KnownScalar = std::function<std::optional<int64_t>(NodeOutput)>;
 
-// The groups of the collective nodes `needed` marks. `device_name(id)`:
+// The groups of the collective nodes `needed` marks: by group and
+// instance key, or an NcclAllReduce's by its shared_name (num_devices its
+// size). `device_name(id)`:
 // node `id`'s full device name. Fails (one line, naming the node) where a
 // key is computed by the run, a group has other than group_size members
 // (TensorFlow would wait for the missing ones until its timeout), or two
@@ -75,8 +77,10 @@ StatusOr<Tensor> RingAllReduce(const std::vector<Tensor>& inputs, std::string_vi
 // dimension in rank order.
 StatusOr<Tensor> GatherAll(const std::vector<Tensor>& inputs, const std::string& node);
 
-// CollectiveReduceV2 and CollectiveGatherV2 on every device: the group's
-// result (computed once, on the host) copied into the member's memory.
+// CollectiveReduceV2, CollectiveGatherV2 and NcclAllReduce (its
+// `reduction` as the merge, NCCL's own order of sums replaced by the
+// ring's) on every device: the group's result (computed once, on the
+// host) copied into the member's memory.
 void BindCollectiveKernels(KernelRegistry* registry, std::string_view device_type);
 
 }  // namespace tfrun

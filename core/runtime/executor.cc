@@ -14,6 +14,7 @@
 
 #include "core/base/denormals.h"
 #include "core/base/device_types.h"
+#include "core/graph/function_library.h"
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/node_def_summary.h"
 #include "core/graph/op_registry.h"
@@ -134,6 +135,11 @@ KernelChoice ChooseKernel(const Graph& graph, const Node& node, const Device& de
                            ? std::string(kCpu)
                            : std::string(type != nullptr ? type->runs_kernels_of : device.type);
   choice.fn = kernels.Find(node.op, choice.kernel_type, node.dtype, node.has_output());
+  // A native call (the op names a library function) runs as a
+  // PartitionedCall does, its attrs binding the function's.
+  if (choice.fn == nullptr && graph.functions != nullptr && graph.functions->Contains(node.op)) {
+    choice.fn = kernels.Find("PartitionedCall", choice.kernel_type, node.dtype, node.has_output());
+  }
   if (node.properties >= 0) {
     for (std::string_view t : graph.properties[node.properties].output_types) {
       if (IsRefType(t)) t.remove_suffix(4);

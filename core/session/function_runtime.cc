@@ -23,15 +23,18 @@ int64_t IndexOf(const Graph& graph, const Node& node) {
 }  // namespace
 
 StatusOr<SessionFunctionRuntime::Instance*> SessionFunctionRuntime::Instantiate(const Graph& graph,
+                                                                               const Node& call_node,
                                                                                const std::string& function,
-                                                                               const std::string& device) {
-  auto& slot = instances_[{function, device}];
+                                                                               const std::string& device, bool native) {
+  auto& slot = instances_[{function, device, native ? reinterpret_cast<uintptr_t>(&call_node) : 0}];
   if (slot != nullptr) return slot.get();
   auto instance = std::make_unique<Instance>();
   Graph::Call call;
   call.function = function;
   call.device = device;
-  TFRUN_ASSIGN_OR_RETURN(instance->body, CallGraph(graph, call));
+  const NodeAttrs* attrs =
+      native && call_node.properties >= 0 ? &graph.properties[call_node.properties].attrs : nullptr;
+  TFRUN_ASSIGN_OR_RETURN(instance->body, CallGraph(graph, call, attrs));
   TFRUN_RETURN_IF_ERROR(RunPrePlacementPasses(&instance->body, &devices_, /*do_function_inlining=*/true));
   TFRUN_RETURN_IF_ERROR(
       PlaceGraph(instance->body, devices_, /*allow_soft_placement=*/true, profile_, &instance->placement, {}, device));
@@ -68,7 +71,8 @@ StatusOr<std::vector<Tensor>> SessionFunctionRuntime::Call(const Graph& graph, c
     int& depth;
     ~Leave() { --depth; }
   } leave{depth_};
-  StatusOr<Instance*> instance = Instantiate(graph, function, device);
+  const bool native = call.op != "PartitionedCall" && call.op != "StatefulPartitionedCall";
+  StatusOr<Instance*> instance = Instantiate(graph, call, function, device, native);
   if (!instance.ok()) {
     return Status(instance.status().kind(),
                   fmt::format("function '{}' for {} '{}': {}", function, call.op, call.name, instance.status().message()));

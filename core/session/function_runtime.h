@@ -7,7 +7,9 @@
 // then planned once and run on every call with the caller's variables.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,7 +43,11 @@ class SessionFunctionRuntime final : public FunctionRuntime {
     std::vector<int> args;           // the _Arg node of each argument, by index
     std::vector<NodeOutput> results;  // what each _Retval reads, by index
   };
-  StatusOr<Instance*> Instantiate(const Graph& graph, const std::string& function, const std::string& device);
+  // `native`: the node is a native call (its op the function's name),
+  // whose attrs bind the function's placeholders; it gets an instance of
+  // its own.
+  StatusOr<Instance*> Instantiate(const Graph& graph, const Node& call, const std::string& function,
+                                  const std::string& device, bool native);
 
   const DeviceSet& devices_;
   const KernelRegistry& kernels_;
@@ -49,7 +55,9 @@ class SessionFunctionRuntime final : public FunctionRuntime {
   // One call at a time (an Executor runs one run at a time); recursive:
   // a body's own call nodes call back in.
   std::recursive_mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<Instance>> instances_;  // by (function, device)
+  // By (function, device, the native call node's address or 0): the
+  // graphs outlive the runtime's calls.
+  std::map<std::tuple<std::string, std::string, uintptr_t>, std::unique_ptr<Instance>> instances_;
   int depth_ = 0;  // calls in progress, nested
 };
 

@@ -582,8 +582,9 @@ def polymorphic_call_run(tf):
     (it wants a type per argument), so the hand-written
     data/polymorphic_call.pbtxt is imported through the C API, as a C++
     program's would be. `run`: the call kept as a node (placed where its
-    device says; tfrun does not run it yet); `inline`: inlined
-    (do_function_inlining), one _Arg per tensor, run."""
+    device says), run by its kernel (issue 44: the function instantiated
+    with the call's attrs); `inline`: inlined (do_function_inlining), one
+    _Arg per tensor, run."""
     from google.protobuf import text_format
     from tensorflow.python.client import pywrap_tf_session as c_api
     from tensorflow.python.framework import c_api_util
@@ -1035,7 +1036,7 @@ CASES = {
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),
     ]),
     "polymorphic_call_run": (polymorphic_call_run, "polymorphic_call_run.pbtxt", [
-        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["a"]),
+        ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out0", "out1", "out2"]),
         ("inline", {"device_count": {"CPU": 3}, "graph_options": {"optimizer_options": {"do_function_inlining": True}}},
          False, "session", "--device-count CPU=3 --do-function-inlining", ["out0", "out1", "out2"]),
     ]),

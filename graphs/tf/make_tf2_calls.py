@@ -9,7 +9,9 @@ the function's graph (call_NAME.pbtxt) and the call's flags.
   /root/.cache/tfrun/tf-venv/bin/python graphs/tf/make_tf2_calls.py [CASE...]
 
 mirrored_2 and mirrored_3 are the TF2 GPU guide's MirroredStrategy program
-(Keras 3) on two and three logical CPUs: its train function as fit calls it.
+(Keras 3) on two and three logical CPUs: its train function as fit calls it,
+and fit's 10 steps (call_mirrored_N.train); mirrored_keras2_N the same under
+Keras 2 (tf_keras, the guide's era).
 mirrored_gpu_2 and mirrored_gpu_3: the same over CPU:1..N of N+1 logical
 CPUs (call_mirrored_host_N, TensorFlow's lines), and that trace with the
 CPUs standing in for GPUs placed on eight simulated P40s
@@ -173,7 +175,7 @@ CASES = {"plain": plain, "device": device, "outer": outer, "const": const, "cond
 ARG_ON_CPU1 = {"outer"}
 
 
-def run_mirrored(replicas, stand_in=False):
+def run_mirrored(replicas, stand_in=False, keras2=False):
     """The TF2 GPU guide's MirroredStrategy program (a Dense(1) model,
     SGD(0.2), Keras 3) on `replicas` logical CPUs: model.fit's train
     function (multi_step_on_iterator: the step inlined, a CollectiveReduceV2
@@ -189,15 +191,20 @@ def run_mirrored(replicas, stand_in=False):
     stand_in: on replicas + 1 logical CPUs, the replicas on CPU:1..N and
     the program under tf.device("/CPU:1"), CPU:0 the host alone; written
     twice, as traced and with the CPUs standing in for GPUs
-    (export_tf2_function.py: a GPU machine's trace). Trained with Grappler's
-    constant folding off: on, it folds the loss scale and the replica count
-    (x * (1/3) * 3 -> x * 1.0), which tfrun does not, and 3 replicas' losses
-    then differ in their last bit (testdata/golden/DERIVATIONS.md)."""
+    (export_tf2_function.py: a GPU machine's trace).
+
+    Keras 3 programs train with Grappler's constant folding off: on, it
+    folds each replica's loss scale and the replica count (x * (1/3) * 3 ->
+    x * 1.0), which tfrun does not, and 3 replicas' losses then differ in
+    their last bit (testdata/golden/DERIVATIONS.md).
+
+    keras2: the same program under Keras 2 (tf_keras, TF_USE_LEGACY_KERAS=1,
+    the guide's era): its train_function is the tf.function itself."""
     import contextlib
     import numpy as np
     import tensorflow as tf
     tf.debugging.set_log_device_placement(True)
-    if stand_in:
+    if not keras2:
         tf.config.optimizer.set_experimental_options({"constant_folding": False})
     cpus = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] *
@@ -214,11 +221,12 @@ def run_mirrored(replicas, stand_in=False):
             predictions = tf.keras.layers.Dense(1)(inputs)
             model = tf.keras.models.Model(inputs=inputs, outputs=predictions)
             model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=0.2))
-        # Every variable's value before the first step (the replicas'
-        # copies are equal).
-        variables = (list(model.variables) + list(model.optimizer.variables) +
-                     [w for m in model.metrics for w in m.variables])
-        initial = [v.numpy() for v in variables]
+        # Every variable's value before the first step, by handle: each
+        # replica's copy of the model's and the optimizer's, the metrics'.
+        import gc
+        from tensorflow.python.ops import resource_variable_ops
+        before = {id(v.handle): v.numpy() for v in gc.get_objects()
+                  if isinstance(v, resource_variable_ops.BaseResourceVariable) and v.handle is not None}
         model.make_train_function()
         train = model.train_function
         losses = []
@@ -240,7 +248,8 @@ def run_mirrored(replicas, stand_in=False):
                 assert np.array_equal(rx.numpy(), x[step * replicas + k:step * replicas + k + 1]), (step, k)
                 assert np.array_equal(ry.numpy(), y[step * replicas + k:step * replicas + k + 1]), (step, k)
     # Keras 3 wraps its tf.function in a plain function: the closure holds it.
-    traced = [c.cell_contents for c in (train.__closure__ or ()) if hasattr(c.cell_contents, "_list_all_concrete_functions")]
+    traced = [train] if keras2 else [c.cell_contents for c in (train.__closure__ or ())
+                                     if hasattr(c.cell_contents, "_list_all_concrete_functions")]
     concrete = traced[0]._list_all_concrete_functions()[0]
     names = [a.name for a in concrete.function_def.signature.input_arg]
     print("==ARGS " + " ".join(names), flush=True)
@@ -248,8 +257,8 @@ def run_mirrored(replicas, stand_in=False):
     # The argument devices come from the log; written after it is read.
     arg_devices = sys.stdin.readline().split()
     if not stand_in:
-        flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_{replicas}.pbtxt"),
-                                arg_devices=arg_devices)
+        stem = f"call_mirrored_keras2_{replicas}" if keras2 else f"call_mirrored_{replicas}"
+        flags = export_concrete(concrete, path=os.path.join(HERE, stem + ".pbtxt"), arg_devices=arg_devices)
         print("==FLAGS " + flags, flush=True)
     else:
         flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_host_{replicas}.pbtxt"),
@@ -258,11 +267,6 @@ def run_mirrored(replicas, stand_in=False):
         flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_gpu_{replicas}.pbtxt"),
                                 arg_devices=arg_devices, stand_in_gpus=True)
         print("==GPU-FLAGS " + flags, flush=True)
-    before = {}
-    for v, value in zip(variables, initial):
-        inner = getattr(v, "value", v)
-        for component in getattr(inner, "values", None) or [inner]:
-            before[id(component.handle)] = value
     feeds = []
     for name, value in zip(names[len(names) - len(concrete.captured_inputs):], concrete.captured_inputs):
         if value.dtype == tf.resource:
@@ -272,7 +276,7 @@ def run_mirrored(replicas, stand_in=False):
             feeds.append(f"--feed {name}={json.dumps(np.asarray(held).tolist()).replace(' ', '')}")
         else:  # a collective's instance key, captured at call time
             feeds.append(f"--feed {name}={int(value.numpy())}")
-    kind = "host" if stand_in else ""
+    kind = "host" if stand_in else "keras2_" if keras2 else ""
     for k in range(replicas):
         for part, values in ((0, x), (1, y)):
             path = f"mirrored_{kind}{replicas}_{'xy'[part]}{k}.npy"
@@ -412,8 +416,11 @@ def write_golden(stem, args, lines, stderr=""):
     print(f"{os.path.basename(stem)}: {len(lines)} placement lines")
 
 
-def make_mirrored(replicas, env, stand_in=False):
-    argv = [sys.executable, __file__, "--mirrored", str(replicas)] + (["--stand-in"] if stand_in else [])
+def make_mirrored(replicas, env, stand_in=False, keras2=False):
+    argv = ([sys.executable, __file__, "--mirrored", str(replicas)] + (["--stand-in"] if stand_in else []) +
+            (["--keras2"] if keras2 else []))
+    if keras2:
+        env = dict(env, TF_USE_LEGACY_KERAS="1")
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     lines = []
     while True:
@@ -437,10 +444,10 @@ def make_mirrored(replicas, env, stand_in=False):
     train = next(l for l in out_lines if l.startswith("==TRAIN-FLAGS "))[len("==TRAIN-FLAGS "):]
     losses = out_lines[out_lines.index("==LOSSES") + 1:out_lines.index("==LOSSES-END")]
     if not stand_in:
-        write_golden(os.path.join(HERE, f"call_mirrored_{replicas}.call"),
-                     f"{flags} --log-placement --device-count CPU={replicas}", block)
-        write_golden(os.path.join(HERE, f"call_mirrored_{replicas}.train"),
-                     f"{flags} --device-count CPU={replicas} {train}", losses)
+        stem = f"call_mirrored_keras2_{replicas}" if keras2 else f"call_mirrored_{replicas}"
+        write_golden(os.path.join(HERE, f"{stem}.call"), f"{flags} --log-placement --device-count CPU={replicas}",
+                     block)
+        write_golden(os.path.join(HERE, f"{stem}.train"), f"{flags} --device-count CPU={replicas} {train}", losses)
         return
     host = f"--call-device /job:localhost/replica:0/task:0/device:CPU:1 --device-count CPU={replicas + 1}"
     write_golden(os.path.join(HERE, f"call_mirrored_host_{replicas}.call"), f"{flags} {host} --log-placement", block)
@@ -542,12 +549,13 @@ def main():
         run_case(sys.argv[2])
         return
     if len(sys.argv) in (3, 4) and sys.argv[1] == "--mirrored":
-        run_mirrored(int(sys.argv[2]), stand_in=sys.argv[3:] == ["--stand-in"])
+        run_mirrored(int(sys.argv[2]), stand_in=sys.argv[3:] == ["--stand-in"], keras2=sys.argv[3:] == ["--keras2"])
         return
     if len(sys.argv) in (3, 4) and sys.argv[1] == "--saved-model":
         run_saved_model(sys.argv[2], stand_in=sys.argv[3:] == ["--stand-in"])
         return
-    names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "mirrored_gpu_2", "mirrored_gpu_3", "sm_tfsave",
+    names = sys.argv[1:] or list(CASES) + ["mirrored_2", "mirrored_3", "mirrored_gpu_2", "mirrored_gpu_3",
+                                           "mirrored_keras2_2", "mirrored_keras2_3", "sm_tfsave",
                                            "sm_export", "sm_module", "sm_tfsave_gpu", "sm_export_gpu",
                                            "sm_module_gpu"] + [f"sm_{k}" for k in KERAS_ZOO]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
@@ -581,6 +589,9 @@ def main():
             write_golden(os.path.join(HERE, f"sm_{kind}.serving_gpu"),
                          "--signature serving_default --log-placement --devices ../../testdata/topologies/p40_x8.yaml",
                          placement)
+            continue
+        if name.startswith("mirrored_keras2_"):
+            make_mirrored(int(name.split("_")[2]), env, keras2=True)
             continue
         if name.startswith("mirrored_gpu_"):
             make_mirrored(int(name.split("_")[2]), env, stand_in=True)

@@ -305,6 +305,26 @@ Status RangeKernel(KernelContext& c) {
                       "range kernel launch");
 }
 
+// LogicalNot(x) is x ? false : true: the select kernel on two one-element
+// bools set on the device.
+Status LogicalNotKernel(KernelContext& c) {
+  const Tensor& x = c.inputs[0];
+  CudaContext& ctx = ContextOf(c);
+  TFRUN_RETURN_IF_ERROR(ctx.Activate());
+  TFRUN_ASSIGN_OR_RETURN(Tensor falses, c.Allocate(DType::kBool, {}));
+  TFRUN_ASSIGN_OR_RETURN(Tensor trues, c.Allocate(DType::kBool, {}));
+  TFRUN_RETURN_IF_ERROR(LaunchResult(cudaMemsetAsync(falses.raw(), 0, 1, ctx.stream), "cudaMemsetAsync"));
+  TFRUN_RETURN_IF_ERROR(LaunchResult(cudaMemsetAsync(trues.raw(), 1, 1, ctx.stream), "cudaMemsetAsync"));
+  const std::optional<BroadcastPlan> plan = PlanBroadcast({&x.shape(), &falses.shape(), &trues.shape()});
+  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan->output.size()));
+  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan->output));
+  if (c.output.num_elements() == 0) return Status::Ok();
+  const cuda::Select3 layout = cuda::SelectV2Layout(*plan);
+  return LaunchResult(cuda::Select(1, x.data<bool>(), falses.raw(), trues.raw(), layout, c.output.num_elements(),
+                                   c.output.raw(), Stream(c)),
+                      "select kernel launch");
+}
+
 // Transpose: the output read through the input's strides in its order.
 Status TransposeKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
@@ -944,6 +964,7 @@ void RegisterCudaTrainingKernels(KernelRegistry* registry) {
       {"Transpose", any, TransposeKernel},
       {"LogicalAnd", DTypeSet{DType::kBool}, LogicalBinaryKernel<true>},
       {"LogicalOr", DTypeSet{DType::kBool}, LogicalBinaryKernel<false>},
+      {"LogicalNot", DTypeSet{DType::kBool}, LogicalNotKernel},
       {"Pad", any, PadKernel},
       {"Pack", any, PackKernel},
       {"GatherV2", any, GatherKernel},
