@@ -11,14 +11,16 @@ random CPUs; the call maybe under a scope. One TensorFlow process makes and
 calls them all (tools/export_tf2_function.py writes each), then tfrun
 places each.
 
-Each program without a captured variable also runs as tfrun --call runs
-it, x and y fed: the printed result must be print(f(x, y))'s.
+Each program also runs as tfrun --call runs it, x and y fed (and a
+captured variable's argument fed its value, which tfrun makes a variable
+of): the printed result must be print(f(x, y))'s.
 
 The same files through a TF1 Session (import_graph_def, three CPUs, x and
 y fed, the output fetched), without and with do_function_inlining: the
-Session's placement and printed result against tfrun's Session mode.
-Programs with a captured variable have no Session run (its resource handle
-cannot be fed).
+Session's placement and printed result against tfrun's Session mode (a
+nested call the Session keeps as a PartitionedCall node runs by its
+kernel). Programs with a captured variable have no Session run (a Session
+cannot feed its resource handle).
 
   tools/tf2_call_conformance.py --python PY --tfrun bazel-bin/cli/tfrun --count 60 --seed 1 --out DIR
 """
@@ -126,14 +128,16 @@ for k in range(count):
     path = os.path.join(out, f"p{k}.pbtxt")
     flags = export_call(f, x, y, path=path)
     print("==FLAGS " + flags + (f" --call-device {call_device}" if call_device else ""), flush=True)
-    if variable is not None:
-        continue  # neither a Session nor --feed can feed the captured variable's resource handle
-    # print(f(x, y)), as tfrun --call prints it with x and y fed.
+    # print(f(x, y)), as tfrun --call prints it with x and y fed (and the
+    # captured variable's argument its value).
     with under(call_device):
         result = f(x, y)
-    print("==RESULT", k, flush=True)
+    captured = [a.name for a in f.get_concrete_function(x, y).function_def.signature.input_arg][2:]
+    print("==RESULT", k, " ".join(f"{name}=[[1.0,0.5],[0.25,2.0]]" for name in captured), flush=True)
     print(result, flush=True)
     print("==END", flush=True)
+    if variable is not None:
+        continue  # a Session cannot feed the captured variable's resource handle
     # The same file in a TF1 Session, as e1_import_session does: imported,
     # x and y fed, the function's output fetched; without and with inlining.
     fetch = f.get_concrete_function(x, y).outputs[0].name
@@ -204,14 +208,15 @@ def main():
             compare(f"program {k} ({shape})", expected,
                     [os.path.join(a.out, f"p{k}.pbtxt"), *flags, "--log-placement", "--device-count", "CPU=3"])
             calls += 1
-        m = re.match(r"^==RESULT (\d+)$", line)
+        m = re.match(r"^==RESULT (\d+) ?(.*)$", line)
         if m:
             k = int(m.group(1))
+            captured = [arg for given in m.group(2).split() for arg in ("--feed", given)]
             end = lines.index("==END", i)
             program = next(l for l in lines if l.startswith(f"==PROGRAM {k} "))
             flags = lines[lines.index("==END", lines.index(program)) + 1][len("==FLAGS "):].split()
             compare(f"program {k} run", lines[i + 1:end],
-                    [os.path.join(a.out, f"p{k}.pbtxt"), *flags, "--device-count", "CPU=3", *feeds])
+                    [os.path.join(a.out, f"p{k}.pbtxt"), *flags, "--device-count", "CPU=3", *feeds, *captured])
             runs += 1
         m = re.match(r"^==SESSION (\d+) (plain|inline) (\S+) (call|-)$", line)
         if m:
@@ -219,18 +224,14 @@ def main():
             # prints it. Not the device mapping: TensorFlow prints none for a
             # Session made after the eager context (a fresh process prints
             # it; the Session goldens have it). A nested call that the
-            # Session keeps as a PartitionedCall node is placed, not run:
-            # running such calls is issue 44.
-            k, mode, fetch, kept_call = int(m.group(1)), m.group(2), m.group(3), m.group(4) == "call"
+            # Session keeps as a PartitionedCall node runs by its kernel.
+            k, mode, fetch = int(m.group(1)), m.group(2), m.group(3)
             end = lines.index("==END", i)
             expected = lines[i + 1:end]
             argv = [os.path.join(a.out, f"p{k}.pbtxt"), "--log-placement", "--device-count", "CPU=3", "--fetch", fetch,
                     *feeds]
             if mode == "inline":
                 argv.append("--do-function-inlining")
-            if kept_call:
-                argv.append("--place-only")
-                expected = [l for l in expected if placement.match(l)]
             compare(f"program {k} in a Session ({mode})", expected, argv, skip=lambda l: l.startswith("Device mapping:"))
             sessions += 1
     with open(os.path.join(a.out, "differences.txt"), "w") as f:

@@ -273,6 +273,7 @@ def run_mirrored(replicas, stand_in=False, keras2=False):
             held = before.get(id(value))
             if held is None:  # made while tracing: a collective's ordering token
                 held = tf.raw_ops.ReadVariableOp(resource=value, dtype=tf.float32).numpy()
+                assert held.shape == () and held == 0.0, f"{name}: a variable made while tracing holds {held}"
             feeds.append(f"--feed {name}={json.dumps(np.asarray(held).tolist()).replace(' ', '')}")
         else:  # a collective's instance key, captured at call time
             feeds.append(f"--feed {name}={int(value.numpy())}")
