@@ -164,6 +164,21 @@ export -f tf2_vs_cpu
 step "tf2:depthwise call on GPU vs CPU" 30 tf2_vs_cpu call_depthwise.pbtxt call_depthwise.run
 step "tf2:tensor-array call on GPU vs CPU" 30 tf2_vs_cpu call_tensor_array.pbtxt call_tensor_array.run
 for m in keras_conv keras_lstm; do step "tf2:sm_$m on GPU vs CPU" 30 tf2_vs_cpu "sm_$m" "sm_$m.run"; done
+# The MirroredStrategy train step (SplitV, BroadcastTo, CollectiveReduceV2
+# across two GPUs) on the GPU split into two virtual GPUs, against its run
+# on simulated GPUs (the host's kernels, TensorFlow's losses).
+mirrored_on_gpus() {
+  local args
+  args=$(head -1 graphs/tf/call_mirrored_gpu_2.train.expected | sed 's/^# args: //; s#--devices [^ ]*##')
+  # shellcheck disable=SC2086
+  (cd graphs/tf && CUDA_VISIBLE_DEVICES=-1 ../../.device/tfrun call_mirrored_gpu_2.pbtxt $args \
+    --devices ../../testdata/topologies/p40_x8.yaml > /tmp/mirrored.sim) || return 1
+  # shellcheck disable=SC2086
+  (cd graphs/tf && ../../.device/tfrun call_mirrored_gpu_2.pbtxt $args --virtual-devices 4096,4096 \
+    --expect /tmp/mirrored.sim --rtol 1e-5 --atol 1e-6 > /dev/null)
+}
+export -f mirrored_on_gpus
+step "tf2:MirroredStrategy train step on 2 virtual GPUs vs simulated" 30 mirrored_on_gpus
 # The real programs on the GPU against the CPU: golbin's tf.layers towers
 # (stateless initializers) fed as train_conformance feeds them, and
 # TensorFlow's CIFAR-10 trainer (its data drawn in the graph).
