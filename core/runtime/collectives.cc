@@ -103,7 +103,7 @@ bool IsCollective(const Node& node) {
 
 StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
     const Graph& graph, const std::vector<bool>& needed, const KnownScalar& known,
-    const std::function<std::string(int)>& device_name) {
+    const std::function<std::string(int)>& device_name, const CollectiveError& fail) {
   std::map<std::pair<int64_t, int64_t>, CollectiveGroup> groups;
   // NcclAllReduce's groups are named (shared_name): numbered apart from
   // the keyed ones, below every group key.
@@ -117,7 +117,7 @@ StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
                                                                                         .first->second);
       CollectiveGroup& group = groups[{key, 0}];
       if (!group.members.empty() && group.group_size != size) {
-        return RuntimeError(fmt::format("InternalError: NcclAllReduce {} has num_devices {} and {} has {} in the "
+        return fail(node, fmt::format("InternalError: NcclAllReduce {} has num_devices {} and {} has {} in the "
                                         "group '{}'",
                                         graph.nodes[group.members[0]].name, group.group_size, node.name, size, name));
       }
@@ -127,7 +127,7 @@ StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
       continue;
     }
     if (node.inputs.size() < 4) {
-      return RuntimeError(fmt::format("{} ({}) has {} inputs; it reads a tensor, group_size, group_key and "
+      return fail(node, fmt::format("{} ({}) has {} inputs; it reads a tensor, group_size, group_key and "
                                       "instance_key",
                                       node.name, node.op, node.inputs.size()));
     }
@@ -136,20 +136,20 @@ StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
     for (int k = 0; k < 3; ++k) {
       const std::optional<int64_t> value = known(node.input(k + 1));
       if (!value) {
-        return RuntimeError(fmt::format("{} ({}): its {} is computed by the run; tfrun groups collectives before a "
+        return fail(node, fmt::format("{} ({}): its {} is computed by the run; tfrun groups collectives before a "
                                         "run starts, from keys that are constants or fed arguments",
                                         node.name, node.op, kNames[k]));
       }
       values[k] = *value;
     }
     if (values[0] < 1) {
-      return RuntimeError(fmt::format("InvalidArgumentError: group_size must be positive integer but got {}\n\t "
+      return fail(node, fmt::format("InvalidArgumentError: group_size must be positive integer but got {}\n\t "
                                       "[[{{{{node {}}}}}]]",
                                       values[0], node.name));
     }
     CollectiveGroup& group = groups[{values[1], values[2]}];
     if (!group.members.empty() && group.group_size != values[0]) {
-      return RuntimeError(fmt::format("InternalError: Inconsistent group sizes: {} has group_size {} and {} has {} "
+      return fail(node, fmt::format("InternalError: Inconsistent group sizes: {} has group_size {} and {} has {} "
                                       "in group {} instance {}",
                                       graph.nodes[group.members[0]].name, group.group_size, node.name, values[0],
                                       values[1], values[2]));
@@ -165,7 +165,7 @@ StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
               [&](int a, int b) { return device_name(a) < device_name(b); });
     for (size_t i = 1; i < group.members.size(); ++i) {
       if (device_name(group.members[i]) == device_name(group.members[i - 1])) {
-        return RuntimeError(fmt::format("InternalError: {} and {} are members of collective group {} instance {} on "
+        return fail(graph.nodes[group.members[i]], fmt::format("InternalError: {} and {} are members of collective group {} instance {} on "
                                         "the same device {}; each member needs a device of its own",
                                         graph.nodes[group.members[i - 1]].name, graph.nodes[group.members[i]].name,
                                         group.group_key, group.instance_key, device_name(group.members[i])));
@@ -177,7 +177,7 @@ StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
                                     ? fmt::format("NcclAllReduce group '{}'", graph.AttrText(first, "shared_name"))
                                     : fmt::format("collective group {} instance {}", group.group_key,
                                                   group.instance_key);
-      return RuntimeError(fmt::format("DeadlineExceededError: {} has group_size {} but this run holds {} of its "
+      return fail(first, fmt::format("DeadlineExceededError: {} has group_size {} but this run holds {} of its "
                                       "members ({}); TensorFlow would wait for the others until its timeout",
                                       which, group.group_size, group.members.size(), first.name));
     }

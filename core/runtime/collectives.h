@@ -51,10 +51,12 @@ using KnownScalar = std::function<std::optional<int64_t>(NodeOutput)>;
 // node `id`'s full device name. Fails (one line, naming the node) where a
 // key is computed by the run, a group has other than group_size members
 // (TensorFlow would wait for the missing ones until its timeout), or two
-// members share a device.
+// members share a device; `fail` makes each error.
+// The error for `node` (its location and device added by the caller).
+using CollectiveError = std::function<Status(const Node& node, std::string message)>;
 StatusOr<std::vector<CollectiveGroup>> ResolveCollectiveGroups(
     const Graph& graph, const std::vector<bool>& needed, const KnownScalar& known,
-    const std::function<std::string(int)>& device_name);
+    const std::function<std::string(int)>& device_name, const CollectiveError& fail);
 
 // A run order of the `needed` nodes (each after its producers, data and
 // control) in which every member of a group runs after everything each

@@ -530,9 +530,12 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     };
     std::vector<bool> running(n, false);
     for (size_t id = 0; id < n; ++id) running[id] = runs(id);
-    TFRUN_ASSIGN_OR_RETURN(groups, ResolveCollectiveGroups(graph_, running, known, [&](int id) {
-                             return devices_[placement_.device_of[id]].name;
-                           }));
+    const auto device_name = [&](int id) { return devices_[placement_.device_of[id]].name; };
+    const auto fail = [&](const Node& node, std::string message) {
+      return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                            fmt::format("node '{}' on {}: {}", node.name, device_name(node.id), message));
+    };
+    TFRUN_ASSIGN_OR_RETURN(groups, ResolveCollectiveGroups(graph_, running, known, device_name, fail));
     group_of.assign(n, -1);
     for (size_t g = 0; g < groups.size(); ++g) {
       for (int member : groups[g].members) group_of[member] = static_cast<int>(g);
