@@ -55,14 +55,11 @@ bool Executor::ReplacedByFeeds(const Node& node, const std::set<std::pair<int, i
   return node.num_outputs > 0;
 }
 
-std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const {
-  std::vector<bool> needed(graph_.nodes.size(), false);
-  // A fed output cuts the edges that read it (TensorFlow prunes its
-  // producer unless something else needs it).
-  std::set<std::pair<int, int>> fed;
-  for (const Feed& f : feeds) fed.emplace(f.output.node, f.output.index);
+std::vector<bool> NeededNodes(const Graph& graph, const std::vector<NodeOutput>& wanted,
+                              const std::set<std::pair<int, int>>& fed) {
+  std::vector<bool> needed(graph.nodes.size(), false);
   std::vector<int> stack;
-  for (const NodeOutput& f : fetch) {
+  for (const NodeOutput& f : wanted) {
     if (fed.count({f.node, f.index}) == 0) stack.push_back(f.node);
   }
   while (!stack.empty()) {
@@ -70,16 +67,24 @@ std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const s
     stack.pop_back();
     if (needed[id]) continue;
     needed[id] = true;
-    const Node& n = graph_.nodes[id];
+    const Node& n = graph.nodes[id];
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const NodeOutput in = n.input(i);
       if (fed.empty() || fed.count({in.node, in.index}) == 0) stack.push_back(in.node);
     }
     for (int in : n.control_inputs) {
-      if (!ReplacedByFeeds(graph_.nodes[in], fed)) stack.push_back(in);
+      if (!Executor::ReplacedByFeeds(graph.nodes[in], fed)) stack.push_back(in);
     }
   }
   return needed;
+}
+
+std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const {
+  // A fed output cuts the edges that read it (TensorFlow prunes its
+  // producer unless something else needs it).
+  std::set<std::pair<int, int>> fed;
+  for (const Feed& f : feeds) fed.emplace(f.output.node, f.output.index);
+  return NeededNodes(graph_, fetch, fed);
 }
 
 std::vector<bool> Executor::Unread(const std::vector<bool>& needed, const std::vector<NodeOutput>& wanted,

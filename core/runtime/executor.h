@@ -126,6 +126,13 @@ struct KernelChoice {
 KernelChoice ChooseKernel(const Graph& graph, const Node& node, const Device& device, const KernelRegistry& kernels,
                           bool as_real = false);
 
+// The nodes running `wanted` needs: their producers and what they read,
+// through every edge that no `fed` output (node, index) replaces, and
+// every control edge but from a node its feeds stand for
+// (Executor::ReplacedByFeeds).
+std::vector<bool> NeededNodes(const Graph& graph, const std::vector<NodeOutput>& wanted,
+                              const std::set<std::pair<int, int>>& fed);
+
 class Executor {
  public:
   Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,

@@ -305,27 +305,13 @@ Status Session::ResolveCallResults() {
   }
   // It runs when every argument its results need is fed (a train step's
   // iterators are not, where its IteratorGetNext outputs are).
-  std::vector<bool> needed(graph_.nodes.size(), false);
-  std::vector<int> stack;
-  for (const auto& [index, output] : results) {
-    if (fed.count({output.node, output.index}) == 0) stack.push_back(output.node);
-  }
-  while (!stack.empty()) {
-    const int id = stack.back();
-    stack.pop_back();
-    if (needed[id]) continue;
-    needed[id] = true;
-    const Node& node = graph_.nodes[id];
-    if ((node.op == "_Arg" || node.op == "_DeviceArg") && fed.count({id, 0}) == 0) {
-      const int64_t index = index_of(node);
-      if (index < first_captured || index >= args) return Status::Ok();  // placed only
-    }
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      if (fed.count({node.input(i).node, node.input(i).index}) == 0) stack.push_back(node.inputs[i]);
-    }
-    for (int in : node.control_inputs) {
-      if (!Executor::ReplacedByFeeds(graph_.nodes[in], fed)) stack.push_back(in);
-    }
+  std::vector<NodeOutput> wanted;
+  for (const auto& [index, output] : results) wanted.push_back(output);
+  const std::vector<bool> needed = NeededNodes(graph_, wanted, fed);
+  for (const Node& node : graph_.nodes) {
+    if (!needed[node.id] || (node.op != "_Arg" && node.op != "_DeviceArg") || fed.count({node.id, 0}) != 0) continue;
+    const int64_t index = index_of(node);
+    if (index < first_captured || index >= args) return Status::Ok();  // placed only
   }
   std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [index, output] : results) fetch_.push_back(output);
