@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,10 @@ DeviceSet RealLookingGpus() {
 //
 // `call`: a library function (or "signature:NAME", a SavedModel
 // signature's) placed as --call places it, its body instead of the graph.
+// `fed`: nodes whose every output is fed (a train step's IteratorGetNext),
+// which then do not run.
 std::string MissingKernels(const std::string& path, const std::vector<std::string>& runs,
-                           const std::string& call = "") {
+                           const std::string& call = "", const std::vector<std::string>& fed = {}) {
   StatusOr<Graph> graph = LoadAnyGraphFile(path, LoadOptions(), GraphDefImportOptions(), nullptr);
   if (graph.ok() && !call.empty()) {
     Graph::Call the_call;
@@ -82,8 +85,14 @@ std::string MissingKernels(const std::string& path, const std::vector<std::strin
   if (targets.empty()) return "none of the run's nodes is in the graph";
   KernelRegistry kernels;
   BindAllBackendKernels(&kernels);
+  std::vector<Feed> feeds;
+  for (const std::string& name : fed) {
+    const Node* node = graph->Find(name);
+    if (node == nullptr) return "no node " + name + " to feed";
+    for (int i = 0; i < node->num_outputs; ++i) feeds.push_back(Feed{NodeOutput{node->id, i}, Tensor()});
+  }
   Executor executor(*graph, devices, placement, kernels);
-  const Status checked = executor.CheckKernels({}, targets, {});
+  const Status checked = executor.CheckKernels({}, targets, feeds);
   return checked.ok() ? "" : checked.message();
 }
 
@@ -146,6 +155,26 @@ TEST(GpuCoverageTest, TheTf2CallsAndKerasSavedModelsRunOnGpus) {
       {"graphs/tf/sm_module", "signature:serving_default"},
   };
   for (const auto& [path, call] : calls) EXPECT_EQ(MissingKernels(path, {}, call), "") << path;
+}
+
+// The MirroredStrategy train step traced for 2 and 3 GPUs (Keras 3), run
+// as tfrun trains it: each replica's IteratorGetNext fed.
+TEST(GpuCoverageTest, TheMirroredStrategyTrainStepRunsOnGpus) {
+  for (const char* replicas : {"2", "3"}) {
+    const std::string golden = std::string("graphs/tf/call_mirrored_gpu_") + replicas + ".train.expected";
+    std::ifstream in(golden);
+    std::string word, function;
+    while (in >> word && word != "--call") {
+    }
+    in >> function;
+    ASSERT_FALSE(function.empty()) << golden;
+    std::vector<std::string> fed = {"IteratorGetNext", "IteratorGetNext_1"};
+    if (std::string(replicas) == "3") fed.push_back("IteratorGetNext_2");
+    EXPECT_EQ(MissingKernels(std::string("graphs/tf/call_mirrored_gpu_") + replicas + ".pbtxt", {"identity_RetVal"},
+                             function, fed),
+              "")
+        << golden;
+  }
 }
 
 }  // namespace
