@@ -11,24 +11,27 @@ namespace tfrun {
 namespace {
 
 TEST(CoverageTest, SaysWhatRunsAndWhatNotPerGraph) {
-  // On 8 simulated P40s soft placement puts an NcclAllReduce on a GPU,
+  // On 8 simulated P40s soft placement puts an NcclBroadcast on a GPU,
   // where tfrun has no kernel for it (a simulated GPU counts as the real
-  // GPU it stands for); a classifier's ops all have one there.
+  // GPU it stands for); an NcclAllReduce, and a classifier's ops, have
+  // one there.
   const std::string gpus_flags = " --devices testdata/topologies/p40_x8.yaml --soft-placement";
-  const CommandResult gpus = RunCommand("cli/tfrun ops --coverage testdata/bad/tf/no_kernel_anywhere.pbtxt "
-                                        "graphs/tf/classifier_ops_run.pbtxt graphs/matmul.yaml" + gpus_flags);
+  const CommandResult gpus = RunCommand("cli/tfrun ops --coverage testdata/graphs/nccl_broadcast.pbtxt "
+                                        "testdata/bad/tf/no_kernel_anywhere.pbtxt graphs/tf/classifier_ops_run.pbtxt "
+                                        "graphs/matmul.yaml" + gpus_flags);
   ASSERT_TRUE(gpus.exited);
   EXPECT_EQ(gpus.exit_code, 0) << gpus.err;
   EXPECT_EQ(gpus.out,
-            "testdata/bad/tf/no_kernel_anywhere.pbtxt: 4 nodes of 3 ops; tfrun cannot run 1 of the ops as placed:\n"
-            "  NcclAllReduce (float32) on GPU: 1 node ('n')\n"
+            "testdata/graphs/nccl_broadcast.pbtxt: 4 nodes of 3 ops; tfrun cannot run 1 of the ops as placed:\n"
+            "  NcclBroadcast (float32) on GPU: 1 node ('n')\n"
+            "testdata/bad/tf/no_kernel_anywhere.pbtxt: 4 nodes of 3 ops; tfrun runs every one as placed\n"
             "graphs/tf/classifier_ops_run.pbtxt: 55 nodes of 23 ops; tfrun runs every one as placed\n"
             "graphs/matmul.yaml: 3 nodes of 2 ops; tfrun runs every one as placed\n");
   // Without GPUs the graph does not place (its node asks for CPU:1).
-  const CommandResult cpu = RunCommand("cli/tfrun ops --coverage testdata/bad/tf/no_kernel_anywhere.pbtxt "
+  const CommandResult cpu = RunCommand("cli/tfrun ops --coverage testdata/graphs/nccl_broadcast.pbtxt "
                                        "--device-count CPU=2");
   EXPECT_EQ(cpu.exit_code, 3) << cpu.err;
-  EXPECT_NE(cpu.out.find("No OpKernel was registered to support Op 'NcclAllReduce'"), std::string::npos) << cpu.out;
+  EXPECT_NE(cpu.out.find("No OpKernel was registered to support Op 'NcclBroadcast'"), std::string::npos) << cpu.out;
 }
 
 TEST(CoverageTest, AGraphThatDoesNotPlaceIsALineAndTheExitCode) {
