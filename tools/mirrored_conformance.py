@@ -4,7 +4,8 @@ TensorFlow 2.21 and by tfrun: the losses each train step returns, compared
 line for line (issue 44, items 5 and 6).
 
 Each program: a Keras 3 model of 1 to 3 Dense layers (random widths and
-activations) on inputs of 1 to 6 features, compiled with mse or mae and SGD
+activations, each hidden one maybe followed by Dropout) on inputs of 1 to
+6 features, compiled with mse or mae and SGD
 or Adam, under MirroredStrategy over 2 or 3 logical CPUs (a TensorFlow
 process each), fit for a few steps on random rows of a
 global batch of 1 to 4 samples per replica. TensorFlow records what
@@ -43,7 +44,8 @@ for k in range(first, first + count):
     rng = random.Random(seed * 1000 + replicas * 100 + k)
     tf.keras.utils.set_random_seed(seed * 1000 + k)
     features = rng.randint(1, 6)
-    layers = [(rng.randint(1, 8), rng.choice([None, "relu", "tanh"])) for _ in range(rng.randint(0, 2))]
+    layers = [(rng.randint(1, 8), rng.choice([None, "relu", "tanh"]), rng.random() < 0.5)
+              for _ in range(rng.randint(0, 2))]
     loss = rng.choice(["mse", "mae"])
     optimizer = rng.choice(["sgd", "adam"])
     per_replica = rng.randint(1, 4)
@@ -52,8 +54,10 @@ for k in range(first, first + count):
     with strategy.scope():
         inputs = tf.keras.layers.Input(shape=(features,))
         h = inputs
-        for units, activation in layers:
+        for units, activation, dropout in layers:
             h = tf.keras.layers.Dense(units, activation=activation)(h)
+            if dropout:  # TensorFlow's stateless random numbers, its seed generator's state fed
+                h = tf.keras.layers.Dropout(0.3)(h)
         model = tf.keras.models.Model(inputs=inputs, outputs=tf.keras.layers.Dense(1)(h))
         opt = (tf.keras.optimizers.SGD(learning_rate=0.1) if optimizer == "sgd"
                else tf.keras.optimizers.Adam(learning_rate=0.01))
@@ -100,7 +104,8 @@ for k in range(first, first + count):
             path = os.path.join(out, f"r{replicas}_p{k}_{'xy'[part]}{r}.npy")
             np.save(path, rows)
             feeds += ["--feed", f"{'IteratorGetNext' if r == 0 else f'IteratorGetNext_{r}'}:{part}=@{path}"]
-    shape = f"{features} features, layers {layers}, {loss}, {optimizer}, {per_replica} a replica, {steps} steps"
+    shape = (f"{features} features, layers (units, activation, dropout) {layers}, {loss}, {optimizer}, "
+             f"{per_replica} a replica, {steps} steps")
     print(f"==PROGRAM {replicas} {k} {shape}", flush=True)
     print("==FLAGS " + json.dumps(flags + ["--device-count", f"CPU={replicas}", "--steps", str(steps),
                                           "--batch", str(per_replica)] + feeds), flush=True)
