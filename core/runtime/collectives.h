@@ -35,7 +35,7 @@ bool IsCollective(const Node& node);
 // (their devices' full names sorted, as the resolver sorts one task's
 // devices).
 struct CollectiveGroup {
-  int64_t group_key = 0;
+  int64_t group_key = 0;     // 0 for an NcclAllReduce's (named) group
   int64_t instance_key = 0;
   int64_t group_size = 0;
   std::vector<int> members;  // node ids

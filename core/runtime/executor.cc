@@ -1,7 +1,5 @@
 #include "core/runtime/executor.h"
 
-#include "core/runtime/collectives.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,23 +35,32 @@ std::string Executor::NodeLine(const Node& node) const {
   return fmt::format("\t [[Node: {}]]", NodeDefSummary(graph_, node, OpAttrs(node.op), device_name, NodeDefEra::kTf1));
 }
 
-bool Executor::HasCollectives(const Graph& graph) {
-  return std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return IsCollective(n); });
-}
-
 // An input pipeline's next element with every output fed (a TF2 train
 // step's IteratorGetNext, whose iterator only Python's tf.data can run):
 // the feeds stand for the node, so what waits on it by a control edge
 // waits for nothing. TensorFlow's own feeds keep such a node (only a
 // Placeholder's control edges move to its feed); it cannot run there
 // without its dataset either.
-bool Executor::ReplacedByFeeds(const Node& node, const std::set<std::pair<int, int>>& fed) {
+namespace {
+
+bool ReplacedByFeeds(const Node& node, const std::set<std::pair<int, int>>& fed) {
   if (node.op != "IteratorGetNext" && node.op != "IteratorGetNextSync") return false;
   for (int i = 0; i < node.num_outputs; ++i) {
     if (fed.count({node.id, i}) == 0) return false;
   }
   return node.num_outputs > 0;
 }
+
+bool HasCollectives(const Graph& graph) {
+  return std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return IsCollective(n); });
+}
+
+}  // namespace
+
+Executor::Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
+                   const KernelRegistry& kernels)
+    : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels),
+      has_control_flow_(graph.HasControlFlow()), has_collectives_(HasCollectives(graph)) {}
 
 std::vector<bool> NeededNodes(const Graph& graph, const std::vector<NodeOutput>& wanted,
                               const std::set<std::pair<int, int>>& fed) {
@@ -73,7 +80,7 @@ std::vector<bool> NeededNodes(const Graph& graph, const std::vector<NodeOutput>&
       if (fed.empty() || fed.count({in.node, in.index}) == 0) stack.push_back(in.node);
     }
     for (int in : n.control_inputs) {
-      if (!Executor::ReplacedByFeeds(graph.nodes[in], fed)) stack.push_back(in);
+      if (!ReplacedByFeeds(graph.nodes[in], fed)) stack.push_back(in);
     }
   }
   return needed;
@@ -384,6 +391,44 @@ void Executor::AssignSlots() {
   }
 }
 
+StatusOr<Executor::CollectivePlan> Executor::PlanCollectives(const std::vector<bool>& running,
+                                                             const Slots& slots) const {
+  // A key's value before the run: fed, or a Const (through Identity).
+  const KnownScalar known = [&](NodeOutput out) -> std::optional<int64_t> {
+    // (A graph's inputs name earlier nodes but for a loop's back edge, and
+    // a run with collectives has no loops: the walk ends.)
+    while (graph_.nodes[out.node].op == "Identity" && !graph_.nodes[out.node].inputs.empty() &&
+           !slots.fed[SlotOf(out)]) {
+      out = graph_.nodes[out.node].input(0);
+    }
+    const Node& producer = graph_.nodes[out.node];
+    const Tensor* value = slots.fed[SlotOf(out)]   ? &slots.outputs[SlotOf(out)]
+                          : producer.op == "Const" ? &producer.value
+                                                   : nullptr;
+    if (value == nullptr || !value->is_valid() || value->num_elements() != 1 ||
+        !value->allocator()->host_accessible()) {
+      return std::nullopt;
+    }
+    if (value->dtype() == DType::kInt32) return value->data<int32_t>()[0];
+    if (value->dtype() == DType::kInt64) return value->data<int64_t>()[0];
+    return std::nullopt;
+  };
+  const auto device_name = [&](int id) { return devices_[placement_.device_of[id]].name; };
+  const auto fail = [&](const Node& node, std::string message) {
+    return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                          fmt::format("node '{}' on {}: {}", node.name, device_name(node.id), message));
+  };
+  CollectivePlan plan;
+  TFRUN_ASSIGN_OR_RETURN(plan.groups, ResolveCollectiveGroups(graph_, running, known, device_name, fail));
+  plan.group_of.assign(graph_.nodes.size(), -1);
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    for (int member : plan.groups[g].members) plan.group_of[member] = static_cast<int>(g);
+  }
+  plan.results.resize(plan.groups.size());
+  plan.order = CollectiveRunOrder(graph_, run_order_, running, plan.groups);
+  return plan;
+}
+
 bool Executor::NeedsFrames(const std::vector<bool>& needed) const {
   if (!has_control_flow_) return false;
   for (const Node& node : graph_.nodes) {
@@ -503,50 +548,11 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   run.result = result;
   result->node_ms.resize(n, 0.0);
   bool ran_concurrently = false;
-  // Collectives: this run's groups (their keys fed or constant), and an
-  // order in which every member runs after all that its group reads; the
-  // group's first member computes the result every member copies.
-  std::vector<CollectiveGroup> groups;
-  std::vector<int> group_of;
-  std::vector<Tensor> group_results;
-  std::vector<int> collective_order;
+  CollectivePlan collective;
   if (collectives) {
-    const KnownScalar known = [&](NodeOutput out) -> std::optional<int64_t> {
-      for (int hops = 0; hops < 64; ++hops) {
-        const Tensor* value = nullptr;
-        const Node& producer = graph_.nodes[out.node];
-        if (slots.fed[SlotOf(out)]) {
-          value = &slots.outputs[SlotOf(out)];
-        } else if (producer.op == "Const") {
-          value = &producer.value;
-        } else if (producer.op == "Identity" && !producer.inputs.empty()) {
-          out = producer.input(0);
-          continue;
-        }
-        if (value == nullptr || !value->is_valid() || value->num_elements() != 1 ||
-            !value->allocator()->host_accessible()) {
-          return std::nullopt;
-        }
-        if (value->dtype() == DType::kInt32) return value->data<int32_t>()[0];
-        if (value->dtype() == DType::kInt64) return value->data<int64_t>()[0];
-        return std::nullopt;
-      }
-      return std::nullopt;
-    };
     std::vector<bool> running(n, false);
     for (size_t id = 0; id < n; ++id) running[id] = runs(id);
-    const auto device_name = [&](int id) { return devices_[placement_.device_of[id]].name; };
-    const auto fail = [&](const Node& node, std::string message) {
-      return graph_.ErrorAt(ErrorKind::kRuntime, node,
-                            fmt::format("node '{}' on {}: {}", node.name, device_name(node.id), message));
-    };
-    TFRUN_ASSIGN_OR_RETURN(groups, ResolveCollectiveGroups(graph_, running, known, device_name, fail));
-    group_of.assign(n, -1);
-    for (size_t g = 0; g < groups.size(); ++g) {
-      for (int member : groups[g].members) group_of[member] = static_cast<int>(g);
-    }
-    group_results.resize(groups.size());
-    collective_order = CollectiveRunOrder(graph_, run_order_, running, groups);
+    TFRUN_ASSIGN_OR_RETURN(collective, PlanCollectives(running, slots));
   }
   if (channel_ == nullptr && !collectives) {
     TFRUN_RETURN_IF_ERROR(RunConcurrently(needed, unread, &slots, &run, &ran_concurrently));
@@ -564,7 +570,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   // of the choice are lvalues: no copy of it).
   const std::vector<int> none;
   std::vector<Tensor> inputs, produced;
-  for (const int id : ran_concurrently ? none : collectives ? collective_order : run_order_) {
+  for (const int id : ran_concurrently ? none : collectives ? collective.order : run_order_) {
     if (!runs(id)) continue;
     const Node& node = graph_.nodes[id];
     if (TaskOf(static_cast<int>(id)) != here) {  // another task runs it
@@ -576,20 +582,20 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
     }
     if (timeout_seconds_ > 0) TFRUN_RETURN_IF_ERROR(PastDeadline());
     TFRUN_RETURN_IF_ERROR(GatherInputs(node, &slots, &run, &inputs, /*forward=*/channel_ == nullptr));
-    if (collectives && group_of[id] >= 0) {
-      const int g = group_of[id];
+    if (collectives && collective.group_of[id] >= 0) {
+      const int g = collective.group_of[id];
       std::vector<Tensor> members;
-      if (!group_results[g].is_valid()) {
+      if (!collective.results[g].is_valid()) {
         // The first member to run: every member's input exists (the
         // order's promise) and is still held (its member has not run).
-        for (int member : groups[g].members) {
+        for (int member : collective.groups[g].members) {
           const Tensor& in = member == static_cast<int>(id) ? inputs.at(0)
                                                             : slots.outputs[SlotOf(graph_.nodes[member].input(0))];
           TFRUN_ASSIGN_OR_RETURN(Tensor host, OnHost(in));
           members.push_back(std::move(host));
         }
       }
-      TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced, &group_results[g], &members));
+      TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced, &collective.results[g], &members));
     } else {
       TFRUN_RETURN_IF_ERROR(RunKernel(node, &inputs, &run, &produced));
     }

@@ -20,6 +20,7 @@
 #include "core/graph/graph.h"
 #include "core/placement/compat_profile.h"
 #include "core/placement/placer.h"
+#include "core/runtime/collectives.h"
 #include "core/runtime/control_flow_kernels.h"
 #include "core/runtime/kernel_registry.h"
 
@@ -128,17 +129,15 @@ KernelChoice ChooseKernel(const Graph& graph, const Node& node, const Device& de
 
 // The nodes running `wanted` needs: their producers and what they read,
 // through every edge that no `fed` output (node, index) replaces, and
-// every control edge but from a node its feeds stand for
-// (Executor::ReplacedByFeeds).
+// every control edge but from an IteratorGetNext whose every output is
+// fed (its feeds stand for it: tf.data's iterator only Python can run).
 std::vector<bool> NeededNodes(const Graph& graph, const std::vector<NodeOutput>& wanted,
                               const std::set<std::pair<int, int>>& fed);
 
 class Executor {
  public:
   Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
-           const KernelRegistry& kernels)
-      : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels),
-        has_control_flow_(graph.HasControlFlow()), has_collectives_(HasCollectives(graph)) {}
+           const KernelRegistry& kernels);
 
   // Runs `fetch`, reading `feeds` instead of running their producers.
   // When they read a Variable, the graph's `init` runs first, as a TF1
@@ -166,10 +165,6 @@ class Executor {
   // there): one error naming every such node, its op, dtype and device.
   Status CheckKernels(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
                       const std::vector<Feed>& feeds);
-
-  // Whether `node`'s feeds stand for it (executor.cc): then it is not
-  // needed through control edges either.
-  static bool ReplacedByFeeds(const Node& node, const std::set<std::pair<int, int>>& fed);
 
   void set_node_error_style(NodeErrorStyle style) { error_style_ = style; }
   // Whether runs record RunResult::events (for --trace): a plain run pays
@@ -273,6 +268,17 @@ class Executor {
                   const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep);
   // RunNodes on several threads (set_inter_op_threads, executor_concurrent.cc):
   // false in `*ran` when this run cannot (then nothing ran).
+  // A run's collectives (collectives.h): its groups, each member's group
+  // (-1: none) by node id, each group's result (made by the first member
+  // to run) and the order in which every member runs after all its group
+  // reads. For the `running` nodes, their keys read from the fed slots.
+  struct CollectivePlan {
+    std::vector<CollectiveGroup> groups;
+    std::vector<int> group_of;
+    std::vector<Tensor> results;
+    std::vector<int> order;
+  };
+  StatusOr<CollectivePlan> PlanCollectives(const std::vector<bool>& running, const Slots& slots) const;
   Status RunConcurrently(const std::vector<bool>& needed, const std::vector<bool>& unread, Slots* slots,
                          RunState* run, bool* ran);
   Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
@@ -343,7 +349,6 @@ class Executor {
   const KernelRegistry& kernels_;
   const bool has_control_flow_;
   const bool has_collectives_;  // any collective node (collectives.h), in any run
-  static bool HasCollectives(const Graph& graph);
   TensorChannel* channel_ = nullptr;
   bool variables_initialized_ = false;  // the same on every task: runs stay in step
   VariableStore variables_;

@@ -1,7 +1,5 @@
 #include "core/session/session.h"
 
-#include "core/runtime/list_kernels.h"
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
