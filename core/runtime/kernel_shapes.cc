@@ -126,7 +126,10 @@ StatusOr<Shape> BiasAddShape(KernelContext& c) {
 }
 
 // split_op.cc (SplitOpBase::ComputeEasyCases)
+StatusOr<SplitPlan> PlanSplitV(KernelContext& c);
+
 StatusOr<SplitPlan> PlanSplit(KernelContext& c) {
+  if (c.node.op == "SplitV") return PlanSplitV(c);
   const Tensor& split_dim = c.inputs[0];
   const Tensor& value = c.inputs[1];
   if (split_dim.rank() != 0) return c.Fail(fmt::format("split_dim must be a scalar but has rank {}", split_dim.rank()));
@@ -146,13 +149,13 @@ StatusOr<SplitPlan> PlanSplit(KernelContext& c) {
   }
   SplitPlan plan;
   plan.layout = LayoutOf(value.shape(), axis);
-  plan.output = value.shape();
-  plan.output[axis] = size / num_split;
+  plan.input = value.shape();
+  plan.sizes.assign(num_split, size / num_split);
   return plan;
 }
 
 // split_v_op.cc (SplitVOpBase::ComputeEasyCases)
-StatusOr<SplitVPlan> PlanSplitV(KernelContext& c) {
+StatusOr<SplitPlan> PlanSplitV(KernelContext& c) {
   const Tensor& value = c.inputs[0];
   const Tensor& sizes = c.inputs[1];
   const Tensor& split_dim = c.inputs[2];
@@ -169,7 +172,7 @@ StatusOr<SplitVPlan> PlanSplitV(KernelContext& c) {
   if (axis < 0 || axis >= rank) {
     return c.Fail(fmt::format("-input rank(-{}) <= split_dim < input rank ({}), but got {}", rank, rank, given));
   }
-  SplitVPlan plan;
+  SplitPlan plan;
   plan.input = value.shape();
   plan.layout = LayoutOf(value.shape(), static_cast<int>(axis));
   const int64_t size = value.shape()[axis];

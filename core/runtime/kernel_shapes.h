@@ -53,21 +53,20 @@ struct AxisLayout {
   int64_t inner = 1;
 };
 
-// Split(split_dim, value): the layout of value and each output's shape.
+// Split(split_dim, value) and SplitV(value, size_splits, split_dim): the
+// layout of value, its shape and each output's size along the axis
+// (SplitV's -1 takes the rest); PlanSplit reads either op.
 struct SplitPlan {
-  AxisLayout layout;
-  Shape output;
-};
-StatusOr<SplitPlan> PlanSplit(KernelContext& c);
-
-// SplitV(value, size_splits, split_dim): the layout of value and each
-// output's size along the axis (a -1 in size_splits takes the rest).
-struct SplitVPlan {
   AxisLayout layout;
   Shape input;
   std::vector<int64_t> sizes;
+  Shape OutputShape(size_t i) const {
+    Shape shape = input;
+    shape[layout.axis] = sizes[i];
+    return shape;
+  }
 };
-StatusOr<SplitVPlan> PlanSplitV(KernelContext& c);
+StatusOr<SplitPlan> PlanSplit(KernelContext& c);
 
 // BroadcastTo(input, shape): the output's shape, and the input's shape
 // left-padded with 1s to its rank (what Tile's copy then repeats).

@@ -416,33 +416,17 @@ Status ReluKernel(KernelContext& c) {
 
 // Split and ConcatV2 copy bytes: in the [outer, axis, inner] view, each
 // outer row of a piece is one contiguous run.
+// Split and SplitV: output i is the run of sizes[i] rows along the axis
+// from each outer row.
 Status SplitKernel(KernelContext& c) {
   TFRUN_ASSIGN_OR_RETURN(const SplitPlan plan, PlanSplit(c));
-  const Tensor& value = c.inputs[1];
-  const size_t element = Info(value.dtype()).size;
-  const int64_t piece = plan.output[plan.layout.axis] * plan.layout.inner * static_cast<int64_t>(element);
-  const int64_t row = piece * c.node.num_outputs;
-  c.outputs.resize(c.node.num_outputs);
-  for (int i = 0; i < c.node.num_outputs; ++i) {
-    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, plan.output));
-    const char* src = static_cast<const char*>(value.raw()) + i * piece;
-    char* dst = static_cast<char*>(c.outputs[i].raw());
-    for (int64_t r = 0; r < plan.layout.outer && piece > 0; ++r) std::memcpy(dst + r * piece, src + r * row, piece);
-  }
-  return Status::Ok();
-}
-
-Status SplitVKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(const SplitVPlan plan, PlanSplitV(c));
-  const Tensor& value = c.inputs[0];
+  const Tensor& value = c.inputs[c.node.op == "SplitV" ? 0 : 1];
   const int64_t element = static_cast<int64_t>(Info(value.dtype()).size);
   const int64_t row = plan.input[plan.layout.axis] * plan.layout.inner * element;
   c.outputs.resize(c.node.num_outputs);
   int64_t offset = 0;  // bytes into each input row
   for (int i = 0; i < c.node.num_outputs; ++i) {
-    Shape shape = plan.input;
-    shape[plan.layout.axis] = plan.sizes[i];
-    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, shape));
+    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, plan.OutputShape(i)));
     const int64_t piece = plan.sizes[i] * plan.layout.inner * element;
     const char* src = static_cast<const char*>(value.raw()) + offset;
     char* dst = static_cast<char*>(c.outputs[i].raw());
@@ -506,7 +490,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
       {"BiasAdd", kNumericTypes, BiasAddKernel},
       {"Relu", kNumericTypes, ReluKernel},
       {"Split", kMovedTypes, SplitKernel},
-      {"SplitV", kMovedTypes, SplitVKernel},
+      {"SplitV", kMovedTypes, SplitKernel},
       {"ConcatV2", kMovedTypes, ConcatKernel},
   };
   for (const Binding& b : kBindings) registry->Bind(b.op, kCpu, b.dtypes, b.fn);

@@ -237,40 +237,22 @@ Status CopyRuns(CudaContext& ctx, void* dst, size_t dst_pitch, const void* src, 
   return Status::Ok();
 }
 
+// Split and SplitV: output i is the run of sizes[i] rows along the axis
+// from each outer row.
 Status SplitKernel(KernelContext& c) {
   CudaContext& ctx = ContextOf(c);
   TFRUN_RETURN_IF_ERROR(ctx.Activate());
   TFRUN_ASSIGN_OR_RETURN(const SplitPlan plan, PlanSplit(c));
-  const Tensor& value = c.inputs[1];
-  const size_t piece = plan.output[plan.layout.axis] * plan.layout.inner * Info(value.dtype()).size;
-  const size_t row = piece * c.node.num_outputs;
-  c.outputs.resize(c.node.num_outputs);
-  for (int i = 0; i < c.node.num_outputs; ++i) {
-    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, plan.output));
-    TFRUN_RETURN_IF_ERROR(CopyRuns(ctx, c.outputs[i].raw(), piece, static_cast<const char*>(value.raw()) + i * piece,
-                                   row, piece, plan.layout.outer));
-  }
-  return Status::Ok();
-}
-
-Status SplitVKernel(KernelContext& c) {
-  CudaContext& ctx = ContextOf(c);
-  TFRUN_RETURN_IF_ERROR(ctx.Activate());
-  TFRUN_ASSIGN_OR_RETURN(const SplitVPlan plan, PlanSplitV(c));
-  const Tensor& value = c.inputs[0];
+  const Tensor& value = c.inputs[c.node.op == "SplitV" ? 0 : 1];
   const size_t element = Info(value.dtype()).size;
   const size_t row = plan.input[plan.layout.axis] * plan.layout.inner * element;
   c.outputs.resize(c.node.num_outputs);
   size_t offset = 0;  // bytes into each input row
   for (int i = 0; i < c.node.num_outputs; ++i) {
-    Shape shape = plan.input;
-    shape[plan.layout.axis] = plan.sizes[i];
-    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, shape));
+    TFRUN_ASSIGN_OR_RETURN(c.outputs[i], c.Allocate(c.node.dtype, plan.OutputShape(i)));
     const size_t piece = plan.sizes[i] * plan.layout.inner * element;
-    if (piece > 0 && plan.layout.outer > 0) {
-      TFRUN_RETURN_IF_ERROR(CopyRuns(ctx, c.outputs[i].raw(), piece, static_cast<const char*>(value.raw()) + offset,
-                                     row, piece, plan.layout.outer));
-    }
+    TFRUN_RETURN_IF_ERROR(CopyRuns(ctx, c.outputs[i].raw(), piece, static_cast<const char*>(value.raw()) + offset,
+                                   row, piece, plan.layout.outer));
     offset += piece;
   }
   return Status::Ok();
@@ -323,7 +305,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   registry->Bind("Relu", kGpu, kNumericTypes, ReluKernel);
   registry->Bind("Cast", kGpu, kAllTypes, CastKernel);
   registry->Bind("Split", kGpu, kMovedTypes, SplitKernel);
-  registry->Bind("SplitV", kGpu, kMovedTypes, SplitVKernel);
+  registry->Bind("SplitV", kGpu, kMovedTypes, SplitKernel);
   registry->Bind("ConcatV2", kGpu, kMovedTypes, ConcatKernel);
 }
 

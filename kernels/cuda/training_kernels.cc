@@ -358,23 +358,26 @@ Status LogicalBinaryKernel(KernelContext& c) {
                       "select kernel launch");
 }
 
-Status TileKernel(KernelContext& c) {
-  const Tensor& input = c.inputs[0];
-  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
-  TFRUN_ASSIGN_OR_RETURN(const Shape shape, TileShape(c));
+// The output, of `shape`, as `input` (of `shape`'s rank) repeated along
+// every dimension: Tile, and BroadcastTo of an input whose stretched
+// dimensions are 1.
+Status RepeatInto(KernelContext& c, const Tensor& input, const Shape& shape) {
   TFRUN_RETURN_IF_ERROR(RankAtMost(c, shape.size()));
   TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   if (c.output.num_elements() == 0) return Status::Ok();
   return StridedCopy(c, input, cuda::TileMap(shape, input.shape()), c.output);
 }
 
+Status TileKernel(KernelContext& c) {
+  TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, TileShape(c));
+  return RepeatInto(c, c.inputs[0], shape);
+}
+
 Status BroadcastToKernel(KernelContext& c) {
   TFRUN_RETURN_IF_ERROR(ContextOf(c).Activate());  // bytes only: any dtype
   TFRUN_ASSIGN_OR_RETURN(const BroadcastToPlan plan, PlanBroadcastTo(c));
-  TFRUN_RETURN_IF_ERROR(RankAtMost(c, plan.output.size()));
-  TFRUN_RETURN_IF_ERROR(c.AllocateOutput(plan.output));
-  if (c.output.num_elements() == 0) return Status::Ok();
-  return StridedCopy(c, c.inputs[0].Reshaped(plan.input), cuda::TileMap(plan.output, plan.input), c.output);
+  return RepeatInto(c, c.inputs[0].Reshaped(plan.input), plan.output);
 }
 
 // Pack: input i's run of each outer row goes to slot i of that row.
