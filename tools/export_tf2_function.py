@@ -92,3 +92,38 @@ def export_concrete(concrete, path, arg_devices, stand_in_gpus=False):
         if device:
             flags += ["--arg-device", f"{arg}={device}"]
     return " ".join(flags)
+
+
+def variable_values():
+    """Every resource variable's value now, by its handle's id: call it
+    before a Keras train step's first call, pass the result to
+    train_step_feeds after the step was traced (and ran)."""
+    import gc
+    from tensorflow.python.ops import resource_variable_ops
+    return {id(v.handle): v.numpy() for v in gc.get_objects()
+            if isinstance(v, resource_variable_ops.BaseResourceVariable) and v.handle is not None}
+
+
+def train_step_feeds(concrete, before, arg_devices=False):
+    """tfrun's flags (an argv list) that give a traced train step's captured
+    arguments what they held before its first step: each variable's value
+    (from `before`, variable_values()'s; a variable made while tracing,
+    which only a collective's ordering token is, read now and checked
+    unwritten), each call-time int32 (a collective's instance key);
+    with `arg_devices`, each variable's device too."""
+    import json
+    import numpy as np
+    names = [a.name for a in concrete.function_def.signature.input_arg]
+    flags = []
+    for name, value in zip(names[len(names) - len(concrete.captured_inputs):], concrete.captured_inputs):
+        if value.dtype != tf.resource:
+            flags += ["--feed", f"{name}={int(value.numpy())}"]
+            continue
+        held = before.get(id(value))
+        if held is None:
+            held = tf.raw_ops.ReadVariableOp(resource=value, dtype=tf.float32).numpy()
+            assert held.shape == () and held == 0.0, f"{name}: a variable made while tracing holds {held}"
+        if arg_devices:
+            flags += ["--arg-device", f"{name}={value.device}"]
+        flags += ["--feed", f"{name}={json.dumps(np.asarray(held).tolist()).replace(' ', '')}"]
+    return flags

@@ -28,17 +28,16 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 TF_PROGRAM = r'''
-import gc, json, os, random, sys
+import json, os, random, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.ops import resource_variable_ops
 replicas, seed, first, count, out = (int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
                                      sys.argv[6])
 tf.config.optimizer.set_experimental_options({"constant_folding": False})
 cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * replicas)
-from export_tf2_function import export_concrete
+from export_tf2_function import export_concrete, train_step_feeds, variable_values
 
 for k in range(first, first + count):
     rng = random.Random(seed * 1000 + replicas * 100 + k)
@@ -68,8 +67,7 @@ for k in range(first, first + count):
     batch = per_replica * replicas
     data = np.random.default_rng(k).standard_normal((steps * batch, features + 1)).astype(np.float32)
     x, y = data[:, :features], data[:, features:]
-    before = {id(v.handle): v.numpy() for v in gc.get_objects()
-              if isinstance(v, resource_variable_ops.BaseResourceVariable) and v.handle is not None}
+    before = variable_values()
     model.make_train_function()
     train = model.train_function
     losses = []
@@ -86,17 +84,7 @@ for k in range(first, first + count):
     names = [a.name for a in concrete.function_def.signature.input_arg]
     flags = export_concrete(concrete, path=os.path.join(out, f"r{replicas}_p{k}.pbtxt"),
                             arg_devices=[""] * len(names)).split()
-    feeds = []
-    for name, value in zip(names[len(names) - len(concrete.captured_inputs):], concrete.captured_inputs):
-        if value.dtype == tf.resource:
-            held = before.get(id(value))
-            if held is None:  # made while tracing: an ordering token, never written
-                held = tf.raw_ops.ReadVariableOp(resource=value, dtype=tf.float32).numpy()
-                assert held.shape == () and held == 0.0, f"{name}: a variable made while tracing holds {held}"
-            feeds += ["--arg-device", f"{name}={value.device}",
-                      "--feed", f"{name}={json.dumps(np.asarray(held).tolist()).replace(' ', '')}"]
-        else:
-            feeds += ["--feed", f"{name}={int(value.numpy())}"]
+    feeds = train_step_feeds(concrete, before, arg_devices=True)
     for r in range(replicas):
         for part, values in ((0, x), (1, y)):
             rows = np.concatenate([values[s * batch + r * per_replica:s * batch + (r + 1) * per_replica]

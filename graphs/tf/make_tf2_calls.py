@@ -209,7 +209,7 @@ def run_mirrored(replicas, stand_in=False, keras2=False):
     cpus = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] *
                                                (replicas + (1 if stand_in else 0)))
-    from export_tf2_function import export_concrete
+    from export_tf2_function import export_concrete, train_step_feeds, variable_values
     steps = 10
     x = ((np.arange(steps * replicas, dtype=np.float32) + 1) / (steps * replicas)).reshape(-1, 1)
     y = 2.0 * x + 1.0
@@ -223,10 +223,7 @@ def run_mirrored(replicas, stand_in=False, keras2=False):
             model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=0.2))
         # Every variable's value before the first step, by handle: each
         # replica's copy of the model's and the optimizer's, the metrics'.
-        import gc
-        from tensorflow.python.ops import resource_variable_ops
-        before = {id(v.handle): v.numpy() for v in gc.get_objects()
-                  if isinstance(v, resource_variable_ops.BaseResourceVariable) and v.handle is not None}
+        before = variable_values()
         model.make_train_function()
         train = model.train_function
         losses = []
@@ -267,16 +264,8 @@ def run_mirrored(replicas, stand_in=False, keras2=False):
         flags = export_concrete(concrete, path=os.path.join(HERE, f"call_mirrored_gpu_{replicas}.pbtxt"),
                                 arg_devices=arg_devices, stand_in_gpus=True)
         print("==GPU-FLAGS " + flags, flush=True)
-    feeds = []
-    for name, value in zip(names[len(names) - len(concrete.captured_inputs):], concrete.captured_inputs):
-        if value.dtype == tf.resource:
-            held = before.get(id(value))
-            if held is None:  # made while tracing: a collective's ordering token
-                held = tf.raw_ops.ReadVariableOp(resource=value, dtype=tf.float32).numpy()
-                assert held.shape == () and held == 0.0, f"{name}: a variable made while tracing holds {held}"
-            feeds.append(f"--feed {name}={json.dumps(np.asarray(held).tolist()).replace(' ', '')}")
-        else:  # a collective's instance key, captured at call time
-            feeds.append(f"--feed {name}={int(value.numpy())}")
+    flags = train_step_feeds(concrete, before)
+    feeds = [f"{flag} {value}" for flag, value in zip(flags[::2], flags[1::2])]
     kind = "host" if stand_in else "keras2_" if keras2 else ""
     for k in range(replicas):
         for part, values in ((0, x), (1, y)):
