@@ -182,6 +182,13 @@ SessionOptions SessionOptionsFor(const RunOptions& options, const CompatProfile*
   s.inter_op_threads = options.inter_op_threads;
   s.shows_devices = !options.json_path.empty() || !options.dot_path.empty();
   s.topology_path = options.device_flags.topology_path;
+  // TensorFlow 2.21's tf.keras is tf_keras where TF_USE_LEGACY_KERAS is
+  // "1", "true" or "True" (tensorflow/python/util/lazy_loader.py).
+  const char* legacy = std::getenv("TF_USE_LEGACY_KERAS");
+  const std::string_view legacy_keras = legacy == nullptr ? "" : legacy;
+  if (legacy_keras == "1" || legacy_keras == "true" || legacy_keras == "True") {
+    s.keras_version = KerasVersion::kKeras2;
+  }
   return s;
 }
 

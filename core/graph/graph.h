@@ -272,6 +272,29 @@ struct Graph {
     std::vector<std::string> arg_devices;  // "ARG=DEVICE"
   };
   Call call;
+  // A Keras program (a graph file's `keras:`, graph-format.md): what
+  //   strategy = tf.distribute.MirroredStrategy(
+  //       tf.config.list_logical_devices(strategy_device_type))
+  //   with strategy.scope():
+  //     inputs = tf.keras.layers.Input(shape=input_shape)
+  //     ... tf.keras.layers.Dense(units, use_bias=...) per layer ...
+  //     model.compile(loss=loss, optimizer=optimizer)
+  // builds, which eager TensorFlow 2 runs op by op (the session expands it:
+  // core/session/keras_build.h). `present` false: the file is a graph.
+  struct KerasProgram {
+    bool present = false;
+    std::string strategy_device_type;  // "GPU" or "CPU"
+    std::vector<int64_t> input_shape;  // without the batch dimension
+    struct Dense {
+      int64_t units = 0;
+      bool use_bias = true;
+    };
+    std::vector<Dense> layers;
+    // As compile() is given them; the build makes the same variables for
+    // each (checked against TensorFlow: keras_build.cc).
+    std::string loss, optimizer;
+  };
+  KerasProgram keras;
   // A SavedModel's signatures, by name: the library function its outputs
   // come from ("" where no call node makes them: a TF1 signature), and its
   // output keys sorted, the order of the function's results (it returns

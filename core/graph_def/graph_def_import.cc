@@ -246,7 +246,9 @@ class Importer {
       // GraphConstructor::BuildNodeIndex: TensorFlow's name rule, so that no
       // name carries a newline, an escape sequence or bytes that are not
       // UTF-8 into a message, a --json report or a written GraphDef.
-      if (!IsValidNodeName(node.name(), false)) {
+      // A function body's may start with '_' (FunctionDefToBodyHelper's
+      // allow_internal_ops: eager's one-op wrapper of _EagerConst).
+      if (!IsValidNodeName(node.name(), function_body_)) {
         return BadInput(fmt::format("{}: Node '{}': Node name contains invalid characters", Where(i),
                                     ClipForMessage(node.name())));
       }

@@ -19,6 +19,7 @@
 #include "core/graph_file/fetch.h"
 #include "core/graph_file/graph_builder.h"
 #include "core/graph_file/graph_config.h"
+#include "core/graph_file/keras_program.h"
 #include "core/graph_file/names_and_scopes.h"
 #include "core/graph_file/op_attributes.h"
 #include "core/graph_file/split_concat.h"
@@ -47,7 +48,7 @@ std::string UnknownOpHint(const std::string& op, const std::vector<std::string>&
 }  // namespace
 namespace {
 
-const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch", "targets"};
+const std::vector<std::string> kTopKeys = {"version", "config", "nodes", "fetch", "targets", "keras"};
 const std::vector<std::string> kCommonNodeKeys = {"name", "op", "inputs", "device", "colocate_with"};
 
 bool IsValidUtf8(const std::string& s) {
@@ -141,6 +142,16 @@ class GraphFileLoader {
       }
     }
     if (const YamlNode c = root["config"]) TFRUN_RETURN_IF_ERROR(ReadGraphConfig(fields_, c, &graph_.config));
+    if (const YamlNode keras = root["keras"]) {
+      // A Keras program is the program: it has no nodes of its own.
+      for (const char* key : {"nodes", "fetch", "targets"}) {
+        if (const YamlNode other = root[key]) {
+          return fields_.ErrorAt(other, fmt::format("a Keras program (keras:) has no '{}'", key));
+        }
+      }
+      TFRUN_RETURN_IF_ERROR(ReadKerasProgram(fields_, keras, &graph_.keras));
+      return std::move(graph_);
+    }
     const YamlNode nodes = root["nodes"];
     if (!nodes) return BadInput(fmt::format("{}: the graph file has no 'nodes'", graph_.path));
     Reserve(std::min<size_t>(nodes.size(), limits_.max_nodes));

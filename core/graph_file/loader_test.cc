@@ -474,6 +474,76 @@ TEST(LoaderFileTest, TopLevelErrors) {
             std::string::npos);
 }
 
+TEST(LoaderKerasTest, ReadsTheProgram) {
+  Graph g = MustLoad(R"(config: {log_device_placement: true}
+keras:
+  strategy: {MirroredStrategy: GPU}
+  input_shape: [3]
+  layers:
+    - {Dense: 4}
+    - {Dense: {units: 2, use_bias: false}}
+  compile: {loss: mae, optimizer: {Adam: {learning_rate: 0.01}}})");
+  EXPECT_TRUE(g.keras.present);
+  EXPECT_TRUE(g.nodes.empty());
+  EXPECT_TRUE(g.config.log_device_placement);
+  EXPECT_EQ(g.keras.strategy_device_type, "GPU");
+  EXPECT_EQ(g.keras.input_shape, std::vector<int64_t>({3}));
+  ASSERT_EQ(g.keras.layers.size(), 2u);
+  EXPECT_EQ(g.keras.layers[0].units, 4);
+  EXPECT_TRUE(g.keras.layers[0].use_bias);
+  EXPECT_EQ(g.keras.layers[1].units, 2);
+  EXPECT_FALSE(g.keras.layers[1].use_bias);
+  EXPECT_EQ(g.keras.loss, "mae");
+  EXPECT_EQ(g.keras.optimizer, "Adam");
+  EXPECT_EQ(MustLoad("keras: {strategy: {MirroredStrategy: CPU}, input_shape: [1], layers: [{Dense: 1}], "
+                     "compile: {loss: mse, optimizer: SGD}}")
+                .keras.optimizer,
+            "SGD");
+}
+
+TEST(LoaderKerasTest, ErrorsNameTheField) {
+  const std::string good = "strategy: {MirroredStrategy: GPU}, input_shape: [1], layers: [{Dense: 1}], "
+                           "compile: {loss: mse, optimizer: SGD}";
+  auto keras = [](const std::string& body) { return LoadError("keras: {" + body + "}"); };
+  EXPECT_EQ(LoadError("keras: {" + good + "}\nnodes: [{op: NoOp}]"),
+            "g.yaml:2:8: a Keras program (keras:) has no 'nodes'");
+  EXPECT_EQ(keras("strategy: {MirroredStrategy: GPU}"), "g.yaml:1:8: keras needs input_shape");
+  EXPECT_EQ(keras("strategy: {OneDeviceStrategy: GPU}, input_shape: [1], layers: [{Dense: 1}], "
+                  "compile: {loss: mse, optimizer: SGD}"),
+            "g.yaml:1:19: strategy 'OneDeviceStrategy': tfrun runs Keras programs under MirroredStrategy");
+  EXPECT_EQ(keras("strategy: {MirroredStrategy: TPU}, input_shape: [1], layers: [{Dense: 1}], "
+                  "compile: {loss: mse, optimizer: SGD}"),
+            "g.yaml:1:38: MirroredStrategy mirrors over the logical devices of a type: one of GPU, CPU, XLA_CPU, "
+            "XLA_GPU");
+  EXPECT_NE(keras(good + ", layers2: []").find("unknown key 'layers2' in keras (did you mean 'layers'?)"),
+            std::string::npos);
+  EXPECT_NE(keras("strategy: {MirroredStrategy: GPU}, input_shape: [1], layers: [{Conv2D: 1}], "
+                  "compile: {loss: mse, optimizer: SGD}")
+                .find("layer 'Conv2D': tfrun builds Dense layers"),
+            std::string::npos);
+  EXPECT_NE(keras("strategy: {MirroredStrategy: GPU}, input_shape: [1], layers: [{Dense: 0}], "
+                  "compile: {loss: mse, optimizer: SGD}")
+                .find("units"),
+            std::string::npos);
+  EXPECT_NE(keras("strategy: {MirroredStrategy: GPU}, input_shape: [2, 2], layers: [{Dense: 1}], "
+                  "compile: {loss: mse, optimizer: SGD}")
+                .find("input_shape has one dimension"),
+            std::string::npos);
+  EXPECT_NE(keras("strategy: {MirroredStrategy: GPU}, input_shape: [1], layers: [{Dense: 1}], "
+                  "compile: {loss: hinge, optimizer: SGD}")
+                .find("compile needs a loss: one of mse, mae, mean_squared_error, mean_absolute_error"),
+            std::string::npos);
+  EXPECT_NE(keras("strategy: {MirroredStrategy: GPU}, input_shape: [1], layers: [{Dense: 1}], "
+                  "compile: {loss: mse, optimizer: {RMSprop: {}}}")
+                .find("optimizer 'RMSprop': one of SGD, Adam"),
+            std::string::npos);
+  EXPECT_NE(keras("strategy: {MirroredStrategy: GPU}, input_shape: [1], layers: [{Dense: 1}], "
+                  "compile: {loss: mse, optimizer: {SGD: {learning_rate: fast}}}")
+                .find("learning_rate"),
+            std::string::npos);
+  EXPECT_EQ(LoadError("keras: [1]"), "g.yaml:1:8: keras is a mapping with strategy, input_shape, layers and compile");
+}
+
 TEST(LoaderFetchTest, DefaultExplicitUnknownAndDuplicate) {
   const std::string nodes = R"(nodes:
   - {name: a, op: Const, value: 1}

@@ -147,7 +147,12 @@ class Placer {
     std::vector<int> first, second;
     for (int id : p->import_order) {
       const Node& node = graph_.nodes[id];
-      const bool deferred = profile_.generators_last && IsGenerator(graph_, node) && p->device_of[id] < 0;
+      // TensorFlow logs a node the function runtime assigned (a pinned
+      // _Arg or _Retval) in the first pass; a generator it did not assign
+      // waits for the second, even where a pinned member of its group has
+      // decided its device (a VarHandleOp returned by a _Retval).
+      const bool assigned = node.pin != Node::Pin::kNone || (p->device_of[id] >= 0 && call_device_text_.empty());
+      const bool deferred = profile_.generators_last && IsGenerator(graph_, node) && !assigned;
       (deferred ? second : first).push_back(id);
     }
     for (int id : first) {

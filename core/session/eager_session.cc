@@ -7,6 +7,7 @@
 
 #include "core/placement/placement_log.h"
 #include "core/printing/array_printer.h"
+#include "core/session/keras_build.h"
 #include "core/session/session.h"
 
 namespace tfrun {
@@ -20,6 +21,7 @@ class EagerSession : public Session {
   bool is_eager() const override { return true; }
 
   Status Place(bool log, std::string* stdout_text) override {
+    if (graph_.keras.present) return RunKerasBuild(log, stdout_text);
     // Eager logs each op as it executes: on failure, what ran before it.
     const Status placed = PlanEager(graph_, *devices_, SoftPlacement(), &placement_, &eager_);
     record_.executed = &eager_.executed;
@@ -28,7 +30,7 @@ class EagerSession : public Session {
   }
 
   void PlacedOnly(bool log, std::string* stdout_text) override {
-    if (log) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
+    if (log && !graph_.keras.present) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
   }
 
   // Eager prints a Variable's value for it.
@@ -39,7 +41,7 @@ class EagerSession : public Session {
   }
 
   void AfterRun(bool log, std::string* stdout_text) override {
-    if (log) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
+    if (log && !graph_.keras.present) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
   }
 
   // The ops printing executes (a Variable's read) join the log.
@@ -58,6 +60,20 @@ class EagerSession : public Session {
   }
 
  private:
+  // A Keras program: the ops its build and compile execute, logged as
+  // eager logs them; they make no value anything prints (keras_build.h).
+  Status RunKerasBuild(bool log, std::string* stdout_text) {
+    TFRUN_ASSIGN_OR_RETURN(KerasBuild build, BuildKerasProgram(graph_.keras, options_.keras_version, *devices_));
+    if (!log) return Status::Ok();
+    *stdout_text += MirroredStrategyInfoLine(build.replicas, *devices_);
+    EagerOpLog eager_log(*devices_, graph_.path);
+    for (const EagerOpCall& op : build.ops) {
+      TFRUN_ASSIGN_OR_RETURN(std::string lines, eager_log.Execute(op));
+      *stdout_text += lines;
+    }
+    return Status::Ok();
+  }
+
   EagerPlan eager_;  // what TF2 eager executes
 };
 

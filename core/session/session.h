@@ -32,6 +32,7 @@
 #include "core/runtime/executor.h"
 #include "core/runtime/kernel_registry.h"
 #include "core/session/function_runtime.h"
+#include "core/session/keras_build.h"
 
 namespace tfrun {
 
@@ -78,6 +79,9 @@ struct SessionOptions {
   // GPUs come from (for the line that says their kernels run on the host).
   bool shows_devices = false;
   std::string topology_path;
+  // Which Keras a Keras program (`keras:`) builds with: TF_USE_LEGACY_KERAS
+  // picks tf_keras, as in TensorFlow 2.21.
+  KerasVersion keras_version = KerasVersion::kKeras3;
 };
 
 // What the run has made so far, for the outputs (--json reads all of it):
