@@ -46,7 +46,7 @@ srcs=($(ls core/{base,tables,printing,graph,devices,placement,passes,runtime}/*.
       $(ls core/graph_def/*.cc | grep -v -e _test.cc -e graph_file_loader.cc) "$dir/gen/core/graph_def/tf_graph.pb.cc"
       kernels/cpu/cpu_kernels.cc kernels/cpu/cpu_eigen.cc kernels/cpu/array_kernels.cc kernels/cpu/nn_kernels.cc
       kernels/cpu/summary_kernels.cc kernels/cpu/queue_kernels.cc kernels/cpu/checkpoint_kernels.cc
-      core/checkpoint/tensor_bundle.cc
+      core/checkpoint/tensor_bundle.cc core/session/keras_build.cc
       kernels/cpu/dnnl_loader.cc kernels/cpu/matmul_avx2_generic.cc third_party/fmt/fmt_compiled.cc
       tools/fuzz/${target/text/text_proto}_fuzzer.cc)
 [ "$target" = input ] && srcs+=(cli/report.cc)

@@ -19,7 +19,7 @@ one TensorFlow process a program (eager caches its wrappers per process).
 test cases beside it, for each --replicas N (logical CPUs) and --keras V
 given: GRAPH.keras<V>_<N>.expected (and an empty .expected-stderr). A
 program over GPUs runs on this machine's none: MirroredStrategy([]) takes
-CPU:0.
+the CPUs.
 """
 import argparse
 import os
@@ -29,6 +29,8 @@ import subprocess
 import sys
 
 import yaml
+
+from conformance_report import finish, first_difference
 
 TF_PROGRAM = r'''
 import json, sys
@@ -161,7 +163,7 @@ def main():
     for k in range(a.count):
         # Over 1 to 3 CPUs mostly; over XLA_CPU:0 (a device other than
         # CPU:0, whose Python values _EagerConst copies, as a GPU's); over
-        # GPUs this machine lacks (MirroredStrategy([]) takes CPU:0).
+        # GPUs this machine lacks (MirroredStrategy([]) takes the CPUs).
         device_type = rng.choice(["CPU", "CPU", "CPU", "XLA_CPU", "GPU"])
         doc = random_doc(rng, device_type)
         replicas, keras = rng.randint(1, 3), rng.choice([2, 3])
@@ -176,17 +178,11 @@ def main():
             continue
         failed += 1
         report.append(f"{path} ({tfrun_args(spec, keras)}): tfrun exit {code} {err.strip()[:300]}")
-        for i, (x, y) in enumerate(zip(expected + [""] * len(got), got + [""] * len(expected))):
-            if x != y:
-                report.append(f"  line {i + 1}\n  TensorFlow: {x}\n  tfrun:      {y}")
-                break
-    with open(os.path.join(a.out, "differences.txt"), "w") as f:
-        f.write("\n".join(report) + "\n")
-    print(f"Keras programs under MirroredStrategy, seed {a.seed}: {passed + failed} programs "
-          f"(listing: {os.path.join(a.out, 'differences.txt')})")
-    print("\n".join(report[:20]))
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+        difference = first_difference(expected, got)
+        if difference:
+            report.append(difference)
+    finish(a.out, f"Keras programs under MirroredStrategy, seed {a.seed}: {passed + failed} programs", report, passed,
+           failed)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ import re
 import subprocess
 import sys
 
+from conformance_report import finish, first_difference
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 TF_PROGRAM = r'''
@@ -146,17 +148,10 @@ def main():
             failed += 1
             report.append(f"{replicas} replicas, program {k} ({shape}): tfrun exit {r.returncode} "
                           f"{r.stderr.strip()[:500]}")
-            for x, y in zip(expected + [""] * len(got), got + [""] * len(expected)):
-                if x != y:
-                    report.append(f"  TensorFlow: {x}\n  tfrun:      {y}")
-                    break
-    with open(os.path.join(a.out, "differences.txt"), "w") as f:
-        f.write("\n".join(report) + "\n")
-    print(f"MirroredStrategy training, seed {a.seed}: {passed + failed} programs "
-          f"(listing: {os.path.join(a.out, 'differences.txt')})")
-    print("\n".join(report[:20]))
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+            difference = first_difference(expected, got)
+            if difference:
+                report.append(difference)
+    finish(a.out, f"MirroredStrategy training, seed {a.seed}: {passed + failed} programs", report, passed, failed)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ case "${1:-cpu}" in
   *) echo "usage: tools/setup_tensorflow.sh [cpu|cuda]" >&2; exit 2 ;;
 esac
 
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import tensorflow, yaml' >/dev/null 2>&1; then
+# tf_keras: Keras 2 under TF_USE_LEGACY_KERAS=1, for the Keras programs'
+# goldens and conformance (tools/keras_compile_conformance.py).
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import tensorflow, yaml, tf_keras' >/dev/null 2>&1; then
   echo "tfrun setup: installing $want into $venv" >&2
   mkdir -p "$(dirname "$venv")"
   python3 -m venv "$venv" >&2 || {
@@ -28,6 +30,6 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import tensorflow, ya
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
     python3 -m venv "$venv" >&2
   }
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "$want" pyyaml >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$want" pyyaml "tf_keras==2.21.0" >&2
 fi
 echo "$venv/bin/python"

@@ -31,6 +31,8 @@ import re
 import subprocess
 import sys
 
+from conformance_report import finish, first_difference
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEVICES = [None, "/CPU:0", "/CPU:1", "/CPU:2"]
 
@@ -191,10 +193,9 @@ def main():
             return
         failed += 1
         report.append(f"{what}, tfrun {' '.join(argv)}: exit {r.returncode} {r.stderr.strip()}")
-        for x, y in zip(expected + [""] * len(got), got + [""] * len(expected)):
-            if x != y:
-                report.append(f"  TensorFlow: {x}\n  tfrun:      {y}")
-                break
+        difference = first_difference(expected, got)
+        if difference:
+            report.append(difference)
 
     feeds = ["--feed", "x=[[1.0,2.0],[3.0,4.0]]", "--feed", "y=[[1.0,0.0],[0.0,1.0]]"]
     calls = sessions = runs = 0
@@ -234,14 +235,8 @@ def main():
                 argv.append("--do-function-inlining")
             compare(f"program {k} in a Session ({mode})", expected, argv, skip=lambda l: l.startswith("Device mapping:"))
             sessions += 1
-    with open(os.path.join(a.out, "differences.txt"), "w") as f:
-        f.write("\n".join(report) + "\n")
-    print(f"TF2 calls, seed {a.seed}: {calls} programs called, {runs} calls run, {sessions} Session runs, "
-          f"{lines_compared} lines "
-          f"(listing: {os.path.join(a.out, 'differences.txt')})")
-    print("\n".join(report[:20]))
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish(a.out, f"TF2 calls, seed {a.seed}: {calls} programs called, {runs} calls run, {sessions} Session runs, "
+           f"{lines_compared} lines", report, passed, failed)
 
 
 if __name__ == "__main__":

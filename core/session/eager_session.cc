@@ -63,7 +63,7 @@ class EagerSession : public Session {
   // A Keras program: the ops its build and compile execute, logged as
   // eager logs them; they make no value anything prints (keras_build.h).
   Status RunKerasBuild(bool log, std::string* stdout_text) {
-    TFRUN_ASSIGN_OR_RETURN(KerasBuild build, BuildKerasProgram(graph_.keras, options_.keras_version, *devices_));
+    const KerasBuild build = BuildKerasProgram(graph_.keras, options_.keras_version, *devices_);
     if (!log) return Status::Ok();
     *stdout_text += MirroredStrategyInfoLine(build.replicas, *devices_);
     EagerOpLog eager_log(*devices_, graph_.path);

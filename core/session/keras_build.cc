@@ -289,30 +289,25 @@ std::string WrapperKey(const EagerOpCall& op, const std::string& device) {
 
 }  // namespace
 
-StatusOr<KerasBuild> BuildKerasProgram(const Graph::KerasProgram& program, KerasVersion version,
-                                       const DeviceSet& devices) {
+KerasBuild BuildKerasProgram(const Graph::KerasProgram& program, KerasVersion version, const DeviceSet& devices) {
   KerasBuild build;
   // tf.config.list_logical_devices(TYPE): the type's devices by id.
-  for (int i = 0; i < devices.size(); ++i) {
-    if (devices[i].type == program.strategy_device_type && !devices[i].remote) build.replicas.push_back(i);
-  }
-  // MirroredStrategy([]) (no GPU here) mirrors over the local devices
-  // instead: the GPUs, else CPU:0 (mirrored_strategy.py all_local_devices).
-  if (build.replicas.empty()) {
+  auto logical_devices = [&devices](std::string_view type) {
+    std::vector<int> found;
     for (int i = 0; i < devices.size(); ++i) {
-      if (devices[i].type == kGpu && !devices[i].remote) build.replicas.push_back(i);
+      if (devices[i].type == type && !devices[i].remote) found.push_back(i);
     }
-    if (build.replicas.empty()) build.replicas.push_back(0);
-  }
+    return found;
+  };
+  build.replicas = logical_devices(program.strategy_device_type);
+  // MirroredStrategy([]) (no device of the type here) mirrors over the
+  // local devices instead: the GPUs, else the CPUs
+  // (mirrored_strategy.py all_local_devices).
+  if (build.replicas.empty()) build.replicas = logical_devices(kGpu);
+  if (build.replicas.empty()) build.replicas = logical_devices(kCpu);
   // Eager's default device: the first GPU where there is one, else CPU:0.
-  int host = 0;
-  for (int i = 0; i < devices.size(); ++i) {
-    if (devices[i].type == kGpu) {
-      host = i;
-      break;
-    }
-  }
-  BuildOps ops(devices, build.replicas, host);
+  const std::vector<int> gpus = logical_devices(kGpu);
+  BuildOps ops(devices, build.replicas, gpus.empty() ? 0 : gpus[0]);
   // MirroredStrategy's constructor makes a float variable on each replica.
   ops.ReplicaLocalVariable("FLOAT", Shape{}, "Variable");
   if (version == KerasVersion::kKeras3) {

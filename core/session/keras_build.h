@@ -53,8 +53,7 @@ struct KerasBuild {
   std::vector<EagerOpCall> ops;
 };
 
-StatusOr<KerasBuild> BuildKerasProgram(const Graph::KerasProgram& program, KerasVersion version,
-                                       const DeviceSet& devices);
+KerasBuild BuildKerasProgram(const Graph::KerasProgram& program, KerasVersion version, const DeviceSet& devices);
 
 // "INFO:tensorflow:Using MirroredStrategy with devices ('...', '...')"
 // (mirrored_strategy.py, at the INFO level the guide's transcript shows).

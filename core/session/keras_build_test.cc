@@ -36,36 +36,35 @@ int Count(const KerasBuild& build, const std::string& op) {
 TEST(KerasBuildTest, ExecutesWhatTensorFlowExecutesOnCpus) {
   const std::vector<std::pair<int, size_t>> keras3 = {{1, 34}, {2, 67}, {3, 100}};
   for (const auto& [cpus, ops] : keras3) {
-    StatusOr<KerasBuild> build = BuildKerasProgram(GuideProgram("CPU"), KerasVersion::kKeras3, DeviceSet::CpuOnly(cpus));
-    ASSERT_TRUE(build.ok()) << build.status().message();
-    EXPECT_EQ(build->ops.size(), ops) << cpus << " CPUs";
-    EXPECT_EQ(build->replicas.size(), static_cast<size_t>(cpus));
+    const KerasBuild build = BuildKerasProgram(GuideProgram("CPU"), KerasVersion::kKeras3, DeviceSet::CpuOnly(cpus));
+    EXPECT_EQ(build.ops.size(), ops) << cpus << " CPUs";
+    EXPECT_EQ(build.replicas.size(), static_cast<size_t>(cpus));
     // No Python value is copied anywhere under CPU:0's scope.
-    EXPECT_EQ(Count(*build, "_EagerConst"), (cpus - 1) + 2) << "the strategy's variable, iterations, learning rate";
+    EXPECT_EQ(Count(build, "_EagerConst"), (cpus - 1) + 2) << "the strategy's variable, iterations, learning rate";
   }
-  StatusOr<KerasBuild> keras2 = BuildKerasProgram(GuideProgram("CPU"), KerasVersion::kKeras2, DeviceSet::CpuOnly(2));
-  ASSERT_TRUE(keras2.ok());
-  EXPECT_EQ(keras2->ops.size(), 93u);
-  EXPECT_EQ(Count(*keras2, "FloorMod"), 0) << "tf_keras draws with an int32 seed";
+  const KerasBuild keras2 = BuildKerasProgram(GuideProgram("CPU"), KerasVersion::kKeras2, DeviceSet::CpuOnly(2));
+  EXPECT_EQ(keras2.ops.size(), 93u);
+  EXPECT_EQ(Count(keras2, "FloorMod"), 0) << "tf_keras draws with an int32 seed";
 }
 
-TEST(KerasBuildTest, NoDeviceOfTheTypeMirrorsOverCpu0AsMirroredStrategyOfNoneDoes) {
-  StatusOr<KerasBuild> build = BuildKerasProgram(GuideProgram("GPU"), KerasVersion::kKeras3, DeviceSet::CpuOnly(2));
-  ASSERT_TRUE(build.ok());
-  EXPECT_EQ(build->replicas, std::vector<int>({0}));
+// mirrored_strategy.py all_local_devices: the GPUs, else the CPUs.
+TEST(KerasBuildTest, NoDeviceOfTheTypeMirrorsOverTheLocalDevicesAsMirroredStrategyOfNoneDoes) {
+  EXPECT_EQ(BuildKerasProgram(GuideProgram("GPU"), KerasVersion::kKeras3, DeviceSet::CpuOnly(2)).replicas,
+            std::vector<int>({0, 1}));
+  EXPECT_EQ(BuildKerasProgram(GuideProgram("XLA_CPU"), KerasVersion::kKeras3, SimulatedGpus(2)).replicas,
+            std::vector<int>({1, 2}));
 }
 
 TEST(KerasBuildTest, GpuReplicasCopyPythonValuesAndGroupOnTheDefaultDevice) {
   const DeviceSet gpus = SimulatedGpus(4);
-  StatusOr<KerasBuild> build = BuildKerasProgram(GuideProgram("GPU"), KerasVersion::kKeras3, gpus);
-  ASSERT_TRUE(build.ok());
-  EXPECT_EQ(build->replicas, std::vector<int>({1, 2, 3, 4}));
+  const KerasBuild build = BuildKerasProgram(GuideProgram("GPU"), KerasVersion::kKeras3, gpus);
+  EXPECT_EQ(build.replicas, std::vector<int>({1, 2, 3, 4}));
   // The strategy's variable: a copy of its value on each GPU first.
   for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(build->ops[3 * k].op, "_EagerConst");
-    EXPECT_EQ(build->ops[3 * k].device, 1 + k);
+    EXPECT_EQ(build.ops[3 * k].op, "_EagerConst");
+    EXPECT_EQ(build.ops[3 * k].device, 1 + k);
   }
-  for (const EagerOpCall& call : build->ops) {
+  for (const EagerOpCall& call : build.ops) {
     if (call.op == "NoOp") EXPECT_EQ(call.device, 1) << "eager's default device is GPU:0";
   }
   EXPECT_EQ(MirroredStrategyInfoLine({0}, gpus),

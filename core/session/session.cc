@@ -98,6 +98,7 @@ Status Session::Run(std::string* stdout_text) {
 Status Session::RunStages(std::string* stdout_text) {
   TFRUN_RETURN_IF_ERROR(CheckTrainingOptions());
   TFRUN_RETURN_IF_ERROR(Load());
+  TFRUN_RETURN_IF_ERROR(CheckKerasProgramOptions());
   TFRUN_RETURN_IF_ERROR(host_.StartCluster(graph_, is_eager()));
   TFRUN_RETURN_IF_ERROR(observer_.Loaded(graph_));
   // TensorFlow's passes before placement (core/passes): after the graph
@@ -141,6 +142,23 @@ Status Session::RunStages(std::string* stdout_text) {
   }
   TFRUN_RETURN_IF_ERROR(PlaceAndLog(log, stdout_text));
   return Execute(stdout_text, log);
+}
+
+// A Keras program is a TensorFlow 2 program, run op by op; what it
+// executes is logged, and makes nothing to time or fetch.
+Status Session::CheckKerasProgramOptions() const {
+  if (!graph_.keras.present) return Status::Ok();
+  if (!is_eager()) {
+    return BadInput(fmt::format("{} is a Keras program, which TensorFlow 2 runs eagerly: run it with --compat eager "
+                                "(--compat {} runs a graph)",
+                                graph_.path, options_.profile->name));
+  }
+  if (options_.benchmark) {
+    return BadInput(fmt::format("--benchmark: {} is a Keras program: tfrun logs the ops its build and compile "
+                                "execute, and computes nothing to time",
+                                graph_.path));
+  }
+  return Status::Ok();
 }
 
 Status Session::CheckTrainingOptions() const {

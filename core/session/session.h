@@ -250,6 +250,7 @@ class Session {
  private:
   Status RunStages(std::string* stdout_text);
   Status CheckTrainingOptions() const;
+  Status CheckKerasProgramOptions() const;
   Status Load();
   // --call: the function's body instantiated in place of the graph, its
   // arguments and results pinned (PinArgsAndRets).

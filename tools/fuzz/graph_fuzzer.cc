@@ -1,5 +1,6 @@
 // libFuzzer target: load + validate + place (every profile, soft and hard,
-// on simulated GPUs) + run on the CPU + print, for arbitrary graph text;
+// on simulated GPUs) + run on the CPU + print, for arbitrary graph text
+// (a Keras program: its build's ops, each logged);
 // and for bytes that are not YAML, TensorFlow's graph files (GraphDef,
 // MetaGraphDef, SavedModel, text or binary): parse, import both ways, place.
 // Any crash, hang, sanitizer report or leak is a finding, and so is a
@@ -30,6 +31,7 @@
 #include "core/printing/array_printer.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/kernel_registry.h"
+#include "core/session/keras_build.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "tools/fuzz/fuzz_checks.h"
 
@@ -102,6 +104,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   tfrun::StatusOr<tfrun::Graph> graph = tfrun::LoadGraphText(text, "fuzz.yaml", limits, lister);
   if (!graph.ok()) return 0;
+  if (graph->keras.present) {
+    // A Keras program: its build's ops on the simulated GPUs (and CPU:0
+    // where it mirrors over CPUs), each logged; every op is on a device.
+    for (tfrun::KerasVersion version : {tfrun::KerasVersion::kKeras3, tfrun::KerasVersion::kKeras2}) {
+      const tfrun::KerasBuild build = tfrun::BuildKerasProgram(graph->keras, version, Devices());
+      Check(!build.replicas.empty(), "a Keras program has replicas");
+      tfrun::EagerOpLog log(Devices(), "fuzz.yaml");
+      for (const tfrun::EagerOpCall& op : build.ops) {
+        Check(op.device >= 0 && op.device < Devices().size(), "a Keras op is on a device", op.op);
+        tfrun::StatusOr<std::string> lines = log.Execute(op);
+        Check(lines.ok(), "every op of a Keras build is logged", lines.ok() ? "" : lines.status().message());
+      }
+    }
+    return 0;
+  }
   CheckWrittenGraphDef(*graph);
   for (bool soft : {false, true}) {
     tfrun::Placement placement;
