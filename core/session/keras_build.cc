@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "core/base/device_types.h"
@@ -121,8 +123,8 @@ class BuildOps {
       Add("FloorMod", d0(), Typed("T", "INT64"));
       Cast(d0(), "INT64", "INT32");
     }
-    const double fans = static_cast<double>(shape[0] + shape[1]);
-    const double limit = std::sqrt(3.0 / std::max(1.0, fans / 2.0));
+    const double scale = 1.0 / std::max(1.0, static_cast<double>(shape[0] + shape[1]) / 2.0);
+    const double limit = std::sqrt(3.0 * scale);
     PythonValue(d0(), "FLOAT", fmt::format("{:.17g}", -limit));
     PythonValue(d0(), "FLOAT", fmt::format("{:.17g}", limit));
     PythonValue(d0(), "INT32");
@@ -225,7 +227,7 @@ Status AddWrapperArgs(const std::vector<TfArgDef>& args, const NodeAttrs& attrs,
       return it == attrs.end() || it->second.items.size() <= i ? std::string() : it->second.items[i];
     };
     size_t count = 1;
-    if (!arg.number_attr.empty()) count = std::stoul(type_of(arg.number_attr, 0).empty() ? "0" : type_of(arg.number_attr, 0));
+    if (!arg.number_attr.empty()) count = std::strtoul(type_of(arg.number_attr, 0).c_str(), nullptr, 10);
     if (!arg.type_list_attr.empty()) {
       auto it = attrs.find(arg.type_list_attr);
       count = it == attrs.end() ? 0 : it->second.items.size();
