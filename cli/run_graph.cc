@@ -368,6 +368,11 @@ Status GraphRun::JoinCluster(const Graph& graph, DeviceSet* devices) {
 Status GraphRun::Loaded(const Graph& graph) {
   // A wrapper's graph_def file is an input too, known once it is loaded.
   if (graph.path != options_.graph_path) TFRUN_RETURN_IF_ERROR(CheckRunOutputs(options_, {graph.path}));
+  if (graph.keras.present && (!options_.write_graph_path.empty() || !options_.write_graph_placed_path.empty())) {
+    return BadInput(fmt::format("--write-graph: {} is a Keras program, not a graph: eager TensorFlow runs its ops "
+                                "one by one, and no GraphDef holds them",
+                                graph.path));
+  }
   if (!options_.write_graph_path.empty() && prints_output()) {
     std::vector<std::string> requested;
     requested.reserve(graph.nodes.size());
