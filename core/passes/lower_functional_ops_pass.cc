@@ -241,6 +241,13 @@ Status RewriteWhileNode(Graph* graph, int while_id, bool keep_node_fetchable) {
   if (parallel.empty()) return bad("parallel_iterations attr missing");
   if (std::strtoll(parallel.c_str(), nullptr, 10) < 1) return bad("parallel_iterations must be > 0");
   if (n.inputs.empty()) return bad("a While without loop variables");
+  // The body returns the next value of every loop variable (the lowered
+  // loop's NextIteration reads each of its results).
+  TFRUN_ASSIGN_OR_RETURN(const FunctionSignature body_signature, graph->functions->Signature(body_fn));
+  if (body_signature.output_types.size() != n.inputs.size()) {
+    return bad(fmt::format("While body '{}' returns {} values for {} loop variables", body_fn,
+                           body_signature.output_types.size(), n.inputs.size()));
+  }
   const std::string device = n.requested_device_text;
   const std::vector<std::string> input_types = graph->PropertiesOf(n)->input_types;  // a copy, as `n` is
   auto is_resource = [&](size_t i) { return input_types[i] == "RESOURCE"; };
