@@ -69,6 +69,12 @@ Status RewriteIfNode(Graph* graph, int if_id, bool keep_node_fetchable) {
   if (else_fn.empty()) return bad("Else branch function missing");
   for (const std::string& f : {then_fn, else_fn}) {
     if (!graph->functions->Contains(f)) return bad(fmt::format("the graph's library has no function '{}'", f));
+    // Each branch returns every output of the If (a Merge of the two).
+    TFRUN_ASSIGN_OR_RETURN(const FunctionSignature signature, graph->functions->Signature(f));
+    if (signature.output_types.size() != static_cast<size_t>(n.num_outputs)) {
+      return bad(fmt::format("If branch '{}' returns {} values for the If's {} outputs", f,
+                             signature.output_types.size(), n.num_outputs));
+    }
   }
   const std::string device = n.requested_device_text;
   const NodeOutput pred = n.input(0);
@@ -158,6 +164,11 @@ Status RewriteCaseNode(Graph* graph, int case_id, bool keep_node_fetchable) {
   const std::vector<std::string> branches = branches_attr->items;
   for (const std::string& f : branches) {
     if (!graph->functions->Contains(f)) return bad(fmt::format("the graph's library has no function '{}'", f));
+    TFRUN_ASSIGN_OR_RETURN(const FunctionSignature signature, graph->functions->Signature(f));
+    if (signature.output_types.size() != static_cast<size_t>(n.num_outputs)) {
+      return bad(fmt::format("Case branch '{}' returns {} values for the Case's {} outputs", f,
+                             signature.output_types.size(), n.num_outputs));
+    }
   }
   const int count = static_cast<int>(branches.size());
   const std::string device = n.requested_device_text;
