@@ -521,6 +521,26 @@ def column_sums_run(tf):
     tf.reduce_mean(x3, 0, name="mean3d")
 
 
+def gradient_forms_run(tf):
+    """The elementwise gradient ops as TensorFlow's Eigen functors round them
+    (cwise_ops_gradients.h): RsqrtGrad -0.5 * (dy * y) * (y * y) and
+    ReciprocalGrad -(y * y) * dy, +0 where dy is 0; SqrtGrad (0.5 / y) * dy;
+    TanhGrad dy * (1 - y * y). 37 values (whole packets and a tail), one
+    dy 0, of magnitudes where another order of the products rounds
+    otherwise. SqrtGrad's packets round (0.5 / y) * dy, its scalar tail
+    (0.5 * dy) / y, which tfrun does not split: it is checked on 32 values,
+    four whole packets of 8."""
+    import math
+    y = tf.constant([0.1 + 2.9 * (0.5 + 0.5 * math.sin(1.7 * i + 0.3)) for i in range(37)], name="y")
+    t = tf.constant([0.98 * math.cos(2.3 * i + 0.1) for i in range(37)], name="t")
+    dy = tf.constant([0.0 if i == 5 else math.sin(0.9 * i) * 10.0 ** (i % 5 - 2) for i in range(37)], name="dy")
+    tf.raw_ops.RsqrtGrad(y=y, dy=dy, name="rsqrt_grad")
+    tf.raw_ops.SqrtGrad(y=tf.slice(y, [0], [32], name="y32"), dy=tf.slice(dy, [0], [32], name="dy32"),
+                        name="sqrt_grad")
+    tf.raw_ops.ReciprocalGrad(y=y, dy=dy, name="reciprocal_grad")
+    tf.raw_ops.TanhGrad(y=t, dy=dy, name="tanh_grad")
+
+
 def cond_v2_run(tf):
     """Issue 43: tf.cond in control flow v2, as TensorFlow 2 writes it
     (StatelessIf and If nodes whose branches are functions of the graph's
@@ -1028,6 +1048,9 @@ CASES = {
     "column_sums_run": (column_sums_run, "column_sums_run.pbtxt", [
         ("run", {}, False, "session", "",
          ["sum2", "mean2", "sum15", "mean15", "sum16", "mean16", "sum19", "mean19", "sum33", "mean33", "mean3d"]),
+    ]),
+    "gradient_forms_run": (gradient_forms_run, "gradient_forms_run.pbtxt", [
+        ("run", {}, False, "session", "", ["rsqrt_grad", "sqrt_grad", "reciprocal_grad", "tanh_grad"]),
     ]),
     "cond_v2_run": (cond_v2_run, "cond_v2_run.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),

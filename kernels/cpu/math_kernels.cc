@@ -106,9 +106,11 @@ T ApplyBinary(T x, T y) {
     if constexpr (Op == Binary::kReluGrad) return x * T(y > T(0) ? 1 : 0);
     if constexpr (Op == Binary::kSigmoidGrad) return y * x * (T(1) - x);
     if constexpr (Op == Binary::kTanhGrad) return y * (T(1) - x * x);
-    if constexpr (Op == Binary::kRsqrtGrad) return T(-0.5) * y * x * x * x;
-    if constexpr (Op == Binary::kSqrtGrad) return T(0.5) * y / x;
-    if constexpr (Op == Binary::kReciprocalGrad) return -y * x * x;
+    // cwise_ops_gradients.h, the products grouped as its functors group
+    // them (their packet and scalar forms round alike; a 0 gradient is +0).
+    if constexpr (Op == Binary::kRsqrtGrad) return y == T(0) ? T(0) : T(-0.5) * (y * x) * (x * x);
+    if constexpr (Op == Binary::kSqrtGrad) return (T(0.5) / x) * y;
+    if constexpr (Op == Binary::kReciprocalGrad) return y == T(0) ? T(0) : -(x * x) * y;
     // cwise_ops.h div_no_nan: 0 where y is 0, whatever x is.
     if constexpr (Op == Binary::kDivNoNan) return y == T(0) ? T(0) : x / y;
     // relu_op_functor.h: g * ((f > 0) * (f < 6)); elu_op.h: a < 0 ? (a + 1) * g : g.

@@ -89,9 +89,10 @@ __device__ W ApplyBinary(W x, W y) {
     if constexpr (Op == BinaryOp::kReluGrad) return x * W(y > W(0) ? 1 : 0);  // -0 as TensorFlow: g * (f > 0)
     if constexpr (Op == BinaryOp::kSigmoidGrad) return y * x * (W(1) - x);
     if constexpr (Op == BinaryOp::kTanhGrad) return y * (W(1) - x * x);
-    if constexpr (Op == BinaryOp::kRsqrtGrad) return W(-0.5) * y * x * x * x;
-    if constexpr (Op == BinaryOp::kSqrtGrad) return W(0.5) * y / x;
-    if constexpr (Op == BinaryOp::kReciprocalGrad) return -y * x * x;
+    // cwise_ops_gradients.h's grouping, as on the CPU (math_kernels.cc).
+    if constexpr (Op == BinaryOp::kRsqrtGrad) return y == W(0) ? W(0) : W(-0.5) * (y * x) * (x * x);
+    if constexpr (Op == BinaryOp::kSqrtGrad) return (W(0.5) / x) * y;
+    if constexpr (Op == BinaryOp::kReciprocalGrad) return y == W(0) ? W(0) : -(x * x) * y;
     if constexpr (Op == BinaryOp::kDivNoNan) return y == W(0) ? W(0) : x / y;
     // relu_op_functor.h: g * ((f > 0) * (f < 6)); elu_op.h: a < 0 ? (a + 1) * g : g.
     if constexpr (Op == BinaryOp::kRelu6Grad) return x * W(y > W(0) && y < W(6) ? 1 : 0);
