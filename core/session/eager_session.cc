@@ -30,7 +30,7 @@ class EagerSession : public Session {
   }
 
   void PlacedOnly(bool log, std::string* stdout_text) override {
-    if (log && !graph_.keras.present) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
+    if (log) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
   }
 
   // Eager prints a Variable's value for it.
@@ -41,7 +41,7 @@ class EagerSession : public Session {
   }
 
   void AfterRun(bool log, std::string* stdout_text) override {
-    if (log && !graph_.keras.present) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
+    if (log) *stdout_text += ExecutedOpLines(eager_.executed, *devices_);
   }
 
   // The ops printing executes (a Variable's read) join the log.
