@@ -1,6 +1,7 @@
 #include "core/base/parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -23,6 +24,17 @@ KernelThreadPool& Helpers() {
 int ParallelCores() { return Cores(); }
 
 namespace {
+std::atomic<int> g_kernel_threads{0};  // SetKernelThreads: 0 is one per core
+}  // namespace
+
+void SetKernelThreads(int threads) { g_kernel_threads.store(threads); }
+
+int KernelThreads() {
+  const int threads = g_kernel_threads.load();
+  return threads > 0 ? threads : Cores();
+}
+
+namespace {
 std::mutex g_multi_threaded;
 thread_local bool t_take_turns = false;
 thread_local int t_section_depth = 0;
@@ -31,7 +43,7 @@ thread_local int t_section_depth = 0;
 void MultiThreadedKernelsTakeTurns(bool take_turns) { t_take_turns = take_turns; }
 
 MultiThreadedSection::MultiThreadedSection() {
-  if (!t_take_turns) return;
+  if (!t_take_turns || KernelThreads() == 1) return;
   counted_ = true;
   if (t_section_depth++ == 0) {
     g_multi_threaded.lock();
@@ -46,7 +58,7 @@ MultiThreadedSection::~MultiThreadedSection() {
 
 void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& body, int64_t min_per_thread,
                  int max_threads) {
-  const int64_t limit = max_threads > 0 ? max_threads : Cores();
+  const int64_t limit = max_threads > 0 ? max_threads : KernelThreads();
   const int64_t threads = std::clamp<int64_t>(n / std::max<int64_t>(min_per_thread, 1), 1, limit);
   if (threads == 1) {
     body(0, n);

@@ -11,16 +11,25 @@
 
 namespace tfrun {
 
-// The cores ParallelFor uses when not told otherwise.
+// The machine's cores.
 int ParallelCores();
+
+// The threads a kernel splits its work over (--intra-op-threads; 0, the
+// default: one per core): the Eigen pool's size, oneDNN's OpenMP team and
+// ParallelFor's default. Set before the first kernel runs.
+void SetKernelThreads(int threads);
+int KernelThreads();
 
 // Held by a kernel while it runs on several threads (ParallelFor, the
 // Eigen pool, oneDNN's OpenMP team). Where the executor runs nodes at the
 // same time (MultiThreadedKernelsTakeTurns on its threads), one such
 // kernel runs at a time, with every thread it was made for: its results
 // do not depend on what else runs, and two thread teams never share the
-// cores; kernels on one thread run beside it. Elsewhere it costs nothing.
-// Nests: a kernel's inner sections are its own.
+// cores; kernels on one thread run beside it. With one kernel thread
+// (KernelThreads() == 1) no kernel is multi-threaded and none takes turns:
+// nodes run at once each on its own thread, as TensorFlow's inter-op
+// threads do with intra_op_parallelism_threads 1. Elsewhere it costs
+// nothing. Nests: a kernel's inner sections are its own.
 class MultiThreadedSection {
  public:
   MultiThreadedSection();
@@ -37,7 +46,7 @@ class MultiThreadedSection {
 // multi-threaded sections (the concurrent executor's threads).
 void MultiThreadedKernelsTakeTurns(bool take_turns);
 
-// At most `max_threads` chunks (0: one per core), each at least
+// At most `max_threads` chunks (0: KernelThreads()), each at least
 // `min_per_thread` long.
 void ParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& body,
                  int64_t min_per_thread = int64_t{1} << 18, int max_threads = 0);

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "core/base/parallel.h"
 #include "core/graph_file/loader.h"
 #include "core/runtime/executor.h"
 
@@ -54,6 +55,13 @@ Status RecordedKernel(KernelContext& c) {
   --g_recorder.running;
   g_recorder.spans[c.node.name] = {start, Clock::now()};
   return status;
+}
+
+// RecordedKernel as a kernel on several threads runs it: inside a
+// MultiThreadedSection.
+Status SectionKernel(KernelContext& c) {
+  MultiThreadedSection section;
+  return RecordedKernel(c);
 }
 
 struct PlacedGraph {
@@ -160,6 +168,22 @@ TEST(ExecutorConcurrentTest, RunsRepeatOnMoreThreadsThanNodes) {
     ASSERT_TRUE(result.ok()) << result.status().message();
     EXPECT_EQ(result->fetched[0].data<float>()[0], 8.0f);
   }
+}
+
+// Kernels on several threads take turns (each keeps the threads it was made
+// for); with one thread a kernel (--intra-op-threads 1) none does, and
+// independent ones overlap, as under TensorFlow's intra_op_parallelism_threads 1.
+TEST(ExecutorConcurrentTest, MultiThreadedKernelsTakeTurnsUnlessKernelsHaveOneThread) {
+  for (const int kernel_threads : {2, 1}) {
+    SetKernelThreads(kernel_threads);
+    PlacedGraph run(kTowers);
+    for (const char* op : {"Add", "Mul"}) run.kernels.Bind(op, kCpu, kNumericTypes, SectionKernel);
+    StatusOr<RunResult> result = run.Execute(2);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    EXPECT_EQ(Overlap("a1", "b1"), kernel_threads == 1) << kernel_threads << " kernel threads";
+    EXPECT_EQ(result->fetched[0].data<float>()[1], 16.0f);
+  }
+  SetKernelThreads(0);
 }
 
 }  // namespace

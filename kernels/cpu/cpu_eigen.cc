@@ -14,13 +14,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace tfrun {
-namespace {
 
-int g_threads = 0;  // SetCpuThreads: 0 is one per core
-
-}  // namespace
-
-void SetCpuThreads(int threads) { g_threads = threads; }
+void SetCpuThreads(int threads) { SetKernelThreads(threads); }
 
 Status StartCpuThreads(int threads) {
   static std::atomic<bool> pool_started{false};
@@ -61,7 +56,7 @@ const Eigen::ThreadPoolDevice& PoolDevice() {
   return *device;
 }
 
-int Threads() { return g_threads > 0 ? g_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int Threads() { return KernelThreads(); }
 
 std::vector<int64_t> IntsOf(const Tensor& t) {
   std::vector<int64_t> values(t.num_elements());

@@ -58,6 +58,13 @@ const Library& Loaded() {
       setenv("OMP_WAIT_POLICY", "ACTIVE", /*overwrite=*/0);
       setenv("GOMP_SPINCOUNT", "20000", /*overwrite=*/0);
     }
+    // Its team is the kernels' thread count (--intra-op-threads), read by
+    // libgomp when it loads: with one, convolutions run beside other nodes
+    // instead of taking turns (MultiThreadedSection). Fixed from here on,
+    // as the Eigen pool's size is. A user's OMP_NUM_THREADS wins.
+    if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+      setenv("OMP_NUM_THREADS", std::to_string(KernelThreads()).c_str(), /*overwrite=*/0);
+    }
     l->handle = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL | kDeepBind);
     if (l->handle == nullptr) {
       const char* e = dlerror();
