@@ -133,7 +133,8 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->check(CLI::IsMember({"on", "off"}).description(""))
       ->group(kGraphAndDevices);
   app->add_option("--intra-op-threads", options->intra_op_threads,
-                  "threads per op; 0: one per core (default: the graph's intra_op_parallelism_threads)")
+                  "threads per op; 0: one per core (default: the graph's intra_op_parallelism_threads; where "
+                  "both counts are 0, tfrun chooses: docs/performance.md)")
       ->type_name("N")
       ->check(Quiet(0, 1024))
       ->group(kGraphAndDevices);
@@ -163,7 +164,8 @@ void AddRunFlags(CLI::App* app, RunOptions* options) {
       ->group(kGraphAndDevices);
   app->add_option("--inter-op-threads", options->inter_op_threads,
                   "nodes run at once on CPUs; 0 or 1: one at a time (default: the graph's "
-                  "inter_op_parallelism_threads)")
+                  "inter_op_parallelism_threads; where both counts are 0, tfrun chooses: towers run at once "
+                  "with a thread each)")
       ->type_name("N")
       ->check(Quiet(0, 1024))
       ->group(kGraphAndDevices);

@@ -185,6 +185,22 @@ class Executor {
   // computes what it computes one node at a time, bit for bit.
   void set_inter_op_threads(int threads) { inter_op_threads_ = threads; }
 
+  // TensorFlow's 0 ("choose") for both thread counts, for runs of `fetch`
+  // and `targets` on a machine of `cores`: nodes at once (`cores` inter-op
+  // threads) with one thread a kernel where such runs can overlap and
+  // their estimated work (EstimatedWidth) is at least `cores` times their
+  // longest chain's, as two towers' are on two cores; else one node at a time
+  // with kernels on every core (inter-op 1, intra-op 0). From the graph
+  // alone, never from timings: a program's values depend on its kernels'
+  // thread counts (oneDNN's sums), never on the machine's load.
+  struct ThreadChoice {
+    int inter_op = 1;
+    int intra_op = 0;  // 0: one per core
+    double width = 1;  // EstimatedWidth; 0 where nodes cannot run at once
+  };
+  ThreadChoice ChooseThreads(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                             const std::vector<Feed>& feeds, int cores);
+
   // A cluster run: this process runs the nodes placed on devices of task
   // channel->local_task() and exchanges tensors with the other tasks.
   void set_channel(TensorChannel* channel) { channel_ = channel; }
@@ -281,6 +297,15 @@ class Executor {
   StatusOr<CollectivePlan> PlanCollectives(const std::vector<bool>& running, const Slots& slots) const;
   Status RunConcurrently(const std::vector<bool>& needed, const std::vector<bool>& unread, Slots* slots,
                          RunState* run, bool* ran);
+  // Whether every node of a run that runs a kernel is on a CPU of this
+  // machine (not a GPU, not simulated): RunConcurrently's condition.
+  bool OnHostCpusOnly(const std::vector<bool>& needed, const std::vector<bool>& unread) const;
+  // A run's estimated work over that of its longest chain (1: a chain;
+  // above N for N equal towers): each node's cost by its op's kind
+  // (NodeCost in executor_concurrent.cc), a node that changes shared
+  // state after everything before it in run order, as RunConcurrently
+  // runs it.
+  double EstimatedWidth(const std::vector<bool>& needed, const std::vector<bool>& unread);
   Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
   // Whether the `needed` nodes hold control flow (Switch, Merge, a loop's
   // nodes): TensorFlow's executor looks at the graph it runs, pruned to
@@ -302,8 +327,10 @@ class Executor {
                            const std::vector<Feed>& feeds) const;
   // MayBecomeNoOp of each node, filled by the first Unread.
   mutable std::vector<bool> may_become_noop_;
-  // ChangesSharedState of each node, filled by the first concurrent run.
+  // ChangesSharedState of each node, filled by FindSharedStateChanges
+  // (the first concurrent run or width estimate).
   std::vector<bool> changes_shared_state_;
+  void FindSharedStateChanges();
   // Needed and Unread of one run's wanted outputs (fetches, then targets)
   // and fed outputs, which depend on nothing else: a training loop asks for
   // the same sets every step. The few most recent are kept (a step, its

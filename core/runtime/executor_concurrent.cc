@@ -16,11 +16,15 @@
 #include <condition_variable>
 #include <mutex>
 #include <queue>
+#include <set>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/base/kernel_threads.h"
 #include "core/base/parallel.h"
+#include "core/runtime/collectives.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/node_effects.h"
 
@@ -48,7 +52,94 @@ struct RunPlan {
   std::vector<int> successors;       // positions
 };
 
+// A kernel's work, by its op's kind alone (a GraphDef rarely records the
+// shapes of what its nodes compute): a convolution 8, a matrix product 4,
+// a pooling, normalization or softmax 2, a kernel that computes nothing
+// (moves a handle, a reference or a shape) 0, any other 1. Enough to tell
+// towers from one chain: a tower's weight is in its products and
+// convolutions, a chain's optimizer steps are light.
+double NodeCost(const Node& node) {
+  const std::string& op = node.op;
+  const auto has = [&](std::string_view part) { return op.find(part) != std::string::npos; };
+  if (has("Conv")) return 8;
+  if (has("MatMul")) return 4;
+  if (has("Pool") || has("LRN") || has("BatchNorm") || has("Softmax")) return 2;
+  static const std::set<std::string, std::less<>> kNoWork = {
+      "Const",       "Identity", "VariableV2", "VarHandleOp", "Placeholder", "PlaceholderWithDefault",
+      "NoOp",        "Shape",    "Reshape",    "ExpandDims",  "Squeeze",     "StopGradient",
+      "PreventGradient", "Size", "Rank",       "IdentityN",   "_Arg",        "_Retval"};
+  return kNoWork.count(op) != 0 ? 0 : 1;
+}
+
 }  // namespace
+
+void Executor::FindSharedStateChanges() {
+  if (changes_shared_state_.size() == graph_.nodes.size()) return;
+  changes_shared_state_.assign(graph_.nodes.size(), false);
+  for (const Node& node : graph_.nodes) changes_shared_state_[node.id] = ChangesSharedState(graph_, node);
+}
+
+bool Executor::OnHostCpusOnly(const std::vector<bool>& needed, const std::vector<bool>& unread) const {
+  for (const int id : run_order_) {
+    if (!needed[id] || (!unread.empty() && unread[id])) continue;
+    // Host kernels on CPUs only: a GPU's queue, a simulated GPU's memory
+    // budget and its peak are kept exactly as one node at a time leaves
+    // them.
+    const Device& device = devices_[placement_.device_of[id]];
+    if (device.type != "CPU" || device.simulated) return false;
+  }
+  return true;
+}
+
+double Executor::EstimatedWidth(const std::vector<bool>& needed, const std::vector<bool>& unread) {
+  FindSharedStateChanges();
+  // finish[id]: when the node would end with unbounded threads; a node
+  // alone starts after everything before it (`latest`), and what follows
+  // it starts after it (`segment_start`).
+  std::vector<double> finish(graph_.nodes.size(), 0.0);
+  double total = 0, latest = 0, segment_start = 0;
+  for (const int id : run_order_) {
+    if (!needed[id]) continue;
+    const Node& node = graph_.nodes[id];
+    const double cost = !unread.empty() && unread[id] ? 0.0 : NodeCost(node);
+    total += cost;
+    if (cost > 0 && changes_shared_state_[id]) {
+      finish[id] = latest + cost;
+      segment_start = latest = finish[id];
+      continue;
+    }
+    double start = segment_start;
+    for (const int in : node.inputs) start = std::max(start, finish[in]);
+    for (const int in : node.control_inputs) start = std::max(start, finish[in]);
+    finish[id] = start + cost;
+    latest = std::max(latest, finish[id]);
+  }
+  return latest > 0 ? total / latest : 1.0;
+}
+
+Executor::ThreadChoice Executor::ChooseThreads(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
+                                               const std::vector<Feed>& feeds, int cores) {
+  ThreadChoice choice;
+  AssignSlots();  // run_order_
+  std::vector<NodeOutput> wanted = fetch;
+  for (const int t : targets) wanted.push_back({t, 0});
+  const RunSet set = RunSetFor(wanted, feeds);
+  bool collectives = false;
+  if (has_collectives_) {
+    for (const Node& node : graph_.nodes) collectives = collectives || (set.needed[node.id] && IsCollective(node));
+  }
+  if (cores < 2 || channel_ != nullptr || collectives || NeedsFrames(set.needed) ||
+      !OnHostCpusOnly(set.needed, set.unread)) {
+    choice.width = 0;
+    return choice;
+  }
+  choice.width = EstimatedWidth(set.needed, set.unread);
+  if (choice.width >= cores) {
+    choice.inter_op = cores;
+    choice.intra_op = 1;
+  }
+  return choice;
+}
 
 Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vector<bool>& unread, Slots* slots,
                                  RunState* run, bool* ran) {
@@ -59,15 +150,9 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
 
   RunPlan plan;
   plan.position.assign(graph_.nodes.size(), -1);
+  if (!OnHostCpusOnly(needed, unread)) return Status::Ok();
   for (const int id : run_order_) {
     if (!needed[id]) continue;
-    if (!skipped(id)) {
-      // Host kernels on CPUs only: a GPU's queue, a simulated GPU's memory
-      // budget and its peak are kept exactly as one node at a time leaves
-      // them.
-      const Device& device = devices_[placement_.device_of[id]];
-      if (device.type != "CPU" || device.simulated) return Status::Ok();
-    }
     plan.position[id] = static_cast<int>(plan.order.size());
     plan.order.push_back(id);
   }
@@ -75,10 +160,7 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   if (count < 2) return Status::Ok();
   // A node that changes shared state ends the segment before it and makes
   // one of its own; the node after it starts the next.
-  if (changes_shared_state_.size() != graph_.nodes.size()) {
-    changes_shared_state_.assign(graph_.nodes.size(), false);
-    for (const Node& node : graph_.nodes) changes_shared_state_[node.id] = ChangesSharedState(graph_, node);
-  }
+  FindSharedStateChanges();
   plan.segment_of.resize(count);
   bool previous_alone = false;
   for (int k = 0; k < count; ++k) {

@@ -186,5 +186,67 @@ TEST(ExecutorConcurrentTest, MultiThreadedKernelsTakeTurnsUnlessKernelsHaveOneTh
   SetKernelThreads(0);
 }
 
+// TensorFlow's 0 ("choose"): three towers of products, at least two
+// cores' worth of work beside their longest chain, run at once with a
+// thread each on two cores, not on four; a chain runs one node at a time
+// with kernels on every core.
+TEST(ExecutorConcurrentTest, TowersAsWideAsTheMachineRunAtOnceWithAThreadEach) {
+  PlacedGraph towers(R"(
+nodes:
+  - {name: a, op: Const, value: [[1.0, 2.0], [3.0, 4.0]]}
+  - {name: x1, op: MatMul, inputs: [a, a]}
+  - {name: x2, op: MatMul, inputs: [x1, a]}
+  - {name: y1, op: MatMul, inputs: [a, a]}
+  - {name: y2, op: MatMul, inputs: [y1, a]}
+  - {name: z1, op: MatMul, inputs: [a, a]}
+  - {name: z2, op: MatMul, inputs: [z1, a]}
+  - {name: s, op: AddN, inputs: [x2, y2, z2]}
+fetch: [s]
+)");
+  Executor executor(towers.graph, towers.devices, towers.placement, towers.kernels);
+  // Products 4 each, the sum 1: 25 in all, 9 on the longest chain.
+  Executor::ThreadChoice two = executor.ChooseThreads(towers.graph.fetch, {}, {}, 2);
+  EXPECT_NEAR(two.width, 25.0 / 9.0, 1e-9);
+  EXPECT_EQ(two.inter_op, 2);
+  EXPECT_EQ(two.intra_op, 1);
+  Executor::ThreadChoice four = executor.ChooseThreads(towers.graph.fetch, {}, {}, 4);
+  EXPECT_EQ(four.inter_op, 1);
+  EXPECT_EQ(four.intra_op, 0);
+
+  PlacedGraph chain(R"(
+nodes:
+  - {name: a, op: Const, value: [[1.0, 2.0], [3.0, 4.0]]}
+  - {name: x1, op: MatMul, inputs: [a, a]}
+  - {name: x2, op: MatMul, inputs: [x1, a]}
+  - {name: s, op: AddN, inputs: [x2, a]}
+fetch: [s]
+)");
+  Executor one(chain.graph, chain.devices, chain.placement, chain.kernels);
+  Executor::ThreadChoice choice = one.ChooseThreads(chain.graph.fetch, {}, {}, 2);
+  EXPECT_NEAR(choice.width, 1.0, 1e-9);
+  EXPECT_EQ(choice.inter_op, 1);
+  EXPECT_EQ(choice.intra_op, 0);
+}
+
+// A node that changes shared state runs alone: the towers on either side
+// of it cannot overlap each other.
+TEST(ExecutorConcurrentTest, ANodeThatRunsAloneCutsTheWidth) {
+  PlacedGraph towers(R"(
+nodes:
+  - {name: a, op: Const, value: [[1.0, 2.0], [3.0, 4.0]]}
+  - {name: x1, op: MatMul, inputs: [a, a]}
+  - {name: y1, op: MatMul, inputs: [a, a]}
+  - {name: p, op: Identity, inputs: [x1]}
+  - {name: x2, op: MatMul, inputs: [p, a]}
+  - {name: y2, op: MatMul, inputs: [y1, a]}
+  - {name: s, op: AddN, inputs: [x2, y2]}
+fetch: [s]
+)", "p");
+  Executor executor(towers.graph, towers.devices, towers.placement, towers.kernels);
+  // x1 | y1 (4), then p alone (Print: 1), then x2 | y2 (4), then s (1):
+  // 18 in all over 10.
+  EXPECT_NEAR(executor.ChooseThreads(towers.graph.fetch, {}, {}, 2).width, 1.8, 1e-9);
+}
+
 }  // namespace
 }  // namespace tfrun

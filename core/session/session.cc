@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/base/did_you_mean.h"
+#include "core/base/parallel.h"
 #include "core/base/process_memory.h"
 #include "core/checkpoint/saved_objects.h"
 #include "core/graph/function_library.h"
@@ -617,28 +618,35 @@ Status Session::PlaceAndLog(bool log, std::string* stdout_text) {
 Status Session::Execute(std::string* stdout_text, bool log) {
   const DeviceSet& devices = *devices_;
   host_.BindKernels(&kernels_);
-  const int cpu_threads =
-      options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
-  TFRUN_RETURN_IF_ERROR(host_.StartCpuThreads(cpu_threads));
-  const auto t0 = Clock::now();
   functions_ = std::make_unique<SessionFunctionRuntime>(devices, kernels_, *options_.profile);
   executor_ = std::make_unique<Executor>(graph_, devices, placement_, kernels_);
   Executor& executor = *executor_;
   executor.set_function_runtime(functions_.get());
   if (TensorChannel* channel = host_.channel()) executor.set_channel(channel);
+  const std::vector<NodeOutput> run_fetch = RunFetch();
+  std::vector<int> all_targets;
+  for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());
+  // TensorFlow's 0 ("choose") for both: nodes at once with a thread each
+  // where the run is towers wide, else one node at a time with kernels on
+  // every core (Executor::ChooseThreads; docs/performance.md). A count the
+  // user or the graph's config gives is kept, 0 for the other one meaning
+  // one node at a time or one thread per core.
+  int inter_op_threads =
+      options_.inter_op_threads >= 0 ? options_.inter_op_threads : graph_.config.inter_op_parallelism_threads;
+  int cpu_threads =
+      options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
+  if (inter_op_threads == 0 && cpu_threads == 0) {
+    const Executor::ThreadChoice choice = executor.ChooseThreads(run_fetch, all_targets, run_feeds_, ParallelCores());
+    inter_op_threads = choice.inter_op;
+    cpu_threads = choice.intra_op;
+  }
+  TFRUN_RETURN_IF_ERROR(host_.StartCpuThreads(cpu_threads));
+  const auto t0 = Clock::now();
   host_.BeforeRun();
   executor.set_node_error_style({options_.profile->node_error_line, options_.profile->legacy_device_names});
   executor.set_record_events(options_.record_events);
   executor.set_timeout(options_.timeout_seconds);
-  // TensorFlow's 0 ("choose") is one node at a time here: on the CPU,
-  // nodes run together were no faster than one at a time, their kernels
-  // already using every core (docs/performance.md).
-  const int inter_op_threads =
-      options_.inter_op_threads >= 0 ? options_.inter_op_threads : graph_.config.inter_op_parallelism_threads;
   executor.set_inter_op_threads(std::max(1, inter_op_threads));
-  const std::vector<NodeOutput> run_fetch = RunFetch();
-  std::vector<int> all_targets;
-  for (const std::vector<int>& run : target_runs_) all_targets.insert(all_targets.end(), run.begin(), run.end());
   std::vector<int> checked = all_targets;
   for (const std::vector<int>& run : init_runs_) checked.insert(checked.end(), run.begin(), run.end());
   checked.insert(checked.end(), restore_run_.begin(), restore_run_.end());
