@@ -196,13 +196,27 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   }
   for (const int id : plan.order) (void)PlanFor(graph_.nodes[id]);  // filled here, read by every thread
 
+  // Each node's remaining work to its segment's end (itself included, by
+  // NodeCost): ready nodes with the most left go first, so towers advance
+  // together and end together, instead of the first tower's ending leaving
+  // the last one's tail alone on one thread (CIFAR-10's two towers: 5 ms of
+  // a 27 ms step). Ties go by position, the earliest first, keeping the run
+  // close to run order.
+  std::vector<double> remaining(count, 0.0);
+  for (int k = count; k-- > 0;) {
+    double after = 0;
+    for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
+      after = std::max(after, remaining[plan.successors[e]]);
+    }
+    remaining[k] = NodeCost(graph_.nodes[plan.order[k]]) + after;
+  }
+  const auto later = [&](int a, int b) { return remaining[a] != remaining[b] ? remaining[a] < remaining[b] : a > b; };
+
   // The scheduler's state, under `mu` (with plan.waits_for, counted down
-  // as inputs run). Ready nodes leave by position, the earliest first, so
-  // the run stays close to run order and its memory close to one node at a
-  // time.
+  // as inputs run).
   std::mutex mu;
   std::condition_variable wake;
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
   std::vector<int> segment_left(segments);
   for (int s = 0; s < segments; ++s) segment_left[s] = plan.segment_start[s + 1] - plan.segment_start[s];
   int in_flight = 0, idle = 0, participants = 0;
@@ -254,7 +268,9 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
     std::vector<Tensor> inputs, produced;
     std::unique_lock<std::mutex> lock(mu);
     while (!done) {
-      if (ready.empty() || ready.top() > failed_at) {  // nothing this run may still start
+      // Nodes after a failure in run order never start.
+      while (!ready.empty() && ready.top() > failed_at) ready.pop();
+      if (ready.empty()) {  // nothing this run may still start
         if (in_flight == 0) {
           done = true;
           wake.notify_all();

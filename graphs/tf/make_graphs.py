@@ -525,7 +525,7 @@ def gradient_forms_run(tf):
     """The elementwise gradient ops as TensorFlow's Eigen functors round them
     (cwise_ops_gradients.h): RsqrtGrad -0.5 * (dy * y) * (y * y) and
     ReciprocalGrad -(y * y) * dy, +0 where dy is 0; SqrtGrad (0.5 / y) * dy;
-    TanhGrad dy * (1 - y * y). 37 values (whole packets and a tail), one
+    TanhGrad dy * (1 - y * y); ReluGrad dy * (x > 0). 37 values (whole packets and a tail), one
     dy 0, of magnitudes where another order of the products rounds
     otherwise. SqrtGrad's packets round (0.5 / y) * dy, its scalar tail
     (0.5 * dy) / y, which tfrun does not split: it is checked on 32 values,
@@ -539,6 +539,35 @@ def gradient_forms_run(tf):
                         name="sqrt_grad")
     tf.raw_ops.ReciprocalGrad(y=y, dy=dy, name="reciprocal_grad")
     tf.raw_ops.TanhGrad(y=t, dy=dy, name="tanh_grad")
+    # ReluGrad, gradients * (features > 0): NaN and infinite gradients, -0.0
+    # and NaN features, over a whole packet and a tail; relu_grad_large
+    # (100,003 values, over the intra-op threads) is checked against the
+    # formula by kernels/cpu/cpu_kernels_test.cc, not printed.
+    nan, inf = float("nan"), float("inf")
+    tf.raw_ops.ReluGrad(gradients=tf.constant([nan, inf, -2.0, 3.0, -0.0, 0.001, 5.0, -inf, 7.0, -1.0, nan],
+                                              name="relu_g"),
+                        features=tf.constant([1.0, 0.0, -1.0, 2.0, 1.0, nan, -0.0, 0.5, inf, -inf, -1.0],
+                                             name="relu_f"), name="relu_grad")
+    r = tf.range(-50001.5, 50001.5, 1.0, name="relu_range")
+    tf.raw_ops.ReluGrad(gradients=tf.multiply(r, 0.37, name="relu_large_g"),
+                        features=tf.subtract(tf.math.floormod(r, 4.0), 1.5, name="relu_large_f"),
+                        name="relu_grad_large")
+
+
+def addn_order_run(tf):
+    """AddN in aggregate_ops.h's order: the sum goes into the buffer of the
+    first input nothing else holds, which moves to the front (`swapped`:
+    two variables' values, which the variables hold, and n2, a Neg nothing
+    else reads: (n2 + v1) + v0); more than nine inputs add the first
+    num % 8 in one expression and every next 8 as out + (in1 + ... + in8)
+    (`eleven`). Values for which left to right rounds otherwise."""
+    values = [[1.0, 3.0, 0.5, 1.0], [1e8, 1e8, -1e8, 2e8], [1e8, 1e8, 2e8, 2e8], [1.0, 0.25, 2.0, 1.0],
+              [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [1e8, 3e8, 1e8, 1e8], [-1e8, -3e8, -1e8, -1e8]]
+    values += [[0.0, 0.0, 0.0, 0.0]] * 5
+    v = [tf.compat.v1.Variable(x, name=f"v{i}", use_resource=False) for i, x in enumerate(values)]
+    tf.add_n([v[0], v[1], tf.negative(v[2], name="n2")], name="swapped")
+    tf.add_n(v[3:14], name="eleven")
+    tf.compat.v1.global_variables_initializer()
 
 
 def cond_v2_run(tf):
@@ -1050,7 +1079,10 @@ CASES = {
          ["sum2", "mean2", "sum15", "mean15", "sum16", "mean16", "sum19", "mean19", "sum33", "mean33", "mean3d"]),
     ]),
     "gradient_forms_run": (gradient_forms_run, "gradient_forms_run.pbtxt", [
-        ("run", {}, False, "session", "", ["rsqrt_grad", "sqrt_grad", "reciprocal_grad", "tanh_grad"]),
+        ("run", {}, False, "session", "", ["rsqrt_grad", "sqrt_grad", "reciprocal_grad", "tanh_grad", "relu_grad"]),
+    ]),
+    "addn_order_run": (addn_order_run, "addn_order_run.pbtxt", [
+        ("run", {}, False, "session", "", ["^init", "swapped", "eleven"]),
     ]),
     "cond_v2_run": (cond_v2_run, "cond_v2_run.pbtxt", [
         ("run", {"device_count": {"CPU": 3}}, False, "session", "--device-count CPU=3", ["out", "out2", "out3"]),

@@ -10,9 +10,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/op_registry.h"
+#include "core/graph_def/graph_file_loader.h"
 #include "core/graph_file/loader.h"
 #include "core/placement/compat_profile.h"
 #include "core/placement/placer.h"
@@ -300,6 +302,58 @@ fetch: [Relu]
   EXPECT_EQ(signs("float64", 6), "++++--");
   EXPECT_EQ(signs("float16", 9), "---------");
   EXPECT_EQ(signs("bfloat16", 8), "--------");
+}
+
+// AddN sums left to right, each step rounded, however many inputs (eight a
+// pass) and whichever input's buffer holds the sum: 1 + 1e8 rounds to 1e8
+// in float32, so the order shows.
+TEST(CpuKernelsTest, AddNSumsLeftToRightInPassesOfEight) {
+  std::string nodes = "nodes:\n  - {name: one, op: Const, value: [1.0, 0.5]}\n"
+                      "  - {name: big, op: Const, value: [1.0e8, 1.0e8]}\n"
+                      "  - {name: minus, op: Const, value: [-1.0e8, -1.0e8]}\n"
+                      "  - {name: zero, op: Const, value: [0.0, 0.0]}\n"
+                      "  - {name: computed, op: Add, inputs: [one, zero]}\n";
+  // computed + big + minus + zeros: (1 + 1e8) - 1e8 = 0; in the tenth
+  // place one more: 0 + 1 = 1, where big + minus first would give 2.
+  nodes += "  - {name: ten, op: AddN, inputs: [computed, big, minus, zero, zero, zero, zero, zero, zero, one]}\n";
+  nodes += "  - {name: eleven, op: AddN, inputs: [zero, zero, zero, zero, zero, zero, zero, one, big, minus, one]}\n";
+  nodes += "fetch: [ten, eleven]\n";
+  const std::vector<Tensor> out = RunGraph(nodes);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{1.0, 0.5}));
+  EXPECT_EQ(Values(out[1]), (std::vector<double>{1.0, 0.5}));
+}
+
+// ReluGrad(gradients, features) is gradients * (features > 0 ? 1 : 0) in
+// every lane (relu_op_functor.h): above the pool's size, on its threads,
+// as in a whole tensor's packets and its tail. (Its NaN, infinite and -0.0
+// cases are TensorFlow's output in graphs/tf/gradient_forms_run.run.)
+TEST(CpuKernelsTest, ReluGradIsTheGradientTimesOneOrZeroInEveryLane) {
+  StatusOr<Graph> graph =
+      LoadAnyGraphFile("graphs/tf/gradient_forms_run.pbtxt", LoadOptions(), GraphDefImportOptions(), nullptr);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  const DeviceSet devices = DeviceSet::CpuOnly();
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement).ok());
+  KernelRegistry kernels;
+  RegisterCpuKernels(&kernels);
+  Executor executor(*graph, devices, placement, kernels);
+  std::vector<NodeOutput> fetch;
+  for (const char* name : {"relu_grad_large", "relu_large_g", "relu_large_f"}) {
+    fetch.push_back({graph->by_name[name], 0});
+  }
+  StatusOr<RunResult> result = executor.Run(fetch);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const Tensor& out = result->fetched[0];
+  const Tensor& g = result->fetched[1];
+  const Tensor& f = result->fetched[2];
+  ASSERT_EQ(out.num_elements(), 100003);
+  int differ = 0;
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const float want = g.data<float>()[i] * (f.data<float>()[i] > 0.0f ? 1.0f : 0.0f);
+    differ += std::memcmp(&want, out.data<float>() + i, sizeof(float)) != 0;
+  }
+  EXPECT_EQ(differ, 0);
 }
 
 constexpr const char* kFedTowers = R"(nodes:

@@ -3,6 +3,8 @@
 // expressions (cwise_ops.h, reduction_ops.h, xent_op.h), so their
 // arithmetic is Eigen's: float32 Tanh, Sigmoid, Exp and Log TensorFlow's
 // Eigen's approximations (tf_float_math.h), sums its tree reductions.
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -143,6 +145,31 @@ StatusOr<std::optional<BroadcastPlan>> PlanUnlessSameShape(KernelContext& c) {
   return plan;
 }
 
+// ReluGrad of float32, relu_op_functor.h's gradients * (features > 0),
+// four lanes at a time: the comparison's mask picks 1 or 0, then the
+// product, so a NaN or infinite gradient and a -0 come out as TensorFlow's
+// do. Eigen 3.4 evaluates the comparison and its cast one element at a
+// time (a quarter of CIFAR-10's ReluGrad time, against TensorFlow's).
+void ReluGradF32(const float* gradients, const float* features, float* out, int64_t n) {
+  const auto range = [&](int64_t begin, int64_t end) {
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 one = _mm_set1_ps(1.0f);
+    int64_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+      const __m128 positive = _mm_cmpgt_ps(_mm_loadu_ps(features + i), zero);
+      _mm_storeu_ps(out + i, _mm_mul_ps(_mm_loadu_ps(gradients + i), _mm_and_ps(positive, one)));
+    }
+    for (; i < end; ++i) out[i] = gradients[i] * (features[i] > 0.0f ? 1.0f : 0.0f);
+  };
+  if (n < kParallelElements) {
+    range(0, n);
+    return;
+  }
+  MultiThreadedSection section;
+  PoolDevice().parallelFor(n, Eigen::TensorOpCost(2 * sizeof(float), sizeof(float), 3),
+                           [&](Eigen::Index begin, Eigen::Index end) { range(begin, end); });
+}
+
 template <Binary Op>
 Status BinaryKernel(KernelContext& c) {
   const Tensor& x = c.inputs[0];
@@ -168,8 +195,10 @@ Status BinaryKernel(KernelContext& c) {
       T* out = c.output.data<T>();
       const int64_t n = c.output.num_elements();
       if (same_shape) {  // the gradients' case: on the pool when large
-        if constexpr (Op == Binary::kReluGrad) {
-          // relu_op_functor.h's own expression, which Eigen vectorizes.
+        if constexpr (Op == Binary::kReluGrad && std::is_same_v<T, float>) {
+          ReluGradF32(px, py, out, n);
+        } else if constexpr (Op == Binary::kReluGrad) {
+          // relu_op_functor.h's own expression.
           Assign(FlatOf<T>(c.output), ConstFlatOf<T>(x) * (ConstFlatOf<T>(y) > T(0)).template cast<T>(), n);
         } else {
           Assign(FlatOf<T>(c.output), ConstFlatOf<T>(x).binaryExpr(ConstFlatOf<T>(y), BinaryFunctor<Op, T>()), n);
