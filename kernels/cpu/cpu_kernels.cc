@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <numeric>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -215,13 +217,14 @@ Status SparseMatMulKernel(KernelContext& c) {
   return MatMulKernel(c);
 }
 
-// out = (...((in(first) + in(first + 1)) + ...) in one pass, or that
-// continued from out where `accumulate`: Eigen's expression, each step
-// rounded in the dtype, left to right.
+// out = (...((in(first) + in(first + 1)) + ...) in one pass (Eigen's
+// expression, each step rounded in the dtype), or out + (that) where
+// `accumulate`: aggregate_ops.h's Add2 ... Add9 functors, and Add8p's
+// `out += in1 + ... + in8`.
 template <size_t... I, typename Out, typename In>
 void SumInOnePass(Out out, const In& in, size_t first, bool accumulate, int64_t n, std::index_sequence<I...>) {
   if (accumulate) {
-    Assign(out, (out + ... + in(first + I)), n);
+    Assign(out, out + (... + in(first + I)), n);
   } else {
     Assign(out, (... + in(first + I)), n);
   }
@@ -237,36 +240,67 @@ void SumOf(Out out, const In& in, size_t first, size_t count, bool accumulate, i
     case 5: return SumInOnePass(out, in, first, accumulate, n, std::make_index_sequence<5>());
     case 6: return SumInOnePass(out, in, first, accumulate, n, std::make_index_sequence<6>());
     case 7: return SumInOnePass(out, in, first, accumulate, n, std::make_index_sequence<7>());
-    default: return SumInOnePass(out, in, first, accumulate, n, std::make_index_sequence<8>());
+    case 8: return SumInOnePass(out, in, first, accumulate, n, std::make_index_sequence<8>());
+    default: return SumInOnePass(out, in, first, accumulate, n, std::make_index_sequence<9>());
   }
 }
 
-// AddN, left to right, each step rounded in the dtype: what TensorFlow
-// 2.21 computes (measured, graphs/tf/addn_order_run.run: its kernel sums
-// in another order, the first input it forwards moved to the front and
-// more than nine in groups of eight, but Grappler sorts AddN's inputs by
-// name first, and tfrun does neither). Eight inputs a pass, in the buffer
-// of the first or second input where nothing else holds it (the executor
-// hands it on its last read): a later pass reads only the inputs after
-// them.
+// The order in which AddN adds its inputs, as TensorFlow 2.21 runs a
+// graph: Grappler first sorts the inputs of AddN by name ("a_10/read"
+// before "a_9/read", "x" before "x:1"; measured on its partition graphs),
+// then aggregate_ops.h takes the buffer of the first input it can (here:
+// one the executor hands on its last read, nothing else holding it) and
+// moves that input to the front. Sets the output's buffer where it took one.
+std::vector<size_t> AddNOrder(KernelContext& c, const Shape& shape) {
+  const size_t num = c.inputs.size();
+  std::vector<size_t> order(num);
+  std::iota(order.begin(), order.end(), 0);
+  if (c.graph != nullptr && c.node.inputs.size() == num) {
+    std::vector<std::string> names(num);
+    for (size_t i = 0; i < num; ++i) {
+      const NodeOutput in = c.node.input(i);
+      names[i] = c.graph->nodes[in.node].name + (in.index > 0 ? ":" + std::to_string(in.index) : "");
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
+  }
+  for (size_t k = 0; k < num && num > 1; ++k) {
+    const Tensor& in = c.inputs[order[k]];
+    if (in.is_valid() && !in.buffer_shared() && in.dtype() == c.node.dtype && in.shape() == shape &&
+        in.allocator() == c.allocator && in.variant() == nullptr) {
+      c.output = in;
+      std::swap(order[0], order[k]);
+      break;
+    }
+  }
+  return order;
+}
+
+// AddN in that order: the first num % 8 inputs in one pass (8 where none
+// are left over, 9 where one is), then every next 8 summed and added to
+// the output (aggregate_ops.h), each step rounded in the dtype.
 Status AddNKernel(KernelContext& c) {
-  TFRUN_ASSIGN_OR_RETURN(Shape shape, AddNShape(c));
-  TFRUN_RETURN_IF_ERROR(c.ForwardOrAllocateOutput({0, 1}, std::move(shape)));
+  TFRUN_ASSIGN_OR_RETURN(const Shape shape, AddNShape(c));
+  const std::vector<size_t> order = AddNOrder(c, shape);
+  if (!c.output.is_valid()) TFRUN_RETURN_IF_ERROR(c.AllocateOutput(shape));
   return DispatchDType(c.node.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
       return RuntimeError(fmt::format("no CPU kernel for {}", Name(c.node.dtype)));
     } else {
       using A = Arith<T>;
-      const size_t num = c.inputs.size();
+      const size_t num = order.size();
       const int64_t n = c.output.num_elements();
       Flat<A> out(reinterpret_cast<A*>(c.output.data<T>()), n);
       const auto in = [&](size_t i) {
-        return ConstFlat<A>(reinterpret_cast<const A*>(c.inputs[i].template data<T>()), n);
+        return ConstFlat<A>(reinterpret_cast<const A*>(c.inputs[order[i]].template data<T>()), n);
       };
-      for (size_t first = 0; first < num; first += 8) {
-        SumOf(out, in, first, std::min<size_t>(8, num - first), first > 0, n);
+      if (num == 1) {
+        Assign(out, in(0), n);
+        return Status::Ok();
       }
+      size_t first = num % 8 == 0 ? 8 : num % 8 == 1 ? 9 : num % 8;
+      SumOf(out, in, 0, first, false, n);
+      for (; first < num; first += 8) SumOf(out, in, first, 8, true, n);
       return Status::Ok();
     }
   });

@@ -304,24 +304,34 @@ fetch: [Relu]
   EXPECT_EQ(signs("bfloat16", 8), "--------");
 }
 
-// AddN sums left to right, each step rounded, however many inputs (eight a
-// pass) and whichever input's buffer holds the sum: 1 + 1e8 rounds to 1e8
-// in float32, so the order shows.
-TEST(CpuKernelsTest, AddNSumsLeftToRightInPassesOfEight) {
-  std::string nodes = "nodes:\n  - {name: one, op: Const, value: [1.0, 0.5]}\n"
-                      "  - {name: big, op: Const, value: [1.0e8, 1.0e8]}\n"
-                      "  - {name: minus, op: Const, value: [-1.0e8, -1.0e8]}\n"
-                      "  - {name: zero, op: Const, value: [0.0, 0.0]}\n"
-                      "  - {name: computed, op: Add, inputs: [one, zero]}\n";
-  // computed + big + minus + zeros: (1 + 1e8) - 1e8 = 0; in the tenth
-  // place one more: 0 + 1 = 1, where big + minus first would give 2.
-  nodes += "  - {name: ten, op: AddN, inputs: [computed, big, minus, zero, zero, zero, zero, zero, zero, one]}\n";
-  nodes += "  - {name: eleven, op: AddN, inputs: [zero, zero, zero, zero, zero, zero, zero, one, big, minus, one]}\n";
-  nodes += "fetch: [ten, eleven]\n";
-  const std::vector<Tensor> out = RunGraph(nodes);
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(Values(out[0]), (std::vector<double>{1.0, 0.5}));
-  EXPECT_EQ(Values(out[1]), (std::vector<double>{1.0, 0.5}));
+// AddN adds in TensorFlow's order (1 + 1e8 rounds to 1e8 in float32, so
+// the order shows): its inputs sorted by name (Grappler); the first one
+// whose buffer the kernel may take moved to the front; ten inputs as the
+// first two, then the next eight summed and added (aggregate_ops.h).
+// TensorFlow 2.21 prints 0, 1 and 1 for this graph with variables in place
+// of the constants (which Grappler would fold); graphs/tf/addn_order_run.run
+// is such a graph's golden.
+TEST(CpuKernelsTest, AddNAddsInTensorFlowsOrder) {
+  const std::vector<Tensor> out = RunGraph(R"(nodes:
+  - {name: a, op: Const, value: [1.0]}
+  - {name: b, op: Const, value: [1.0e8]}
+  - {name: c, op: Const, value: [-1.0e8]}
+  - {name: sorted, op: AddN, inputs: [c, b, a]}
+  - {name: x, op: Const, value: [1.0e8]}
+  - {name: zero, op: Const, value: [0.0]}
+  - {name: f, op: Sub, inputs: [zero, x]}
+  - {name: taken, op: AddN, inputs: [a, b, f]}
+  - {name: k0, op: Const, value: [1.0]}
+  - {name: k1, op: Const, value: [0.0]}
+  - {name: k2, op: Const, value: [1.0e8]}
+  - {name: k3, op: Const, value: [-1.0e8]}
+  - {name: ten, op: AddN, inputs: [k0, k1, k2, k3, k1, k1, k1, k1, k1, k1]}
+fetch: [sorted, taken, ten]
+)");
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(Values(out[0]), std::vector<double>{0.0});  // (a + b) + c, not (c + b) + a = 1
+  EXPECT_EQ(Values(out[1]), std::vector<double>{1.0});  // (f + b) + a: f's buffer holds the sum
+  EXPECT_EQ(Values(out[2]), std::vector<double>{1.0});  // (k0 + k1) + (k2 + k3 + ...), not 0
 }
 
 // ReluGrad(gradients, features) is gradients * (features > 0 ? 1 : 0) in
