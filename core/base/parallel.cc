@@ -25,14 +25,22 @@ int ParallelCores() { return Cores(); }
 
 namespace {
 std::atomic<int> g_kernel_threads{0};  // SetKernelThreads: 0 is one per core
+thread_local int t_kernel_threads = 0;  // ScopedKernelThreads: 0 is the process's count
 }  // namespace
 
 void SetKernelThreads(int threads) { g_kernel_threads.store(threads); }
 
 int KernelThreads() {
+  if (t_kernel_threads > 0) return t_kernel_threads;
   const int threads = g_kernel_threads.load();
   return threads > 0 ? threads : Cores();
 }
+
+ScopedKernelThreads::ScopedKernelThreads(int threads) : previous_(t_kernel_threads) {
+  if (threads > 0) t_kernel_threads = threads;
+}
+
+ScopedKernelThreads::~ScopedKernelThreads() { t_kernel_threads = previous_; }
 
 namespace {
 std::mutex g_multi_threaded;

@@ -20,6 +20,20 @@ int ParallelCores();
 void SetKernelThreads(int threads);
 int KernelThreads();
 
+// Kernels run on this thread use `threads` (0: the process's count) while
+// it lives: the executor gives a node that runs alone more threads than
+// the nodes it runs at once. Never more than the pool's size.
+class ScopedKernelThreads {
+ public:
+  explicit ScopedKernelThreads(int threads);
+  ~ScopedKernelThreads();
+  ScopedKernelThreads(const ScopedKernelThreads&) = delete;
+  ScopedKernelThreads& operator=(const ScopedKernelThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
 // Held by a kernel while it runs on several threads (ParallelFor, the
 // Eigen pool, oneDNN's OpenMP team). Where the executor runs nodes at the
 // same time (MultiThreadedKernelsTakeTurns on its threads), one such

@@ -200,6 +200,12 @@ class Executor {
   };
   ThreadChoice ChooseThreads(const std::vector<NodeOutput>& fetch, const std::vector<int>& targets,
                              const std::vector<Feed>& feeds, int cores);
+  // Where nodes run at once with fewer kernel threads than the pool has:
+  // the threads a node gets where nothing can run beside it, every node of
+  // a segment that is one chain (a node that changes shared state, the
+  // steps between two such) (0: the process's count). Set with the chosen
+  // threads; a program's values stay the same on every run.
+  void set_chain_kernel_threads(int threads) { chain_kernel_threads_ = threads; }
 
   // A cluster run: this process runs the nodes placed on devices of task
   // channel->local_task() and exchanges tensors with the other tasks.
@@ -391,6 +397,7 @@ class Executor {
   bool record_events_ = false;
   bool record_node_times_ = false;
   int inter_op_threads_ = 1;
+  int chain_kernel_threads_ = 0;
   double timeout_seconds_ = 0;
   // When the current run must end (Run sets it from timeout_seconds_).
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();

@@ -211,6 +211,19 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
     remaining[k] = NodeCost(graph_.nodes[plan.order[k]]) + after;
   }
   const auto later = [&](int a, int b) { return remaining[a] != remaining[b] ? remaining[a] < remaining[b] : a > b; };
+  // Segments that are one chain (their work all on their longest path):
+  // nothing in them runs beside another node, so their kernels may take
+  // every thread (chain_kernel_threads_).
+  std::vector<bool> chain(segments, true);
+  if (chain_kernel_threads_ > 0) {
+    std::vector<double> total(segments, 0.0), longest(segments, 0.0);
+    for (int k = 0; k < count; ++k) {
+      const int s = plan.segment_of[k];
+      total[s] += NodeCost(graph_.nodes[plan.order[k]]);
+      longest[s] = std::max(longest[s], remaining[k]);
+    }
+    for (int s = 0; s < segments; ++s) chain[s] = total[s] <= longest[s];
+  }
 
   // The scheduler's state, under `mu` (with plan.waits_for, counted down
   // as inputs run).
@@ -297,6 +310,7 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
       if (!ready.empty() && idle > 0) wake.notify_one();
       ++in_flight;
       lock.unlock();
+      const ScopedKernelThreads threads(chain[plan.segment_of[k]] ? chain_kernel_threads_ : 0);
       Status ok = RunKernel(node, &inputs, run, &produced);
       lock.lock();
       --in_flight;

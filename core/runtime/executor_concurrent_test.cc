@@ -64,6 +64,16 @@ Status SectionKernel(KernelContext& c) {
   return RecordedKernel(c);
 }
 
+// RecordedKernel, noting the kernel threads each node ran with.
+std::map<std::string, int> g_kernel_threads_seen;
+Status ThreadsKernel(KernelContext& c) {
+  {
+    std::lock_guard<std::mutex> lock(g_recorder.mu);
+    g_kernel_threads_seen[c.node.name] = KernelThreads();
+  }
+  return RecordedKernel(c);
+}
+
 struct PlacedGraph {
   HostAllocator memory{"cpu"};
   DeviceSet devices;
@@ -226,6 +236,24 @@ fetch: [s]
   EXPECT_NEAR(choice.width, 1.0, 1e-9);
   EXPECT_EQ(choice.inter_op, 1);
   EXPECT_EQ(choice.intra_op, 0);
+}
+
+// With one thread a kernel, a segment that is one chain (here w, which
+// runs alone) gets the chain's threads; nodes that can run beside others
+// keep one.
+TEST(ExecutorConcurrentTest, NodesThatRunAloneGetTheChainsThreads) {
+  SetKernelThreads(1);
+  PlacedGraph run(kTowers, "w");
+  for (const char* op : {"Add", "Mul", "AddN", "Print"}) run.kernels.Bind(op, kCpu, kNumericTypes, ThreadsKernel);
+  Executor executor(run.graph, run.devices, run.placement, run.kernels);
+  executor.set_inter_op_threads(2);
+  executor.set_chain_kernel_threads(3);
+  g_kernel_threads_seen.clear();
+  StatusOr<RunResult> result = executor.Run(run.graph.fetch);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(g_kernel_threads_seen.at("w"), 3);
+  for (const char* wide : {"a1", "b1", "a2", "b2"}) EXPECT_EQ(g_kernel_threads_seen.at(wide), 1) << wide;
+  SetKernelThreads(0);
 }
 
 // A node that changes shared state runs alone: the towers on either side

@@ -51,9 +51,13 @@ Status StartCpuThreads(int threads) {
 namespace cpu {
 
 const Eigen::ThreadPoolDevice& PoolDevice() {
+  // Sized by the kernel threads when first used (StartCpuThreads); a
+  // kernel on one thread (ScopedKernelThreads, --intra-op-threads 1) gets
+  // a device of one, which Eigen runs inline on the calling thread.
   static auto* pool = new KernelThreadPool(Threads());
   static auto* device = new Eigen::ThreadPoolDevice(pool, pool->NumThreads());
-  return *device;
+  static auto* one = new Eigen::ThreadPoolDevice(pool, 1);
+  return Threads() == 1 ? *one : *device;
 }
 
 int Threads() { return KernelThreads(); }
