@@ -429,6 +429,14 @@ StatusOr<Executor::CollectivePlan> Executor::PlanCollectives(const std::vector<b
   return plan;
 }
 
+bool Executor::RunsCollectives(const std::vector<bool>& needed, const std::vector<bool>& unread) const {
+  if (!has_collectives_) return false;
+  for (const Node& node : graph_.nodes) {
+    if (needed[node.id] && (unread.empty() || !unread[node.id]) && IsCollective(node)) return true;
+  }
+  return false;
+}
+
 bool Executor::NeedsFrames(const std::vector<bool>& needed) const {
   if (!has_control_flow_) return false;
   for (const Node& node : graph_.nodes) {
@@ -487,10 +495,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   // In id order an unread node is simply left out: nothing reads it, and
   // what it waits for runs before what waits for it anyway.
   const auto runs = [&](size_t id) { return needed[id] && (unread.empty() || !unread[id]); };
-  bool collectives = false;
-  if (has_collectives_) {
-    for (const Node& node : graph_.nodes) collectives = collectives || (runs(node.id) && IsCollective(node));
-  }
+  const bool collectives = RunsCollectives(needed, unread);
   if (collectives && (channel_ != nullptr || NeedsFrames(needed))) {
     return RuntimeError(fmt::format("tfrun runs collective ops ({}) only in a run of one process without control "
                                     "flow",

@@ -317,6 +317,9 @@ class Executor {
   // nodes): TensorFlow's executor looks at the graph it runs, pruned to
   // the run's fetches, the same way.
   bool NeedsFrames(const std::vector<bool>& needed) const;
+  // Whether a run's kernels include collectives (collectives.h), which run
+  // one node at a time in one process without control flow.
+  bool RunsCollectives(const std::vector<bool>& needed, const std::vector<bool>& unread) const;
   // What runs first when the `needed` nodes read a Variable: every
   // Assign (the graph's init); empty when they read none, or when the
   // graph's variables wait for its own init (Graph::variables_start_initialized).

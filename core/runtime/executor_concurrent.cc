@@ -24,7 +24,6 @@
 
 #include "core/base/kernel_threads.h"
 #include "core/base/parallel.h"
-#include "core/runtime/collectives.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/node_effects.h"
 
@@ -124,11 +123,8 @@ Executor::ThreadChoice Executor::ChooseThreads(const std::vector<NodeOutput>& fe
   std::vector<NodeOutput> wanted = fetch;
   for (const int t : targets) wanted.push_back({t, 0});
   const RunSet set = RunSetFor(wanted, feeds);
-  bool collectives = false;
-  if (has_collectives_) {
-    for (const Node& node : graph_.nodes) collectives = collectives || (set.needed[node.id] && IsCollective(node));
-  }
-  if (cores < 2 || channel_ != nullptr || collectives || NeedsFrames(set.needed) ||
+  // RunNodes' conditions for RunConcurrently, and RunConcurrently's own.
+  if (cores < 2 || channel_ != nullptr || RunsCollectives(set.needed, set.unread) || NeedsFrames(set.needed) ||
       !OnHostCpusOnly(set.needed, set.unread)) {
     choice.width = 0;
     return choice;
@@ -202,13 +198,14 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   // the last one's tail alone on one thread (CIFAR-10's two towers: 5 ms of
   // a 27 ms step). Ties go by position, the earliest first, keeping the run
   // close to run order.
-  std::vector<double> remaining(count, 0.0);
+  std::vector<double> cost(count), remaining(count, 0.0);
+  for (int k = 0; k < count; ++k) cost[k] = NodeCost(graph_.nodes[plan.order[k]]);
   for (int k = count; k-- > 0;) {
     double after = 0;
     for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
       after = std::max(after, remaining[plan.successors[e]]);
     }
-    remaining[k] = NodeCost(graph_.nodes[plan.order[k]]) + after;
+    remaining[k] = cost[k] + after;
   }
   const auto later = [&](int a, int b) { return remaining[a] != remaining[b] ? remaining[a] < remaining[b] : a > b; };
   // Segments that are one chain (their work all on their longest path):
@@ -219,7 +216,7 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
     std::vector<double> total(segments, 0.0), longest(segments, 0.0);
     for (int k = 0; k < count; ++k) {
       const int s = plan.segment_of[k];
-      total[s] += NodeCost(graph_.nodes[plan.order[k]]);
+      total[s] += cost[k];
       longest[s] = std::max(longest[s], remaining[k]);
     }
     for (int s = 0; s < segments; ++s) chain[s] = total[s] <= longest[s];

@@ -96,6 +96,12 @@ struct PlacedGraph {
     for (const char* op : {"Add", "Mul", "AddN", "Print"}) kernels.Bind(op, kCpu, kNumericTypes, RecordedKernel);
   }
 
+  // What TensorFlow's 0 for both thread counts chooses for the fetches.
+  Executor::ThreadChoice Choose(int cores) {
+    Executor executor(graph, devices, placement, kernels);
+    return executor.ChooseThreads(graph.fetch, {}, {}, cores);
+  }
+
   StatusOr<RunResult> Execute(int threads) {
     Executor executor(graph, devices, placement, kernels);
     executor.set_inter_op_threads(threads);
@@ -213,13 +219,12 @@ nodes:
   - {name: s, op: AddN, inputs: [x2, y2, z2]}
 fetch: [s]
 )");
-  Executor executor(towers.graph, towers.devices, towers.placement, towers.kernels);
   // Products 4 each, the sum 1: 25 in all, 9 on the longest chain.
-  Executor::ThreadChoice two = executor.ChooseThreads(towers.graph.fetch, {}, {}, 2);
+  Executor::ThreadChoice two = towers.Choose(2);
   EXPECT_NEAR(two.width, 25.0 / 9.0, 1e-9);
   EXPECT_EQ(two.inter_op, 2);
   EXPECT_EQ(two.intra_op, 1);
-  Executor::ThreadChoice four = executor.ChooseThreads(towers.graph.fetch, {}, {}, 4);
+  Executor::ThreadChoice four = towers.Choose(4);
   EXPECT_EQ(four.inter_op, 1);
   EXPECT_EQ(four.intra_op, 0);
 
@@ -231,8 +236,7 @@ nodes:
   - {name: s, op: AddN, inputs: [x2, a]}
 fetch: [s]
 )");
-  Executor one(chain.graph, chain.devices, chain.placement, chain.kernels);
-  Executor::ThreadChoice choice = one.ChooseThreads(chain.graph.fetch, {}, {}, 2);
+  Executor::ThreadChoice choice = chain.Choose(2);
   EXPECT_NEAR(choice.width, 1.0, 1e-9);
   EXPECT_EQ(choice.inter_op, 1);
   EXPECT_EQ(choice.intra_op, 0);
@@ -270,10 +274,9 @@ nodes:
   - {name: s, op: AddN, inputs: [x2, y2]}
 fetch: [s]
 )", "p");
-  Executor executor(towers.graph, towers.devices, towers.placement, towers.kernels);
   // x1 | y1 (4), then p alone (Print: 1), then x2 | y2 (4), then s (1):
   // 18 in all over 10.
-  EXPECT_NEAR(executor.ChooseThreads(towers.graph.fetch, {}, {}, 2).width, 1.8, 1e-9);
+  EXPECT_NEAR(towers.Choose(2).width, 1.8, 1e-9);
 }
 
 }  // namespace

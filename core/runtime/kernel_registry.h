@@ -166,14 +166,19 @@ struct KernelContext {
   // element after reading the same element of that input (elementwise).
   Status ForwardOrAllocateOutput(std::initializer_list<size_t> candidates, Shape shape) {
     for (size_t i : candidates) {
-      const Tensor& in = inputs[i];
-      if (in.is_valid() && !in.buffer_shared() && in.dtype() == node.dtype && in.shape() == shape &&
-          in.allocator() == allocator && in.variant() == nullptr && in.dtype() != DType::kString) {
-        output = in;
+      if (CanForward(i, shape)) {
+        output = inputs[i];
         return Status::Ok();
       }
     }
     return AllocateOutput(std::move(shape));
+  }
+  // Whether input `i` may become the output of `shape`: valid, held by
+  // nothing else, of the output's dtype, shape and memory.
+  bool CanForward(size_t i, const Shape& shape) const {
+    const Tensor& in = inputs[i];
+    return in.is_valid() && !in.buffer_shared() && in.dtype() == node.dtype && in.shape() == shape &&
+           in.allocator() == allocator && in.variant() == nullptr && in.dtype() != DType::kString;
   }
   // The node's attrs (a TensorFlow graph's NodeDef, defaults filled in):
   // `fallback` where the node has none (a graph file's node).

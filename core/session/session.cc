@@ -635,18 +635,17 @@ Status Session::Execute(std::string* stdout_text, bool log) {
       options_.inter_op_threads >= 0 ? options_.inter_op_threads : graph_.config.inter_op_parallelism_threads;
   int cpu_threads =
       options_.intra_op_threads >= 0 ? options_.intra_op_threads : graph_.config.intra_op_parallelism_threads;
-  int pool_threads = cpu_threads;
+  int pool_threads = cpu_threads;  // the Eigen pool's size, and the kernels' count unless chosen below
   if (inter_op_threads == 0 && cpu_threads == 0) {
     const Executor::ThreadChoice choice = executor.ChooseThreads(run_fetch, all_targets, run_feeds_, ParallelCores());
     inter_op_threads = choice.inter_op;
     cpu_threads = choice.intra_op;
-    if (cpu_threads == 1) {  // the pool keeps a thread per core for what runs alone
-      pool_threads = 0;
-      executor.set_chain_kernel_threads(ParallelCores());
-    }
+    // Nodes at once with a thread each: the pool keeps one per core for
+    // the chains that run alone.
+    if (cpu_threads == 1) executor.set_chain_kernel_threads(ParallelCores());
   }
   TFRUN_RETURN_IF_ERROR(host_.StartCpuThreads(pool_threads));
-  SetKernelThreads(cpu_threads);
+  SetKernelThreads(cpu_threads);  // after the pool: a count of one leaves it one per core
   const auto t0 = Clock::now();
   host_.BeforeRun();
   executor.set_node_error_style({options_.profile->node_error_line, options_.profile->legacy_device_names});

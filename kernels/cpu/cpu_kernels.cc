@@ -264,10 +264,8 @@ std::vector<size_t> AddNOrder(KernelContext& c, const Shape& shape) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
   }
   for (size_t k = 0; k < num && num > 1; ++k) {
-    const Tensor& in = c.inputs[order[k]];
-    if (in.is_valid() && !in.buffer_shared() && in.dtype() == c.node.dtype && in.shape() == shape &&
-        in.allocator() == c.allocator && in.variant() == nullptr) {
-      c.output = in;
+    if (c.CanForward(order[k], shape)) {
+      c.output = c.inputs[order[k]];
       std::swap(order[0], order[k]);
       break;
     }
