@@ -242,8 +242,10 @@ class Executor {
   // or the error of reading one before it has a value.
   // `forward`: an input read for the last time, in its producer's memory
   // and held by nothing else, is moved out of its slot, so the kernel may
-  // write its output there (KernelContext::ForwardOrAllocateOutput). Only
-  // where one node runs at a time.
+  // write its output there (KernelContext::ForwardOrAllocateOutput). Where
+  // nodes run at once, under the scheduler's lock: a last read means every
+  // other reader's kernel has ended and let go of it (RunKernel drops a
+  // kernel's inputs when it returns).
   Status GatherInputs(const Node& node, Slots* slots, RunState* run, std::vector<Tensor>* inputs,
                       bool forward = false);
   // Keeps what `node` produced (not its fed outputs, nor those nothing

@@ -260,6 +260,58 @@ TEST(ExecutorConcurrentTest, NodesThatRunAloneGetTheChainsThreads) {
   SetKernelThreads(0);
 }
 
+// With one thread a kernel, an elementwise node with an input of 2^20
+// elements or more (more than a core's cache) gets the chain's threads
+// even where others run beside it; smaller ones and products keep one.
+TEST(ExecutorConcurrentTest, ElementwiseNodesOnLargeInputsGetTheChainsThreads) {
+  SetKernelThreads(1);
+  PlacedGraph run(R"(
+nodes:
+  - {name: big, op: Const, shape: [1024, 1024], fill: 1.0}
+  - {name: small, op: Const, shape: [1023, 1024], fill: 1.0}
+  - {name: on_big, op: Add, inputs: [big, big]}
+  - {name: on_small, op: Mul, inputs: [small, small]}
+  - {name: product, op: MatMul, inputs: [big, big]}
+fetch: [on_big, on_small, product]
+)");
+  for (const char* op : {"Add", "Mul", "MatMul"}) run.kernels.Bind(op, kCpu, kNumericTypes, ThreadsKernel);
+  Executor executor(run.graph, run.devices, run.placement, run.kernels);
+  executor.set_inter_op_threads(2);
+  executor.set_chain_kernel_threads(3);
+  g_kernel_threads_seen.clear();
+  StatusOr<RunResult> result = executor.Run(run.graph.fetch);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(g_kernel_threads_seen.at("on_big"), 3);
+  EXPECT_EQ(g_kernel_threads_seen.at("on_small"), 1);
+  EXPECT_EQ(g_kernel_threads_seen.at("product"), 1);
+  SetKernelThreads(0);
+}
+
+// Where nodes run at once, an input read for the last time is handed to
+// its reader alone, which may write its output there (as one node at a
+// time does); one still to be read elsewhere, or fetched, is not.
+std::map<std::string, bool> g_could_forward;
+Status ForwardingKernel(KernelContext& c) {
+  {
+    std::lock_guard<std::mutex> lock(g_recorder.mu);
+    g_could_forward[c.node.name] = c.CanForward(0, c.inputs[0].shape());
+  }
+  return RecordedKernel(c);
+}
+
+TEST(ExecutorConcurrentTest, ALastReadIsForwardedWhereNodesRunAtOnce) {
+  PlacedGraph run(kTowers);
+  for (const char* op : {"Add", "Mul", "AddN"}) run.kernels.Bind(op, kCpu, kNumericTypes, ForwardingKernel);
+  g_could_forward.clear();
+  StatusOr<RunResult> result = run.Execute(2);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_FALSE(g_could_forward.at("a1"));  // a is a constant, read by b1 too
+  EXPECT_FALSE(g_could_forward.at("a2"));  // a1 is read by w as well
+  EXPECT_FALSE(g_could_forward.at("b2"));  // reads b1 twice: its first input is not the last read
+  EXPECT_TRUE(g_could_forward.at("s"));    // a2's only reader
+  EXPECT_EQ(result->fetched[0].data<float>()[1], 16.0f);
+}
+
 // A node that changes shared state runs alone: the towers on either side
 // of it cannot overlap each other.
 TEST(ExecutorConcurrentTest, ANodeThatRunsAloneCutsTheWidth) {
