@@ -108,6 +108,8 @@ TEST_P(ExpectedFileTest, PassesUnderTfrunTest) {
   const tfrun::CommandResult r = tfrun::RunCommand(cmd);
   ASSERT_TRUE(r.exited) << cmd << "\n" << r.err;
   EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
+  // Another processor maker's values (`# processor:`): skipped, with why.
+  if (r.out.find("\n0 passed, 0 failed, 1 skipped\n") != std::string::npos) GTEST_SKIP() << r.out;
   EXPECT_NE(r.out.find("\n1 passed, 0 failed\n"), std::string::npos) << cmd << "\n" << r.out << r.err;
 }
 

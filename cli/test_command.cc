@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "cli/expect.h"
+#include "core/base/parallel.h"
 #include "core/base/atomic_file.h"
 
 extern char** environ;
@@ -43,10 +44,13 @@ struct TestCase {
   std::string graph;          // NAME.yaml, relative to dir
   fs::path expected_path;
   fs::path stderr_path;       // "" when there is no NAME.expected-stderr
-  std::vector<std::string> header;  // the `# args:` / `# exit:` lines, kept by --update
+  std::vector<std::string> header;  // the `# args:` / `# exit:` / `# processor:` lines, kept by --update
   std::vector<std::string> env;     // VAR=value
   std::vector<std::string> args;
   int exit_code = 0;
+  // `# processor: VENDOR`: the expected output is that processor maker's
+  // (TensorFlow's estimates); elsewhere the case is skipped, not failed.
+  std::string processor;
   Tolerance tolerance;
   std::string expected_out;
   std::string expected_err;
@@ -55,6 +59,7 @@ struct TestCase {
 
 struct Outcome {
   bool passed = false;
+  bool skipped = false;  // another processor maker's case
   bool updatable = false;  // failed on its outputs or exit code only: --update can rewrite it
   int exit_code = -1;      // tfrun's, when it exited
   double seconds = 0;
@@ -147,7 +152,7 @@ void ReadExpected(TestCase* c) {
     *line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     return nl == std::string::npos ? text.size() : nl + 1;
   };
-  for (int i = 0; i < 2 && pos < text.size(); ++i) {
+  for (int i = 0; i < 3 && pos < text.size(); ++i) {
     std::string line;
     const size_t after = next_line(&line);
     if (line.rfind("# args:", 0) == 0 && c->header.empty()) {
@@ -168,6 +173,14 @@ void ReadExpected(TestCase* c) {
         return;
       }
       c->exit_code = static_cast<int>(code);
+    } else if (line.rfind("# processor:", 0) == 0) {
+      const size_t first = line.find_first_not_of(' ', 12);
+      if (first == std::string::npos) {
+        c->problem = fmt::format("{}: '# processor:' needs a processor maker (GenuineIntel, AuthenticAMD)",
+                                 c->expected_path.string());
+        return;
+      }
+      c->processor = line.substr(first, line.find_last_not_of(' ') + 1 - first);
     } else {
       break;
     }
@@ -430,7 +443,7 @@ std::string XmlEscape(const std::string& s) {
 
 std::string JUnitXml(const std::vector<TestCase>& cases, const std::vector<Outcome>& outcomes, double seconds) {
   int failures = 0;
-  for (const Outcome& o : outcomes) failures += o.passed ? 0 : 1;
+  for (const Outcome& o : outcomes) failures += o.passed || o.skipped ? 0 : 1;
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format("<testsuites tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n", cases.size(), failures, seconds);
   xml += fmt::format("<testsuite name=\"tfrun test\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{:.3f}\">\n",
@@ -438,7 +451,9 @@ std::string JUnitXml(const std::vector<TestCase>& cases, const std::vector<Outco
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string name = XmlEscape(cases[i].name);
     xml += fmt::format("  <testcase classname=\"tfrun\" name=\"{}\" time=\"{:.3f}\"", name, outcomes[i].seconds);
-    if (outcomes[i].passed) {
+    if (outcomes[i].skipped) {
+      xml += fmt::format(">\n    <skipped message=\"{}\"/>\n  </testcase>\n", XmlEscape(outcomes[i].details));
+    } else if (outcomes[i].passed) {
       xml += "/>\n";
     } else {
       xml += fmt::format(">\n    <failure message=\"output differs from {}\">{}</failure>\n  </testcase>\n",
@@ -564,6 +579,7 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
   const std::string tfrun = options.tfrun_path.empty() ? SelfPath() : options.tfrun_path;
   TFRUN_ASSIGN_OR_RETURN(std::unique_ptr<ScratchFolder> scratch, ScratchFolder::Make());
 
+  const std::string this_processor = ProcessorVendor();
   const auto started = Clock::now();
   std::vector<Outcome> outcomes(cases.size());
   std::vector<bool> done(cases.size(), false);
@@ -593,6 +609,10 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
         Outcome o;
         if (!cases[i].problem.empty()) {
           o.details = cases[i].problem + "\n";
+        } else if (!cases[i].processor.empty() && cases[i].processor != this_processor) {
+          o.skipped = true;
+          o.details = fmt::format("expected output for processor maker {}; this one is {}", cases[i].processor,
+                                  this_processor.empty() ? "unknown" : this_processor);
         } else {
           o = Run(cases[i], tfrun, scratch->path(), static_cast<int>(i), scratch->running());
         }
@@ -605,15 +625,17 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
   }
   // Verdicts in the cases' order, each as soon as it and those before are
   // in. --update rewrites a failing case's files at once and says so.
-  int passed = 0, failed = 0, updated = 0;
+  int passed = 0, failed = 0, updated = 0, skipped = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     {
       std::unique_lock<std::mutex> lock(mu);
       finished.wait(lock, [&] { return done[i]; });
     }
     Outcome& o = outcomes[i];
-    const char* verdict = o.passed ? "PASS" : "FAIL";
-    if (!o.passed && options.update && o.updatable) {
+    const char* verdict = o.skipped ? "SKIP" : o.passed ? "PASS" : "FAIL";
+    if (o.skipped) {
+      ++skipped;
+    } else if (!o.passed && options.update && o.updatable) {
       TFRUN_RETURN_IF_ERROR(Update(cases[i], o));
       verdict = "UPDATED";
       o.passed = true;
@@ -622,13 +644,19 @@ StatusOr<int> RunTestCommand(const TestOptions& options) {
       (o.passed ? passed : failed) += 1;
     }
     std::string line = fmt::format("{} {}\n", verdict, cases[i].name);
-    if (verdict != std::string("PASS")) line += o.details;
+    if (o.skipped) {
+      line = fmt::format("SKIP {} ({})\n", cases[i].name, o.details);
+    } else if (verdict != std::string("PASS")) {
+      line += o.details;
+    }
     TFRUN_RETURN_IF_ERROR(WriteStdout(line));
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (junit) TFRUN_RETURN_IF_ERROR(WriteOutput(*junit, JUnitXml(cases, outcomes, seconds)));
-  TFRUN_RETURN_IF_ERROR(WriteStdout(options.update ? fmt::format("{} passed, {} failed, {} updated\n", passed, failed, updated)
-                                                   : fmt::format("{} passed, {} failed\n", passed, failed)));
+  std::string summary = fmt::format("{} passed, {} failed", passed, failed);
+  if (options.update) summary += fmt::format(", {} updated", updated);
+  if (skipped > 0) summary += fmt::format(", {} skipped", skipped);
+  TFRUN_RETURN_IF_ERROR(WriteStdout(summary + "\n"));
   return failed;
 }
 

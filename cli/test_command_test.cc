@@ -1,6 +1,7 @@
 // `tfrun test` against folders a user's disk may hold: symlink loops,
 // unreadable entries, an expected file of 20 GB.
 #include "cli/test_command.h"
+#include "core/base/parallel.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -65,6 +66,32 @@ TEST(TestCommandTest, AHugeExpectedFileIsAFailingCaseNotItsBytes) {
   EXPECT_NE(out.find("matmul.expected: the file has more than 67108864 bytes, the most tfrun reads of it"),
             std::string::npos)
       << out;
+}
+
+// `# processor: MAKER`: checked on that maker's processors, skipped with
+// its reason on others (TensorFlow's estimates differ between makers); a
+// maker left out is a malformed file.
+TEST(TestCommandTest, AnotherProcessorMakersCaseIsSkipped) {
+  const std::string dir = FolderWithMatmul("processor");
+  const std::string here = ProcessorVendor();
+  ASSERT_FALSE(here.empty());
+  std::ofstream(dir + "/matmul.here.expected") << "# args:\n# processor: " << here << "\n[[22. 28.]\n [49. 64.]]\n";
+  std::ofstream(dir + "/matmul.other.expected") << "# args:\n# processor: OtherMaker\n[[0. 0.]\n [0. 0.]]\n";
+  std::string out;
+  StatusOr<int> failed = RunIn(dir, &out);
+  ASSERT_TRUE(failed.ok()) << failed.status().message();
+  EXPECT_EQ(*failed, 0) << out;
+  EXPECT_NE(out.find("SKIP " + dir + "/matmul.other (expected output for processor maker OtherMaker; this one is " +
+                     here + ")"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("1 passed, 0 failed, 1 skipped"), std::string::npos) << out;
+
+  std::ofstream(dir + "/matmul.other.expected") << "# args:\n# processor:\n[[0. 0.]\n [0. 0.]]\n";
+  failed = RunIn(dir, &out);
+  ASSERT_TRUE(failed.ok()) << failed.status().message();
+  EXPECT_EQ(*failed, 1) << out;
+  EXPECT_NE(out.find("'# processor:' needs a processor maker"), std::string::npos) << out;
 }
 
 }  // namespace

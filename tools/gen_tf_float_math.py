@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Writes testdata/math/tf_float_math.txt: TensorFlow 2.21's float32 Tanh,
+"""Writes testdata/math/tf_float_math.MAKER.txt: TensorFlow 2.21's float32 Tanh,
 Sigmoid, Exp, Log, Reciprocal and Rsqrt of a fixed set of inputs, as bits,
 for kernels/cpu/tf_float_math_test.cc. Reciprocal and Rsqrt start from the
 processor's estimate (rcpps, rsqrtps), whose bits differ between processor
-makers: the file holds this machine's (AMD EPYC, as CI's).
+makers: the file holds this machine's and is named for its maker
+(CPUID's vendor, AuthenticAMD or GenuineIntel); the other columns are the
+same on every maker's.
 
 Each case is one tensor run through a TF1 Session on the CPU (the executor
 flushes denormals, as tfrun's does): its length decides which elements take
@@ -49,15 +51,20 @@ with tf.compat.v1.Session(graph=g) as s:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--python", default=sys.executable)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "math",
-                                                  "tf_float_math.txt"))
+    ap.add_argument("--out", help="default: testdata/math/tf_float_math.MAKER.txt, this processor's maker")
     a = ap.parse_args()
+    with open("/proc/cpuinfo") as f:
+        lines = [l.split(":", 1)[1].strip() for l in f if l.startswith(("vendor_id", "model name"))]
+    maker, model = lines[0], lines[1]
+    if a.out is None:
+        a.out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "math",
+                             f"tf_float_math.{maker}.txt")
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3")
     p = subprocess.run([a.python, "-c", SCRIPT], capture_output=True, text=True, env=env, check=True)
     with open(a.out, "w") as f:
         f.write("# TensorFlow 2.21 (CPU wheel, TF1 Session), written by tools/gen_tf_float_math.py:\n"
                 "# per case its length, then per element the bits of x, tanh, sigmoid, exp, log,\n"
-                "# reciprocal, rsqrt (the last two as an AMD EPYC computes them).\n")
+                f"# reciprocal, rsqrt (the last two as this {maker} processor computes them: {model}).\n")
         f.write(p.stdout)
 
 

@@ -1,7 +1,12 @@
 #include "core/base/parallel.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -22,6 +27,20 @@ KernelThreadPool& Helpers() {
 }  // namespace
 
 int ParallelCores() { return Cores(); }
+
+std::string ProcessorVendor() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned int leaf, b, c, d;
+  if (__get_cpuid(0, &leaf, &b, &c, &d) == 0) return "";
+  char vendor[12];
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  return std::string(vendor, 12);
+#else
+  return "";
+#endif
+}
 
 namespace {
 std::atomic<int> g_kernel_threads{0};  // SetKernelThreads: 0 is one per core

@@ -8,11 +8,18 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace tfrun {
 
 // The machine's cores.
 int ParallelCores();
+
+// The processor's maker as CPUID names it ("GenuineIntel", "AuthenticAMD");
+// "" where there is no CPUID. TensorFlow's float32 reciprocal and rsqrt
+// start from the processor's estimates, whose bits differ between makers:
+// goldens of those say which maker's they are (`# processor:`).
+std::string ProcessorVendor();
 
 // The threads a kernel splits its work over (--intra-op-threads; 0, the
 // default: one per core): the Eigen pool's size, oneDNN's OpenMP team and
