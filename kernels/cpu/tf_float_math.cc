@@ -4,12 +4,15 @@
 #include "kernels/cpu/tf_float_math.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
 #include <emmintrin.h>
 
 #include "kernels/cpu/cpu_eigen.h"
+#include "kernels/cpu/tf_float_math_avx2.h"
+#include "kernels/cpu/tf_float_packets.h"
 
 namespace tfrun {
 namespace cpu {
@@ -182,151 +185,77 @@ float RsqrtScalar(float a) { return 1.0f / std::sqrt(a); }
 float ExpScalar(float a) { return std::exp(a); }
 float LogScalar(float a) { return std::log(a); }
 
-// ---- The packet functions four at a time (SSE2), each step the one above,
-// for the bits above: the scalar forms stay the reference (tf_float_math_test
-// compares both over special and random bit patterns). ----
+// ---- The packet functions (tf_float_packets.h), four lanes at a time
+// with SSE2, eight with AVX2 where the processor has it: the scalar forms
+// above stay the reference (tf_float_math_test compares them over special
+// and random bit patterns). ----
 
-using V = __m128;
-using VI = __m128i;
+struct Sse {
+  using V = __m128;
+  using VI = __m128i;
+  static constexpr int kLanes = 4;
+  static V Splat(float f) { return _mm_set1_ps(f); }
+  static VI SplatI(int i) { return _mm_set1_epi32(i); }
+  static V Load(const float* p) { return _mm_loadu_ps(p); }
+  static void Store(float* p, V v) { _mm_storeu_ps(p, v); }
+  static V Add(V a, V b) { return _mm_add_ps(a, b); }
+  static V Sub(V a, V b) { return _mm_sub_ps(a, b); }
+  static V Mul(V a, V b) { return _mm_mul_ps(a, b); }
+  static V Div(V a, V b) { return _mm_div_ps(a, b); }
+  // std::min(a, b) is (b < a) ? b : a, minps(b, a); std::max(a, b) is (a < b) ? b : a, maxps(b, a).
+  static V Min(V a, V b) { return _mm_min_ps(b, a); }
+  static V Max(V a, V b) { return _mm_max_ps(b, a); }
+  static V And(V a, V b) { return _mm_and_ps(a, b); }
+  static V Or(V a, V b) { return _mm_or_ps(a, b); }
+  static V AndNot(V mask, V a) { return _mm_andnot_ps(mask, a); }
+  static V Select(V mask, V a, V b) { return _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b)); }  // mask ? a : b
+  static V Less(V a, V b) { return _mm_cmplt_ps(a, b); }
+  static V Greater(V a, V b) { return _mm_cmpgt_ps(a, b); }
+  static V Equal(V a, V b) { return _mm_cmpeq_ps(a, b); }
+  static V Unordered(V a, V b) { return _mm_cmpunord_ps(a, b); }
+  static V Abs(V a) { return _mm_and_ps(a, _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff))); }
+  static VI Truncate(V a) { return _mm_cvttps_epi32(a); }
+  static V ToFloat(VI a) { return _mm_cvtepi32_ps(a); }
+  static V BitsToFloat(VI a) { return _mm_castsi128_ps(a); }
+  static VI FloatToBits(V a) { return _mm_castps_si128(a); }
+  static VI ShiftLeft23(VI a) { return _mm_slli_epi32(a, 23); }
+  static VI ShiftRightLogical23(VI a) { return _mm_srli_epi32(a, 23); }
+  static VI ShiftRightArithmetic2(VI a) { return _mm_srai_epi32(a, 2); }
+  static VI AddI(VI a, VI b) { return _mm_add_epi32(a, b); }
+  static VI SubI(VI a, VI b) { return _mm_sub_epi32(a, b); }
+  static VI AndI(VI a, VI b) { return _mm_and_si128(a, b); }
+  static VI OrI(VI a, VI b) { return _mm_or_si128(a, b); }
+};
 
-V Splat(float f) { return _mm_set1_ps(f); }
-// mask ? a : b
-V Select(V mask, V a, V b) { return _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b)); }
-// std::min(a, b) is (b < a) ? b : a, minps(b, a); std::max(a, b) is (a < b) ? b : a, maxps(b, a).
-V Min(V a, V b) { return _mm_min_ps(b, a); }
-V Max(V a, V b) { return _mm_max_ps(b, a); }
-V Abs(V a) { return _mm_and_ps(a, _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff))); }
-// std::floor for |v| < 2^31; other lanes get a finite value the callers
-// never let reach their result (see ExpPacket4).
-V Floor(V v) {
-  const V truncated = _mm_cvtepi32_ps(_mm_cvttps_epi32(v));
-  return _mm_sub_ps(truncated, _mm_and_ps(_mm_cmpgt_ps(truncated, v), Splat(1.0f)));
-}
-V PowerOfTwoBits4(VI biased) { return _mm_castsi128_ps(_mm_slli_epi32(biased, 23)); }
+std::atomic<int> g_lanes_for_testing{0};
 
-V LdexpFast4(V a, V m) {
-  const V clamped = Min(Max(_mm_add_ps(m, Splat(127.0f)), Splat(0.0f)), Splat(255.0f));
-  return _mm_mul_ps(a, PowerOfTwoBits4(_mm_cvttps_epi32(clamped)));
-}
+// Whether the eight-lane forms run (tf_float_math_avx2.cc).
+bool EightLanes() { return TfFloatPacketLanes() == 8; }
 
-V LdexpGeneric4(V a, V m) {
-  const VI e = _mm_cvttps_epi32(Min(Max(m, Splat(-278.0f)), Splat(278.0f)));
-  VI b = _mm_srai_epi32(e, 2);
-  const V factor = PowerOfTwoBits4(_mm_add_epi32(b, _mm_set1_epi32(127)));
-  V out = _mm_mul_ps(_mm_mul_ps(_mm_mul_ps(a, factor), factor), factor);
-  b = _mm_sub_epi32(e, _mm_add_epi32(_mm_add_epi32(b, b), b));
-  return _mm_mul_ps(out, PowerOfTwoBits4(_mm_add_epi32(b, _mm_set1_epi32(127))));
-}
-
-V MulAdd(V a, V b, V c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }  // rounded twice
-
-V TanhRational4(V a) {
-  const float c = 7.90738964080810547f;
-  const V x = Max(Min(a, Splat(c)), Splat(-c));
-  const V x2 = _mm_mul_ps(x, x);
-  const V x3 = _mm_mul_ps(x2, x);
-  V p = Splat(1.394553628e-8f);
-  p = MulAdd(p, x2, Splat(2.102733560e-5f));
-  p = MulAdd(p, x2, Splat(3.520756727e-3f));
-  p = MulAdd(p, x2, Splat(1.340216100e-1f));
-  V q = Splat(8.015776984e-7f);
-  q = MulAdd(q, x2, Splat(3.326951409e-4f));
-  q = MulAdd(q, x2, Splat(2.597254514e-2f));
-  q = MulAdd(q, x2, Splat(4.673548340e-1f));
-  q = MulAdd(q, x2, Splat(1.0f));
-  p = MulAdd(x3, p, x);
-  return _mm_div_ps(p, q);
-}
-
-V SigmoidPacket4(V a) {
-  const V zero = _mm_cmplt_ps(a, Splat(-104.0f));
-  V x = Min(a, Splat(16.6355324f));
-  x = _mm_mul_ps(x, Splat(0.5f));
-  // For a lane below -104, m is whatever Floor gives: the lane's result is 0.
-  const V m = Floor(MulAdd(x, Splat(1.44269504088896341f), Splat(0.5f)));
-  V r = MulAdd(m, Splat(-0.693359375f), x);
-  r = MulAdd(m, Splat(2.12194440e-4f), r);
-  const V r2 = _mm_mul_ps(r, r);
-  const V p_even = MulAdd(r2, Splat(4.1898667812347412109375e-2f), Splat(0.49999141693115234375f));
-  const V p_odd = MulAdd(r2, Splat(8.33471305668354034423828125e-3f), Splat(0.16666877269744873046875f));
-  const V p_low = _mm_add_ps(r, Splat(1.0f));
-  V p = MulAdd(r, p_odd, p_even);
-  p = MulAdd(r2, p, p_low);
-  V e = LdexpFast4(p, m);
-  e = _mm_mul_ps(e, e);
-  return _mm_andnot_ps(zero, _mm_div_ps(e, _mm_add_ps(Splat(1.0f), e)));
-}
-
-V ExpPacket4(V a) {
-  const V zero = _mm_cmplt_ps(a, Splat(-104.0f));
-  const V x = Min(a, Splat(88.723f));
-  // Floor is exact for every x above -104; below it the lane is 0 either way.
-  const V m = Floor(MulAdd(x, Splat(1.44269504088896341f), Splat(0.5f)));
-  V r = MulAdd(m, Splat(-0.693359375f), x);
-  r = MulAdd(m, Splat(2.12194440e-4f), r);
-  const V r2 = _mm_mul_ps(r, r);
-  V p_even = MulAdd(r2, Splat(1.37449637986719608306884765625e-3f), Splat(4.166965186595916748046875e-2f));
-  const V p_odd = MulAdd(r2, Splat(8.36894474923610687255859375e-3f), Splat(0.16666518151760101318359375f));
-  p_even = MulAdd(r2, p_even, Splat(0.49999988079071044921875f));
-  const V p_low = _mm_add_ps(r, Splat(1.0f));
-  V y = MulAdd(r, p_odd, p_even);
-  y = MulAdd(r2, y, p_low);
-  const V large = _mm_cmpgt_ps(Abs(x), Splat(87.0f));
-  const V fast = Max(LdexpFast4(y, m), a);
-  const V generic = _mm_andnot_ps(zero, Max(LdexpGeneric4(y, m), a));
-  return Select(large, generic, fast);
-}
-
-V LogPacket4(V a) {
-  const V denormal = _mm_cmplt_ps(Abs(a), Splat(1.17549435e-38f));
-  const V normalized = Select(denormal, _mm_mul_ps(a, Splat(16777216.0f)), a);
-  const V offset = Select(denormal, Splat(-150.0f), Splat(-126.0f));
-  const VI bits = _mm_castps_si128(normalized);
-  const V biased = _mm_cvtepi32_ps(_mm_and_si128(_mm_srli_epi32(bits, 23), _mm_set1_epi32(0xff)));
-  const V zero_or_not_finite = _mm_or_ps(_mm_cmpeq_ps(a, Splat(0.0f)), _mm_cmpeq_ps(biased, Splat(255.0f)));
-  const V fraction = _mm_castsi128_ps(_mm_or_si128(_mm_and_si128(bits, _mm_set1_epi32(static_cast<int>(0x807fffffu))),
-                                                   _mm_set1_epi32(0x3f000000)));
-  const V mantissa = Select(zero_or_not_finite, a, fraction);
-  V e = Select(zero_or_not_finite, Splat(0.0f), _mm_add_ps(biased, offset));
-  const V below = _mm_cmplt_ps(mantissa, Splat(0.707106781186547524f));
-  V x = _mm_sub_ps(mantissa, Splat(1.0f));
-  e = _mm_sub_ps(e, _mm_and_ps(below, Splat(1.0f)));
-  x = _mm_add_ps(x, _mm_and_ps(below, mantissa));
-  V p = Splat(0.18256296349849254f);
-  p = MulAdd(p, x, Splat(1.0000000190281063f));
-  p = MulAdd(p, x, Splat(1.0000000190281136f));
-  p = _mm_mul_ps(x, p);
-  V q = Splat(0.049616247954120038f);
-  q = MulAdd(q, x, Splat(0.59923249590823520f));
-  q = MulAdd(q, x, Splat(1.4999999999999927f));
-  q = MulAdd(q, x, Splat(1.0f));
-  x = _mm_div_ps(p, q);
-  x = MulAdd(e, Splat(0.693147182f), x);
-  const V infinity = Splat(INFINITY);
-  x = Select(_mm_cmpeq_ps(a, infinity), infinity, x);
-  const V nan = _mm_or_ps(_mm_cmplt_ps(a, Splat(0.0f)), _mm_cmpunord_ps(a, a));
-  x = _mm_or_ps(x, nan);  // por with an all-ones mask
-  return Select(_mm_cmpeq_ps(a, Splat(0.0f)), Splat(-INFINITY), x);
-}
-
-// Scalar functions' four-at-a-time forms; nullptr: none (the scalar runs).
-template <float (*Packet)(float)>
-constexpr V (*kPacket4)(V) = nullptr;
+// Scalar functions' packet forms; nullptr: none (the scalar runs).
+template <float (*Scalar)(float)>
+constexpr Sse::V (*kPacket4)(Sse::V) = nullptr;
 template <>
-constexpr V (*kPacket4<TanhRational>)(V) = TanhRational4;
+constexpr Sse::V (*kPacket4<TanhRational>)(Sse::V) = packets::Tanh<Sse>;
 template <>
-constexpr V (*kPacket4<SigmoidPacket>)(V) = SigmoidPacket4;
+constexpr Sse::V (*kPacket4<SigmoidPacket>)(Sse::V) = packets::Sigmoid<Sse>;
 template <>
-constexpr V (*kPacket4<ExpPacket>)(V) = ExpPacket4;
+constexpr Sse::V (*kPacket4<ExpPacket>)(Sse::V) = packets::Exp<Sse>;
 template <>
-constexpr V (*kPacket4<LogPacket>)(V) = LogPacket4;
+constexpr Sse::V (*kPacket4<LogPacket>)(Sse::V) = packets::Log<Sse>;
 
 template <float (*Packet)(float), float (*Scalar)(float)>
-void Apply(const float* in, float* out, int64_t begin, int64_t end, int64_t whole, bool one_by_one) {
+void Apply(TfFloatFunction f, const float* in, float* out, int64_t begin, int64_t end, int64_t whole,
+           bool one_by_one) {
   const int64_t packed = std::min(end, whole);
   int64_t i = begin;
   if constexpr (kPacket4<Packet> != nullptr) {
     if (!one_by_one) {
+      if (EightLanes() && packed - i >= 8) {
+        const int64_t stop = i + (packed - i) / 8 * 8;
+        avx2::ApplyTfFloatPackets(f, in, out, i, stop);
+        i = stop;
+      }
       for (; i + 4 <= packed; i += 4) _mm_storeu_ps(out + i, kPacket4<Packet>(_mm_loadu_ps(in + i)));
     }
   }
@@ -339,18 +268,26 @@ void ApplyPart(TfFloatFunction f, const float* in, float* out, int64_t begin, in
   const int64_t whole = n - n % kPacket;  // elements in whole packets
   switch (f) {
     case TfFloatFunction::kTanh:
-      return Apply<TanhRational, TanhRational>(in, out, begin, end, whole, one_by_one);
+      return Apply<TanhRational, TanhRational>(f, in, out, begin, end, whole, one_by_one);
     case TfFloatFunction::kSigmoid:
-      return Apply<SigmoidPacket, SigmoidScalar>(in, out, begin, end, whole, one_by_one);
-    case TfFloatFunction::kExp: return Apply<ExpPacket, ExpScalar>(in, out, begin, end, whole, one_by_one);
-    case TfFloatFunction::kLog: return Apply<LogPacket, LogScalar>(in, out, begin, end, whole, one_by_one);
+      return Apply<SigmoidPacket, SigmoidScalar>(f, in, out, begin, end, whole, one_by_one);
+    case TfFloatFunction::kExp: return Apply<ExpPacket, ExpScalar>(f, in, out, begin, end, whole, one_by_one);
+    case TfFloatFunction::kLog: return Apply<LogPacket, LogScalar>(f, in, out, begin, end, whole, one_by_one);
     case TfFloatFunction::kReciprocal:
-      return Apply<ReciprocalPacket, ReciprocalScalar>(in, out, begin, end, whole, one_by_one);
-    case TfFloatFunction::kRsqrt: return Apply<RsqrtPacket, RsqrtScalar>(in, out, begin, end, whole, one_by_one);
+      return Apply<ReciprocalPacket, ReciprocalScalar>(f, in, out, begin, end, whole, one_by_one);
+    case TfFloatFunction::kRsqrt: return Apply<RsqrtPacket, RsqrtScalar>(f, in, out, begin, end, whole, one_by_one);
   }
 }
 
 }  // namespace
+
+int TfFloatPacketLanes() {
+  static const int widest = __builtin_cpu_supports("avx2") ? 8 : 4;
+  const int forced = g_lanes_for_testing.load(std::memory_order_relaxed);
+  return forced > 0 ? std::min(forced, widest) : widest;
+}
+
+void SetTfFloatPacketLanesForTesting(int lanes) { g_lanes_for_testing.store(lanes); }
 
 void ApplyTfFloatFunctionPart(TfFloatFunction f, const float* in, float* out, int64_t begin, int64_t end,
                               int64_t n) {

@@ -31,8 +31,13 @@ void ApplyTfFloatFunctionPart(TfFloatFunction f, const float* in, float* out, in
                               int64_t n);
 
 // ApplyTfFloatFunction one element at a time, single-threaded: the
-// reference its four-at-a-time code is tested against.
+// reference its packet code is tested against.
 void ApplyTfFloatFunctionOneByOne(TfFloatFunction f, const float* in, float* out, int64_t n);
+
+// The packet code's lanes: 8 where the processor has AVX2, else 4 (SSE2).
+int TfFloatPacketLanes();
+// For tests: 4 runs the SSE2 forms on any processor; 0 restores the choice.
+void SetTfFloatPacketLanesForTesting(int lanes);
 
 }  // namespace cpu
 }  // namespace tfrun

@@ -107,9 +107,9 @@ TEST(TfFloatMathTest, InPlaceAndLongTensorsSplitAtPackets) {
   EXPECT_EQ(tail_out[0], one[n - 1]);
 }
 
-TEST(TfFloatMathTest, FourAtATimeEqualsOneByOne) {
+TEST(TfFloatMathTest, PacketsEqualOneByOne) {
   // Random bit patterns (every exponent: denormals, infinities, NaNs) and
-  // the edges of each function's ranges, through the four-at-a-time path
+  // the edges of each function's ranges, through the packet paths
   // and the element-at-a-time reference.
   std::vector<float> x;
   for (float v : {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, -1e-45f, 1.17549435e-38f,
@@ -129,22 +129,30 @@ TEST(TfFloatMathTest, FourAtATimeEqualsOneByOne) {
   while (x.size() % 8 != 0) x.push_back(0.5f);
   const int64_t n = static_cast<int64_t>(x.size());
   ScopedFlushDenormal flush;
-  for (int f = 0; f < 6; ++f) {
-    std::vector<float> fast(n), reference(n);
-    ApplyTfFloatFunction(kFunctions[f], x.data(), fast.data(), n);
-    ApplyTfFloatFunctionOneByOne(kFunctions[f], x.data(), reference.data(), n);
-    int differ = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      uint32_t a, b;
-      std::memcpy(&a, &fast[i], sizeof a);
-      std::memcpy(&b, &reference[i], sizeof b);
-      const bool both_nan = fast[i] != fast[i] && reference[i] != reference[i];
-      if (a != b && !both_nan && ++differ <= 5) {
-        ADD_FAILURE() << kNames[f] << " of " << x[i] << " (element " << i << "): " << std::hex << a << " against "
-                      << b;
+  // Every packet width this processor runs: SSE2's 4 lanes, and AVX2's 8
+  // (tf_float_math_avx2.cc) where it has them.
+  std::vector<int> widths = {4};
+  if (TfFloatPacketLanes() == 8) widths.push_back(8);
+  for (const int lanes : widths) {
+    for (int f = 0; f < 6; ++f) {
+      SetTfFloatPacketLanesForTesting(lanes);
+      std::vector<float> fast(n), reference(n);
+      ApplyTfFloatFunction(kFunctions[f], x.data(), fast.data(), n);
+      SetTfFloatPacketLanesForTesting(0);
+      ApplyTfFloatFunctionOneByOne(kFunctions[f], x.data(), reference.data(), n);
+      int differ = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t a, b;
+        std::memcpy(&a, &fast[i], sizeof a);
+        std::memcpy(&b, &reference[i], sizeof b);
+        const bool both_nan = fast[i] != fast[i] && reference[i] != reference[i];
+        if (a != b && !both_nan && ++differ <= 5) {
+          ADD_FAILURE() << kNames[f] << " of " << x[i] << " (element " << i << ", " << lanes << " lanes): " << std::hex
+                        << a << " against " << b;
+        }
       }
+      EXPECT_EQ(differ, 0) << kNames[f] << ", " << lanes << " lanes";
     }
-    EXPECT_EQ(differ, 0) << kNames[f];
   }
 }
 
