@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <sys/resource.h>
 
 #include <cmath>
@@ -363,6 +365,76 @@ TEST(CpuKernelsTest, ReluGradIsTheGradientTimesOneOrZeroInEveryLane) {
     const float want = g.data<float>()[i] * (f.data<float>()[i] > 0.0f ? 1.0f : 0.0f);
     differ += std::memcmp(&want, out.data<float>() + i, sizeof(float)) != 0;
   }
+  EXPECT_EQ(differ, 0);
+}
+
+// MaxPoolGrad: each window's gradient goes to its first maximum, a later
+// position only when strictly greater (a NaN never replaces nor is
+// replaced), in every lane of the eight- and four-at-a-time searches and
+// their tails (depth 13), on windows with ties and NaNs.
+TEST(CpuKernelsTest, MaxPoolGradGivesEachWindowsGradientToItsFirstMaximum) {
+  const int64_t batch = 2, rows = 5, cols = 6, depth = 13, out_rows = 3, out_cols = 3;
+  std::vector<float> x(batch * rows * cols * depth), g(batch * out_rows * out_cols * depth);
+  uint32_t state = 7;
+  for (float& v : x) {
+    state = state * 1664525u + 1013904223u;
+    const uint32_t r = state >> 24;
+    v = r < 8 ? NAN : static_cast<float>(r % 5);  // few values: many ties
+  }
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(i + 1);
+  // A GraphDef (graph files name no MaxPoolGrad): three placeholders.
+  const std::string path = ::testing::TempDir() + "/max_pool_grad.pbtxt";
+  std::ofstream(path) << R"(
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "y" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "g" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "dx" op: "MaxPoolGrad" input: "x" input: "y" input: "g"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "ksize" value { list { i: 1 i: 3 i: 3 i: 1 } } }
+  attr { key: "strides" value { list { i: 1 i: 2 i: 2 i: 1 } } }
+  attr { key: "padding" value { s: "SAME" } }
+  attr { key: "data_format" value { s: "NHWC" } } }
+)";
+  StatusOr<Graph> graph = LoadAnyGraphFile(path, LoadOptions(), GraphDefImportOptions(), nullptr);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  const DeviceSet devices = DeviceSet::CpuOnly();
+  Placement placement;
+  ASSERT_TRUE(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement).ok());
+  KernelRegistry kernels;
+  RegisterCpuKernels(&kernels);
+  Executor executor(*graph, devices, placement, kernels);
+  const std::vector<Feed> feeds = {
+      {{graph->by_name["x"], 0}, Floats({batch, rows, cols, depth}, x)},
+      {{graph->by_name["y"], 0}, Floats({batch, out_rows, out_cols, depth}, std::vector<float>(g.size()))},
+      {{graph->by_name["g"], 0}, Floats({batch, out_rows, out_cols, depth}, g)}};
+  StatusOr<RunResult> r = executor.Run({{graph->by_name["dx"], 0}}, feeds);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // SAME, 3x3 stride 2 over 5x6 into 3x3: rows padded by 2 in all, one on
+  // top ((3 - 1) * 2 + 3 - 5, the top the smaller half), columns by 1, none
+  // on the left.
+  std::vector<float> want(x.size(), 0.0f);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t orow = 0; orow < out_rows; ++orow) {
+      for (int64_t ocol = 0; ocol < out_cols; ++ocol) {
+        for (int64_t k = 0; k < depth; ++k) {
+          const int64_t r0 = std::max<int64_t>(0, orow * 2 - 1), c0 = ocol * 2;
+          const int64_t r1 = std::min<int64_t>(rows, orow * 2 - 1 + 3), c1 = std::min<int64_t>(cols, c0 + 3);
+          int64_t best = ((b * rows + r0) * cols + c0) * depth + k;
+          for (int64_t yy = r0; yy < r1; ++yy) {
+            for (int64_t xx = c0; xx < c1; ++xx) {
+              const int64_t at = ((b * rows + yy) * cols + xx) * depth + k;
+              if (x[at] > x[best]) best = at;
+            }
+          }
+          want[best] += g[((b * out_rows + orow) * out_cols + ocol) * depth + k];
+        }
+      }
+    }
+  }
+  const Tensor& dx = r->fetched[0];
+  ASSERT_EQ(dx.num_elements(), static_cast<int64_t>(want.size()));
+  int differ = 0;
+  for (size_t i = 0; i < want.size(); ++i) differ += dx.data<float>()[i] != want[i];
   EXPECT_EQ(differ, 0);
 }
 
