@@ -446,6 +446,21 @@ Status CastKernel(KernelContext& c) {
 
 // value + bias along the last dimension, rounded in the dtype (half and
 // bfloat16 through float, as Eigen evaluates them).
+// The float32 loops of BiasAdd and Relu, also built for AVX2 (chosen when
+// the program starts, target_clones): each element's operation is the
+// same, so a lane gives the same bits eight or four at a time. Plain
+// loops only, no library templates (matmul_avx2.h says why).
+__attribute__((target_clones("avx2", "default"))) void BiasAddF32(const float* value, const float* bias, float* out,
+                                                                  int64_t rows, int64_t channels) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < channels; ++k) out[r * channels + k] = value[r * channels + k] + bias[k];
+  }
+}
+
+__attribute__((target_clones("avx2", "default"))) void ReluPacketsF32(const float* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f || in[i] != in[i] ? in[i] : 0.0f;
+}
+
 Status BiasAddKernel(KernelContext& c) {
   return ForNumericOutput(c, BiasAddShape(c), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -455,11 +470,15 @@ Status BiasAddKernel(KernelContext& c) {
     const A* value = reinterpret_cast<const A*>(c.inputs[0].template data<T>());
     const A* bias = reinterpret_cast<const A*>(c.inputs[1].template data<T>());
     A* out = reinterpret_cast<A*>(c.output.data<T>());
+    if constexpr (std::is_same_v<A, float>) {
+      BiasAddF32(value, bias, out, rows, channels);
+      return Status::Ok();
+    }
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t k = 0; k < channels; ++k) out[r * channels + k] = value[r * channels + k] + bias[k];
     }
     return Status::Ok();
-  });
+  }, {0});  // elementwise in the value: its buffer on its last read, as TensorFlow's BiasOp
 }
 
 // Elements TensorFlow's CPU build (AVX) evaluates a packet at a time in an
@@ -481,7 +500,11 @@ Status ReluKernel(KernelContext& c) {
     const T zero = T(0);
     const int64_t n = c.output.num_elements();
     const int64_t packed = kAvxPacket<T> == 0 ? 0 : n - n % kAvxPacket<T>;
-    for (int64_t i = 0; i < packed; ++i) out[i] = in[i] > zero || in[i] != in[i] ? in[i] : zero;
+    if constexpr (std::is_same_v<T, float>) {
+      ReluPacketsF32(in, out, packed);
+    } else {
+      for (int64_t i = 0; i < packed; ++i) out[i] = in[i] > zero || in[i] != in[i] ? in[i] : zero;
+    }
     for (int64_t i = packed; i < n; ++i) out[i] = in[i] < zero ? zero : in[i];
     return Status::Ok();
   }, {0});
