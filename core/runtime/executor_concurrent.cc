@@ -71,21 +71,26 @@ double NodeCost(const Node& node) {
 }
 
 // A node of elementwise cost (1) with an input of this many elements or
-// more (4 MB of float32, more than a core's L2 cache) streams through
-// memory, and one thread leaves the other cores' bandwidth unused:
-// tf_cnn_benchmarks' trivial, its 16 MB gradient's AddN, Mul and update
-// 2.3, 2.1 and 1.8 ms on one thread of two, 0.9, 0.9 and 0.7 on both. From
-// 2 MB on, CIFAR-10's activations and weights, its two towers' step was
-// a millisecond slower: turns and the cores shared with the other tower
-// cost more than a second thread gains where the data fits a cache.
+// more (4 MB of float32, more than a core's L2 cache), or twice as many in
+// all its inputs, streams through memory, and one thread leaves the other
+// cores' bandwidth unused: tf_cnn_benchmarks' trivial, its 16 MB
+// gradient's AddN, Mul and update 2.3, 2.1 and 1.8 ms on one thread of
+// two, 0.9, 0.9 and 0.7 on both; CIFAR-10's four towers' gradients stacked
+// (ConcatV2 of four 3.5 MB) ran alone on one thread at the step's end.
+// From 2 MB an input on, CIFAR-10's activations and weights, its two
+// towers' step was a millisecond slower: turns and the cores shared with
+// the other tower cost more than a second thread gains where the data
+// fits a cache.
 constexpr int64_t kStreamingElements = int64_t{1} << 20;
 
 bool Streams(double cost, const std::vector<Tensor>& inputs) {
   if (cost != 1) return false;
+  int64_t all = 0;
   for (const Tensor& t : inputs) {
     if (t.num_elements() >= kStreamingElements) return true;
+    all += t.num_elements();
   }
-  return false;
+  return all >= 2 * kStreamingElements;
 }
 
 }  // namespace

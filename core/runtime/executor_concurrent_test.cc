@@ -245,26 +245,33 @@ fetch: [s]
 // With one thread a kernel, a segment that is one chain (here w, which
 // runs alone) gets the chain's threads; nodes that can run beside others
 // keep one.
-TEST(ExecutorConcurrentTest, NodesThatRunAloneGetTheChainsThreads) {
+// Runs `run` as the chosen setting does (two inter-op threads, one thread a
+// kernel, 3 for a chain) with `ops` recording their kernel threads in
+// g_kernel_threads_seen.
+void RunRecordingKernelThreads(PlacedGraph& run, std::initializer_list<const char*> ops) {
   SetKernelThreads(1);
-  PlacedGraph run(kTowers, "w");
-  for (const char* op : {"Add", "Mul", "AddN", "Print"}) run.kernels.Bind(op, kCpu, kNumericTypes, ThreadsKernel);
+  for (const char* op : ops) run.kernels.Bind(op, kCpu, kNumericTypes, ThreadsKernel);
   Executor executor(run.graph, run.devices, run.placement, run.kernels);
   executor.set_inter_op_threads(2);
   executor.set_chain_kernel_threads(3);
   g_kernel_threads_seen.clear();
   StatusOr<RunResult> result = executor.Run(run.graph.fetch);
+  SetKernelThreads(0);
   ASSERT_TRUE(result.ok()) << result.status().message();
+}
+
+TEST(ExecutorConcurrentTest, NodesThatRunAloneGetTheChainsThreads) {
+  PlacedGraph run(kTowers, "w");
+  RunRecordingKernelThreads(run, {"Add", "Mul", "AddN", "Print"});
   EXPECT_EQ(g_kernel_threads_seen.at("w"), 3);
   for (const char* wide : {"a1", "b1", "a2", "b2"}) EXPECT_EQ(g_kernel_threads_seen.at(wide), 1) << wide;
-  SetKernelThreads(0);
 }
 
 // With one thread a kernel, an elementwise node with an input of 2^20
-// elements or more (more than a core's cache) gets the chain's threads
-// even where others run beside it; smaller ones and products keep one.
+// elements or more (more than a core's cache), or 2^21 in all its inputs,
+// gets the chain's threads even where others run beside it; smaller ones
+// and products keep one.
 TEST(ExecutorConcurrentTest, ElementwiseNodesOnLargeInputsGetTheChainsThreads) {
-  SetKernelThreads(1);
   PlacedGraph run(R"(
 nodes:
   - {name: big, op: Const, shape: [1024, 1024], fill: 1.0}
@@ -272,19 +279,16 @@ nodes:
   - {name: on_big, op: Add, inputs: [big, big]}
   - {name: on_small, op: Mul, inputs: [small, small]}
   - {name: product, op: MatMul, inputs: [big, big]}
-fetch: [on_big, on_small, product]
+  - {name: three_small, op: AddN, inputs: [small, small, small]}
+  - {name: two_small, op: AddN, inputs: [small, small]}
+fetch: [on_big, on_small, product, three_small, two_small]
 )");
-  for (const char* op : {"Add", "Mul", "MatMul"}) run.kernels.Bind(op, kCpu, kNumericTypes, ThreadsKernel);
-  Executor executor(run.graph, run.devices, run.placement, run.kernels);
-  executor.set_inter_op_threads(2);
-  executor.set_chain_kernel_threads(3);
-  g_kernel_threads_seen.clear();
-  StatusOr<RunResult> result = executor.Run(run.graph.fetch);
-  ASSERT_TRUE(result.ok()) << result.status().message();
+  RunRecordingKernelThreads(run, {"Add", "Mul", "MatMul", "AddN"});
   EXPECT_EQ(g_kernel_threads_seen.at("on_big"), 3);
   EXPECT_EQ(g_kernel_threads_seen.at("on_small"), 1);
   EXPECT_EQ(g_kernel_threads_seen.at("product"), 1);
-  SetKernelThreads(0);
+  EXPECT_EQ(g_kernel_threads_seen.at("three_small"), 3);
+  EXPECT_EQ(g_kernel_threads_seen.at("two_small"), 1);
 }
 
 // Where nodes run at once, an input read for the last time is handed to

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/base/parallel.h"
 #include "core/graph/kernel_lookup.h"
 #include "core/graph/op_registry.h"
 #include "core/graph_def/graph_file_loader.h"
@@ -212,11 +213,11 @@ TEST(CpuKernelsTest, ExecutorFreesIntermediatesAfterLastUse) {
   EXPECT_LE(allocator.peak_bytes_in_use(), 3 * tensor_bytes);
 }
 
-// Runs `yaml` on CPU:0 with `feeds` (tensor name -> host tensor) and
+// Runs a loaded graph on CPU:0 with `feeds` (tensor name -> host tensor),
+// fetching `fetch` (tensor names; none: the graph's own fetches), with
 // `style`; returns the run's result or error.
-StatusOr<RunResult> RunFed(const std::string& yaml, const std::vector<std::pair<std::string, Tensor>>& feeds,
-                           std::vector<std::string> fetch = {}, NodeErrorStyle style = {}) {
-  StatusOr<Graph> graph = LoadGraphText(yaml, "k.yaml");
+StatusOr<RunResult> RunLoaded(StatusOr<Graph> graph, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                              const std::vector<std::string>& fetch, NodeErrorStyle style = {}) {
   if (!graph.ok()) return graph.status();
   static const DeviceSet devices = DeviceSet::CpuOnly();
   Placement placement;
@@ -241,6 +242,18 @@ StatusOr<RunResult> RunFed(const std::string& yaml, const std::vector<std::pair<
   return executor.Run(outputs, fed);
 }
 
+// `yaml`, a graph file's text.
+StatusOr<RunResult> RunFed(const std::string& yaml, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                           std::vector<std::string> fetch = {}, NodeErrorStyle style = {}) {
+  return RunLoaded(LoadGraphText(yaml, "k.yaml"), feeds, fetch, style);
+}
+
+// The graph file at `path` (a GraphDef).
+StatusOr<RunResult> RunGraphFile(const std::string& path, const std::vector<std::string>& fetch,
+                                 const std::vector<std::pair<std::string, Tensor>>& feeds = {}) {
+  return RunLoaded(LoadAnyGraphFile(path, LoadOptions(), GraphDefImportOptions(), nullptr), feeds, fetch);
+}
+
 Tensor Floats(Shape shape, std::vector<float> values) {
   Tensor t = Tensor::AllocateHost(DType::kFloat32, std::move(shape)).value();
   for (size_t i = 0; i < values.size(); ++i) t.data<float>()[i] = values[i];
@@ -262,6 +275,38 @@ fetch: [swapped, back, "cols:1"]
   EXPECT_EQ(Values(out[1]), (std::vector<double>{9, 10, 11, 12, 5, 6, 7, 8, 1, 2, 3, 4}));
   EXPECT_EQ(out[2].shape(), (Shape{3, 2}));
   EXPECT_EQ(Values(out[2]), (std::vector<double>{3, 4, 7, 8, 11, 12}));
+}
+
+// A large ConcatV2 copies its output's bytes on several threads, chunks
+// crossing rows and pieces (one empty) anywhere: every element lands where
+// one thread puts it.
+TEST(CpuKernelsTest, ALargeConcatSplitAcrossThreadsKeepsEveryElement) {
+  const int64_t rows = 3, a_cols = 250001, c_cols = 350003;  // 7.2 MB out, chunks of 2 MB or more
+  std::vector<float> a(rows * a_cols), c(rows * c_cols);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = -static_cast<float>(i);
+  for (const int threads : {2, 3}) {  // chunks of 1.5 rows, and of one
+    ScopedKernelThreads kernel_threads(threads);
+    StatusOr<RunResult> r = RunFed(R"(nodes:
+  - {name: a, op: Placeholder, shape: [3, 250001]}
+  - {name: b, op: Placeholder, shape: [3, 0]}
+  - {name: c, op: Placeholder, shape: [3, 350003]}
+  - {name: joined, op: ConcatV2, axis: 1, inputs: [a, b, c]}
+fetch: [joined]
+)",
+                                   {{"a", Floats({rows, a_cols}, a)}, {"b", Floats({rows, 0}, {})},
+                                    {"c", Floats({rows, c_cols}, c)}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const Tensor& out = r->fetched[0];
+    ASSERT_EQ(out.shape(), (Shape{rows, a_cols + c_cols}));
+    int differ = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* o = out.data<float>() + i * (a_cols + c_cols);
+      for (int64_t k = 0; k < a_cols; ++k) differ += o[k] != a[i * a_cols + k];
+      for (int64_t k = 0; k < c_cols; ++k) differ += o[a_cols + k] != c[i * c_cols + k];
+    }
+    EXPECT_EQ(differ, 0) << threads << " threads";
+  }
 }
 
 TEST(CpuKernelsTest, BiasAddAndReluKeepNanAndNegativeZero) {
@@ -341,20 +386,8 @@ fetch: [sorted, taken, ten]
 // as in a whole tensor's packets and its tail. (Its NaN, infinite and -0.0
 // cases are TensorFlow's output in graphs/tf/gradient_forms_run.run.)
 TEST(CpuKernelsTest, ReluGradIsTheGradientTimesOneOrZeroInEveryLane) {
-  StatusOr<Graph> graph =
-      LoadAnyGraphFile("graphs/tf/gradient_forms_run.pbtxt", LoadOptions(), GraphDefImportOptions(), nullptr);
-  ASSERT_TRUE(graph.ok()) << graph.status().message();
-  const DeviceSet devices = DeviceSet::CpuOnly();
-  Placement placement;
-  ASSERT_TRUE(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement).ok());
-  KernelRegistry kernels;
-  RegisterCpuKernels(&kernels);
-  Executor executor(*graph, devices, placement, kernels);
-  std::vector<NodeOutput> fetch;
-  for (const char* name : {"relu_grad_large", "relu_large_g", "relu_large_f"}) {
-    fetch.push_back({graph->by_name[name], 0});
-  }
-  StatusOr<RunResult> result = executor.Run(fetch);
+  StatusOr<RunResult> result =
+      RunGraphFile("graphs/tf/gradient_forms_run.pbtxt", {"relu_grad_large", "relu_large_g", "relu_large_f"});
   ASSERT_TRUE(result.ok()) << result.status().message();
   const Tensor& out = result->fetched[0];
   const Tensor& g = result->fetched[1];
@@ -370,8 +403,8 @@ TEST(CpuKernelsTest, ReluGradIsTheGradientTimesOneOrZeroInEveryLane) {
 
 // MaxPoolGrad: each window's gradient goes to its first maximum, a later
 // position only when strictly greater (a NaN never replaces nor is
-// replaced), in every lane of the eight- and four-at-a-time searches and
-// their tails (depth 13), on windows with ties and NaNs.
+// replaced), in every lane of the four-at-a-time search and its tail
+// (depth 13), on windows with ties and NaNs.
 TEST(CpuKernelsTest, MaxPoolGradGivesEachWindowsGradientToItsFirstMaximum) {
   const int64_t batch = 2, rows = 5, cols = 6, depth = 13, out_rows = 3, out_cols = 3;
   std::vector<float> x(batch * rows * cols * depth), g(batch * out_rows * out_cols * depth);
@@ -395,19 +428,11 @@ node { name: "dx" op: "MaxPoolGrad" input: "x" input: "y" input: "g"
   attr { key: "padding" value { s: "SAME" } }
   attr { key: "data_format" value { s: "NHWC" } } }
 )";
-  StatusOr<Graph> graph = LoadAnyGraphFile(path, LoadOptions(), GraphDefImportOptions(), nullptr);
-  ASSERT_TRUE(graph.ok()) << graph.status().message();
-  const DeviceSet devices = DeviceSet::CpuOnly();
-  Placement placement;
-  ASSERT_TRUE(PlaceGraph(*graph, devices, false, *FindProfile("tf2"), &placement).ok());
-  KernelRegistry kernels;
-  RegisterCpuKernels(&kernels);
-  Executor executor(*graph, devices, placement, kernels);
-  const std::vector<Feed> feeds = {
-      {{graph->by_name["x"], 0}, Floats({batch, rows, cols, depth}, x)},
-      {{graph->by_name["y"], 0}, Floats({batch, out_rows, out_cols, depth}, std::vector<float>(g.size()))},
-      {{graph->by_name["g"], 0}, Floats({batch, out_rows, out_cols, depth}, g)}};
-  StatusOr<RunResult> r = executor.Run({{graph->by_name["dx"], 0}}, feeds);
+  StatusOr<RunResult> r =
+      RunGraphFile(path, {"dx"},
+                   {{"x", Floats({batch, rows, cols, depth}, x)},
+                    {"y", Floats({batch, out_rows, out_cols, depth}, std::vector<float>(g.size()))},
+                    {"g", Floats({batch, out_rows, out_cols, depth}, g)}});
   ASSERT_TRUE(r.ok()) << r.status().message();
   // SAME, 3x3 stride 2 over 5x6 into 3x3: rows padded by 2 in all, one on
   // top ((3 - 1) * 2 + 3 - 5, the top the smaller half), columns by 1, none
