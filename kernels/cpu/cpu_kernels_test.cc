@@ -403,8 +403,9 @@ TEST(CpuKernelsTest, ReluGradIsTheGradientTimesOneOrZeroInEveryLane) {
 
 // MaxPoolGrad: each window's gradient goes to its first maximum, a later
 // position only when strictly greater (a NaN never replaces nor is
-// replaced), in every lane of the four-at-a-time search and its tail
-// (depth 13), on windows with ties and NaNs.
+// replaced), in every lane of its searches: depth 13 takes the eight-lane
+// (AVX2, where the processor has it), four-lane and one-by-one forms, on
+// windows with ties and NaNs.
 TEST(CpuKernelsTest, MaxPoolGradGivesEachWindowsGradientToItsFirstMaximum) {
   const int64_t batch = 2, rows = 5, cols = 6, depth = 13, out_rows = 3, out_cols = 3;
   std::vector<float> x(batch * rows * cols * depth), g(batch * out_rows * out_cols * depth);

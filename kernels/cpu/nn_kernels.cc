@@ -4,7 +4,7 @@
 // them (TF_ENABLE_ONEDNN_OPTS rewrites them to oneDNN ops); pooling is the
 // window scan of TensorFlow's own CPU kernels (maxpooling_op.cc), with its
 // checks and error texts.
-#include <emmintrin.h>
+#include <immintrin.h>
 
 #include <dnnl.hpp>
 
@@ -255,12 +255,10 @@ void MaxPoolImage(const PoolGeometry& g, const T* in, T* out, int64_t b) {
 
 
 // Where v[k] > best[k]: best[k] = v[k], place[k] = at. Comparisons false
-// for NaN, as TensorFlow's `>`. The float case four at a time (a branch per
-// element was a tenth of CIFAR-10's training step, and the compiler keeps
-// the branch: a float comparison may trap).
+// for NaN, as TensorFlow's `>`.
 template <typename T>
-void KeepGreaterFrom(int64_t k, const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
-  for (; k < depth; ++k) {
+void KeepGreater(const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
+  for (int64_t k = 0; k < depth; ++k) {
     if (v[k] > best[k]) {
       best[k] = v[k];
       place[k] = at;
@@ -268,26 +266,61 @@ void KeepGreaterFrom(int64_t k, const T* v, T* best, int32_t* place, int32_t at,
   }
 }
 
-template <typename T>
-void KeepGreater(const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
-  KeepGreaterFrom<T>(0, v, best, place, at, depth);
+// Of float32 windows: place[k] = the first of `positions` (the window's
+// elements of depth k at image + offset[p] + k) holding the maximum, a
+// later one only when strictly greater (KeepGreater's rule), with each
+// lane's best value and place kept in registers over the window: four
+// lanes at a time (SSE2), eight where the processor has AVX2, the rest one
+// by one (a branch per element was a tenth of CIFAR-10's training step,
+// and the compiler keeps it: a float comparison may trap).
+void FirstMaxFrom(const float* image, const int64_t* offset, int positions, int64_t k, int64_t depth,
+                  int32_t* place) {
+  for (; k < depth; ++k) {
+    float best = image[offset[0] + k];
+    int32_t at = 0;
+    for (int p = 1; p < positions; ++p) {
+      const float v = image[offset[p] + k];
+      if (v > best) {
+        best = v;
+        at = p;
+      }
+    }
+    place[k] = at;
+  }
 }
 
-template <>
-void KeepGreater<float>(const float* v, float* best, int32_t* place, int32_t at, int64_t depth) {
-  const __m128i at4 = _mm_set1_epi32(at);
+void FirstMaxSse(const float* image, const int64_t* offset, int positions, int64_t depth, int32_t* place) {
   int64_t k = 0;
   for (; k + 4 <= depth; k += 4) {
-    const __m128 value = _mm_loadu_ps(v + k);
-    const __m128 old = _mm_loadu_ps(best + k);
-    const __m128 greater = _mm_cmpgt_ps(value, old);
-    _mm_storeu_ps(best + k, _mm_or_ps(_mm_and_ps(greater, value), _mm_andnot_ps(greater, old)));
-    const __m128i mask = _mm_castps_si128(greater);
-    const __m128i old_place = _mm_loadu_si128(reinterpret_cast<const __m128i*>(place + k));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(place + k),
-                     _mm_or_si128(_mm_and_si128(mask, at4), _mm_andnot_si128(mask, old_place)));
+    __m128 best = _mm_loadu_ps(image + offset[0] + k);
+    __m128i at = _mm_setzero_si128();
+    for (int p = 1; p < positions; ++p) {
+      const __m128 v = _mm_loadu_ps(image + offset[p] + k);
+      const __m128 greater = _mm_cmpgt_ps(v, best);
+      best = _mm_or_ps(_mm_and_ps(greater, v), _mm_andnot_ps(greater, best));
+      const __m128i mask = _mm_castps_si128(greater);
+      at = _mm_or_si128(_mm_and_si128(mask, _mm_set1_epi32(p)), _mm_andnot_si128(mask, at));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(place + k), at);
   }
-  KeepGreaterFrom(k, v, best, place, at, depth);  // the last depth % 4
+  FirstMaxFrom(image, offset, positions, k, depth, place);
+}
+
+__attribute__((target("avx2"))) void FirstMaxAvx2(const float* image, const int64_t* offset, int positions,
+                                                  int64_t depth, int32_t* place) {
+  int64_t k = 0;
+  for (; k + 8 <= depth; k += 8) {
+    __m256 best = _mm256_loadu_ps(image + offset[0] + k);
+    __m256i at = _mm256_setzero_si256();
+    for (int p = 1; p < positions; ++p) {
+      const __m256 v = _mm256_loadu_ps(image + offset[p] + k);
+      const __m256 greater = _mm256_cmp_ps(v, best, _CMP_GT_OS);
+      best = _mm256_blendv_ps(best, v, greater);
+      at = _mm256_blendv_epi8(at, _mm256_set1_epi32(p), _mm256_castps_si256(greater));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(place + k), at);
+  }
+  FirstMaxSse(image + k, offset, positions, depth - k, place + k);  // the last depth % 8
 }
 
 // MaxPoolGrad(orig_input, orig_output, grad): each output's gradient goes
@@ -305,6 +338,7 @@ Status MaxPoolGradKernel(KernelContext& c) {
     T* out = c.output.data<T>();
     std::fill_n(out, c.output.num_elements(), T(0));
     const int64_t depth = g.depth;
+    static const bool eight_lanes = avx2::Available();
     ParallelBatch(g.batch, g.in_rows * g.in_cols * depth, [&](int64_t b) {
       // Per depth: the best value so far and its place in the window (the
       // window's positions counted row by row); `offset` turns a place into
@@ -324,10 +358,15 @@ Status MaxPoolGradKernel(KernelContext& c) {
         // strictly greater value comes: a NaN never replaces nor is
         // replaced, as in TensorFlow's loop.
         const T* image = in + b * g.in_rows * g.in_cols * depth;
-        std::copy_n(image + offset[0], depth, best.begin());
-        std::fill(place.begin(), place.end(), 0);
-        for (size_t at = 1; at < offset.size(); ++at) {
-          KeepGreater(image + offset[at], best.data(), place.data(), static_cast<int32_t>(at), depth);
+        if constexpr (std::is_same_v<T, float>) {
+          (eight_lanes ? FirstMaxAvx2 : FirstMaxSse)(image, offset.data(), static_cast<int>(offset.size()), depth,
+                                                     place.data());
+        } else {
+          std::copy_n(image + offset[0], depth, best.begin());
+          std::fill(place.begin(), place.end(), 0);
+          for (size_t at = 1; at < offset.size(); ++at) {
+            KeepGreater(image + offset[at], best.data(), place.data(), static_cast<int32_t>(at), depth);
+          }
         }
         const T* go = gr + ((b * g.out_rows + r) * g.out_cols + q) * depth;
         for (int64_t k = 0; k < depth; ++k) image_out[offset[place[k]] + k] += go[k];
