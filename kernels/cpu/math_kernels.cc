@@ -172,6 +172,7 @@ __attribute__((target("avx2"))) void ReluGradRangeAvx2(const float* gradients, c
     const __m256 positive = _mm256_cmp_ps(_mm256_loadu_ps(features + i), zero, _CMP_GT_OS);
     _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(gradients + i), _mm256_and_ps(positive, one)));
   }
+  _mm256_zeroupper();  // before SSE code (FirstMaxAvx2 in nn_kernels.cc says why)
   ReluGradRangeSse(gradients, features, out, i, end);
 }
 
