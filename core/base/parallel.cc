@@ -42,6 +42,15 @@ std::string ProcessorVendor() {
 #endif
 }
 
+bool ProcessorHasAvx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+#else
+  return false;
+#endif
+}
+
 namespace {
 std::atomic<int> g_kernel_threads{0};  // SetKernelThreads: 0 is one per core
 thread_local int t_kernel_threads = 0;  // ScopedKernelThreads: 0 is the process's count

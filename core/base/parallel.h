@@ -21,6 +21,10 @@ int ParallelCores();
 // goldens of those say which maker's they are (`# processor:`).
 std::string ProcessorVendor();
 
+// Whether this processor runs AVX2: the kernels' eight-lane forms (each
+// lane the four-lane SSE2 form's bits) are chosen by it.
+bool ProcessorHasAvx2();
+
 // The threads a kernel splits its work over (--intra-op-threads; 0, the
 // default: one per core): the Eigen pool's size, oneDNN's OpenMP team and
 // ParallelFor's default. Set before the first kernel runs.

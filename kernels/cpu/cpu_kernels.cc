@@ -444,8 +444,6 @@ Status CastKernel(KernelContext& c) {
   return Status::Ok();
 }
 
-// value + bias along the last dimension, rounded in the dtype (half and
-// bfloat16 through float, as Eigen evaluates them).
 // The float32 loops of BiasAdd and Relu, also built for AVX2 (chosen when
 // the program starts, target_clones): each element's operation is the
 // same, so a lane gives the same bits eight or four at a time. Plain
@@ -461,6 +459,8 @@ __attribute__((target_clones("avx2", "default"))) void ReluPacketsF32(const floa
   for (int64_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f || in[i] != in[i] ? in[i] : 0.0f;
 }
 
+// value + bias along the last dimension, rounded in the dtype (half and
+// bfloat16 through float, as Eigen evaluates them).
 Status BiasAddKernel(KernelContext& c) {
   return ForNumericOutput(c, BiasAddShape(c), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -539,13 +539,10 @@ Status ConcatKernel(KernelContext& c) {
   const int64_t row = plan.output[plan.layout.axis] * plan.layout.inner * element;
   // Each output row is the inputs' pieces of that row, one after another:
   // its bytes [0, row) come from piece k's input at the piece's offset.
-  std::vector<int64_t> piece_start;  // bytes into an output row, per input, and the row's end
+  std::vector<int64_t> piece_start = {0};  // bytes into an output row, per input, then the row's end
   for (size_t i = 0; i + 1 < c.inputs.size(); ++i) {
-    piece_start.push_back(piece_start.empty() ? 0 : piece_start.back() + c.inputs[i - 1].shape()[plan.layout.axis] *
-                                                                               plan.layout.inner * element);
+    piece_start.push_back(piece_start.back() + c.inputs[i].shape()[plan.layout.axis] * plan.layout.inner * element);
   }
-  piece_start.push_back(row);
-  const int64_t pieces = static_cast<int64_t>(piece_start.size()) - 1;
   // The output's bytes [begin, end): on the kernel's threads when large
   // (a tower trainer's gradients, stacked: megabytes a piece).
   const auto copy = [&](int64_t begin, int64_t end) {
@@ -559,7 +556,7 @@ Status ConcatKernel(KernelContext& c) {
       begin += length;
     }
   };
-  if (row == 0 || pieces == 0) return Status::Ok();
+  if (row == 0) return Status::Ok();
   ParallelFor(plan.layout.outer * row, copy, int64_t{1} << 21);
   return Status::Ok();
 }

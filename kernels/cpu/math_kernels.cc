@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/runtime/kernel_shapes.h"
+#include "core/base/parallel.h"
 #include "kernels/cpu/cpu_eigen.h"
 #include "kernels/cpu/tf_float_math.h"
 #include "kernels/elementwise_family.h"
@@ -177,9 +178,8 @@ __attribute__((target("avx2"))) void ReluGradRangeAvx2(const float* gradients, c
 }
 
 void ReluGradF32(const float* gradients, const float* features, float* out, int64_t n) {
-  static const bool eight = __builtin_cpu_supports("avx2");
   const auto range = [&](int64_t begin, int64_t end) {
-    (eight ? ReluGradRangeAvx2 : ReluGradRangeSse)(gradients, features, out, begin, end);
+    (ProcessorHasAvx2() ? ReluGradRangeAvx2 : ReluGradRangeSse)(gradients, features, out, begin, end);
   };
   if (n < kParallelElements) {
     range(0, n);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/base/parallel.h"
 #include "kernels/cpu/cpu_eigen.h"
 #include "kernels/cpu/depthwise_avx2.h"
 #include "kernels/cpu/matmul_avx2.h"
@@ -254,32 +255,23 @@ void MaxPoolImage(const PoolGeometry& g, const T* in, T* out, int64_t b) {
 }
 
 
-// Where v[k] > best[k]: best[k] = v[k], place[k] = at. Comparisons false
-// for NaN, as TensorFlow's `>`.
+// A window's first maximum per depth: place[k] = the first of `positions`
+// (the window's elements of depth k at image + offset[p] + k) holding the
+// maximum, a later one only when strictly greater (false for NaN, as
+// TensorFlow's `>`: a NaN never replaces nor is replaced), for k from
+// `k` to depth. Each depth's best value and place stay in registers over
+// the window; float32 takes four lanes at a time (SSE2), eight where the
+// processor has AVX2, before this one-by-one form (a branch per element
+// was a tenth of CIFAR-10's training step, and the compiler keeps it: a
+// float comparison may trap).
 template <typename T>
-void KeepGreater(const T* v, T* best, int32_t* place, int32_t at, int64_t depth) {
-  for (int64_t k = 0; k < depth; ++k) {
-    if (v[k] > best[k]) {
-      best[k] = v[k];
-      place[k] = at;
-    }
-  }
-}
-
-// Of float32 windows: place[k] = the first of `positions` (the window's
-// elements of depth k at image + offset[p] + k) holding the maximum, a
-// later one only when strictly greater (KeepGreater's rule), with each
-// lane's best value and place kept in registers over the window: four
-// lanes at a time (SSE2), eight where the processor has AVX2, the rest one
-// by one (a branch per element was a tenth of CIFAR-10's training step,
-// and the compiler keeps it: a float comparison may trap).
-void FirstMaxFrom(const float* image, const int64_t* offset, int positions, int64_t k, int64_t depth,
+void FirstMaxFrom(const T* image, const int64_t* offset, int positions, int64_t k, int64_t depth,
                   int32_t* place) {
   for (; k < depth; ++k) {
-    float best = image[offset[0] + k];
+    T best = image[offset[0] + k];
     int32_t at = 0;
     for (int p = 1; p < positions; ++p) {
-      const float v = image[offset[p] + k];
+      const T v = image[offset[p] + k];
       if (v > best) {
         best = v;
         at = p;
@@ -342,13 +334,12 @@ Status MaxPoolGradKernel(KernelContext& c) {
     T* out = c.output.data<T>();
     std::fill_n(out, c.output.num_elements(), T(0));
     const int64_t depth = g.depth;
-    static const bool eight_lanes = avx2::Available();
+    static const bool eight_lanes = ProcessorHasAvx2();
     ParallelBatch(g.batch, g.in_rows * g.in_cols * depth, [&](int64_t b) {
-      // Per depth: the best value so far and its place in the window (the
+      // Per depth: the place in the window of its first maximum (the
       // window's positions counted row by row); `offset` turns a place into
       // its element in the image, without a division per element (which
       // was most of the kernel's time).
-      std::vector<T> best(depth);
       std::vector<int32_t> place(depth);
       std::vector<int64_t> offset;
       T* image_out = out + b * g.in_rows * g.in_cols * depth;
@@ -358,19 +349,12 @@ Status MaxPoolGradKernel(KernelContext& c) {
         for (int64_t y = r0; y < r1; ++y) {
           for (int64_t x = q0; x < q1; ++x) offset.push_back((y * g.in_cols + x) * depth);
         }
-        // The window's first position holds the first maximum until a
-        // strictly greater value comes: a NaN never replaces nor is
-        // replaced, as in TensorFlow's loop.
         const T* image = in + b * g.in_rows * g.in_cols * depth;
+        const int positions = static_cast<int>(offset.size());
         if constexpr (std::is_same_v<T, float>) {
-          (eight_lanes ? FirstMaxAvx2 : FirstMaxSse)(image, offset.data(), static_cast<int>(offset.size()), depth,
-                                                     place.data());
+          (eight_lanes ? FirstMaxAvx2 : FirstMaxSse)(image, offset.data(), positions, depth, place.data());
         } else {
-          std::copy_n(image + offset[0], depth, best.begin());
-          std::fill(place.begin(), place.end(), 0);
-          for (size_t at = 1; at < offset.size(); ++at) {
-            KeepGreater(image + offset[at], best.data(), place.data(), static_cast<int32_t>(at), depth);
-          }
+          FirstMaxFrom(image, offset.data(), positions, 0, depth, place.data());
         }
         const T* go = gr + ((b * g.out_rows + r) * g.out_cols + q) * depth;
         for (int64_t k = 0; k < depth; ++k) image_out[offset[place[k]] + k] += go[k];

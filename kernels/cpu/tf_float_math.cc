@@ -10,6 +10,7 @@
 
 #include <emmintrin.h>
 
+#include "core/base/parallel.h"
 #include "kernels/cpu/cpu_eigen.h"
 #include "kernels/cpu/tf_float_math_avx2.h"
 #include "kernels/cpu/tf_float_packets.h"
@@ -282,7 +283,7 @@ void ApplyPart(TfFloatFunction f, const float* in, float* out, int64_t begin, in
 }  // namespace
 
 int TfFloatPacketLanes() {
-  static const int widest = __builtin_cpu_supports("avx2") ? 8 : 4;
+  const int widest = ProcessorHasAvx2() ? 8 : 4;
   const int forced = g_lanes_for_testing.load(std::memory_order_relaxed);
   return forced > 0 ? std::min(forced, widest) : widest;
 }
