@@ -464,6 +464,107 @@ node { name: "dx" op: "MaxPoolGrad" input: "x" input: "y" input: "g"
   EXPECT_EQ(differ, 0);
 }
 
+// Conv2DBackpropInput, on the forward convolution of the turned-around
+// filter where strides and dilations are 1 and on oneDNN's backward-data
+// kernel elsewhere: against the definition (each input position sums
+// out_backprop times the filter over every output whose window covers it),
+// on small integers, whose sums are exact in any order. The geometries take
+// both paths: odd and even filters (SAME pads an even one unequally), VALID,
+// explicit padding wider than the filter allows for the forward form,
+// strides and dilations.
+TEST(CpuKernelsTest, Conv2DBackpropInputIsTheDefinitionOnEveryPath) {
+  struct Case {
+    int64_t batch, rows, cols, in_depth, filter_rows, filter_cols, out_depth, stride, dilation;
+    std::string padding;
+    std::vector<int64_t> pads;  // EXPLICIT: top, bottom, left, right
+  };
+  const std::vector<Case> cases = {
+      {2, 7, 6, 3, 3, 3, 5, 1, 1, "SAME", {}},        {2, 8, 7, 4, 4, 2, 3, 1, 1, "SAME", {}},
+      {1, 9, 7, 5, 3, 2, 8, 1, 1, "VALID", {}},       {2, 6, 6, 2, 2, 3, 4, 1, 1, "EXPLICIT", {0, 1, 2, 1}},
+      {1, 5, 5, 2, 2, 2, 3, 1, 1, "EXPLICIT", {2, 0, 0, 3}}, {2, 9, 8, 3, 3, 3, 4, 2, 1, "SAME", {}},
+      {1, 9, 9, 2, 3, 3, 3, 1, 2, "SAME", {}},        {1, 6, 6, 1, 1, 1, 1, 1, 1, "VALID", {}}};
+  int index = 0;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(index);
+    const int64_t span_rows = (k.filter_rows - 1) * k.dilation + 1, span_cols = (k.filter_cols - 1) * k.dilation + 1;
+    int64_t out_rows = 0, out_cols = 0, top = 0, left = 0;
+    if (k.padding == "VALID") {
+      out_rows = (k.rows - span_rows) / k.stride + 1;
+      out_cols = (k.cols - span_cols) / k.stride + 1;
+    } else if (k.padding == "SAME") {
+      out_rows = (k.rows + k.stride - 1) / k.stride;
+      out_cols = (k.cols + k.stride - 1) / k.stride;
+      top = std::max<int64_t>((out_rows - 1) * k.stride + span_rows - k.rows, 0) / 2;
+      left = std::max<int64_t>((out_cols - 1) * k.stride + span_cols - k.cols, 0) / 2;
+    } else {
+      out_rows = (k.rows + k.pads[0] + k.pads[1] - span_rows) / k.stride + 1;
+      out_cols = (k.cols + k.pads[2] + k.pads[3] - span_cols) / k.stride + 1;
+      top = k.pads[0];
+      left = k.pads[2];
+    }
+    std::vector<float> filter(k.filter_rows * k.filter_cols * k.in_depth * k.out_depth);
+    std::vector<float> grad(k.batch * out_rows * out_cols * k.out_depth);
+    uint32_t state = 11 + index;
+    for (auto* values : {&filter, &grad}) {
+      for (float& v : *values) {
+        state = state * 1664525u + 1013904223u;
+        v = static_cast<float>(static_cast<int>(state >> 29) - 3);  // -3 .. 4
+      }
+    }
+    std::string pads;
+    for (int64_t p : k.pads) pads += fmt::format(" i: {}", p);
+    const std::string path = ::testing::TempDir() + "/conv_backprop_input.pbtxt";
+    std::ofstream(path) << fmt::format(R"(
+node {{ name: "sizes" op: "Const" attr {{ key: "dtype" value {{ type: DT_INT32 }} }}
+  attr {{ key: "value" value {{ tensor {{ dtype: DT_INT32 tensor_shape {{ dim {{ size: 4 }} }}
+    int_val: {} int_val: {} int_val: {} int_val: {} }} }} }} }}
+node {{ name: "w" op: "Placeholder" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} }}
+node {{ name: "g" op: "Placeholder" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} }}
+node {{ name: "dx" op: "Conv2DBackpropInput" input: "sizes" input: "w" input: "g"
+  attr {{ key: "T" value {{ type: DT_FLOAT }} }}
+  attr {{ key: "strides" value {{ list {{ i: 1 i: {} i: {} i: 1 }} }} }}
+  attr {{ key: "dilations" value {{ list {{ i: 1 i: {} i: {} i: 1 }} }} }}
+  attr {{ key: "padding" value {{ s: "{}" }} }}
+  attr {{ key: "explicit_paddings" value {{ list {{ i: 0 i: 0{} i: 0 i: 0 }} }} }}
+  attr {{ key: "data_format" value {{ s: "NHWC" }} }} }}
+)",
+                                       k.batch, k.rows, k.cols, k.in_depth, k.stride, k.stride, k.dilation,
+                                       k.dilation, k.padding, pads);
+    StatusOr<RunResult> r = RunGraphFile(
+        path, {"dx"},
+        {{"w", Floats({k.filter_rows, k.filter_cols, k.in_depth, k.out_depth}, filter)},
+         {"g", Floats({k.batch, out_rows, out_cols, k.out_depth}, grad)}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    std::vector<float> want(k.batch * k.rows * k.cols * k.in_depth, 0.0f);
+    for (int64_t b = 0; b < k.batch; ++b) {
+      for (int64_t orow = 0; orow < out_rows; ++orow) {
+        for (int64_t ocol = 0; ocol < out_cols; ++ocol) {
+          for (int64_t fr = 0; fr < k.filter_rows; ++fr) {
+            for (int64_t fc = 0; fc < k.filter_cols; ++fc) {
+              const int64_t row = orow * k.stride - top + fr * k.dilation;
+              const int64_t col = ocol * k.stride - left + fc * k.dilation;
+              if (row < 0 || row >= k.rows || col < 0 || col >= k.cols) continue;
+              for (int64_t i = 0; i < k.in_depth; ++i) {
+                for (int64_t o = 0; o < k.out_depth; ++o) {
+                  want[((b * k.rows + row) * k.cols + col) * k.in_depth + i] +=
+                      filter[((fr * k.filter_cols + fc) * k.in_depth + i) * k.out_depth + o] *
+                      grad[((b * out_rows + orow) * out_cols + ocol) * k.out_depth + o];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    const Tensor& dx = r->fetched[0];
+    ASSERT_EQ(dx.num_elements(), static_cast<int64_t>(want.size()));
+    int differ = 0;
+    for (size_t i = 0; i < want.size(); ++i) differ += dx.data<float>()[i] != want[i];
+    EXPECT_EQ(differ, 0);
+    ++index;
+  }
+}
+
 constexpr const char* kFedTowers = R"(nodes:
   - {name: x, op: Placeholder, shape: [null, 2]}
   - {name: split, op: Split, num_split: 2, inputs: [x]}
