@@ -91,6 +91,9 @@ compile kernels/cpu/optimizer_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 # their eight-lane forms for AVX2 as kernels/BUILD builds them.
 compile kernels/cpu/tf_float_math.cc -ffp-contract=off
 compile kernels/cpu/tf_float_math_avx2.cc -mavx2 -ffp-contract=off
+# The C library's powf in packets: its FMA build's fused multiply-adds, explicit.
+compile kernels/cpu/glibc_powf.cc
+compile kernels/cpu/glibc_powf_avx2.cc -mavx2 -mfma -ffp-contract=off
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || exit 1; done
 clang++ -fsanitize=fuzzer,address,undefined "${objs[@]}" \
   -l:libyaml-cpp.a -l:libyaml.a -l:libprotobuf.a -l:libleveldb.a -l:libsnappy.a -lz -lpthread -ldl \

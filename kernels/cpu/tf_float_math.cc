@@ -299,6 +299,31 @@ void ApplyTfFloatFunctionOneByOne(TfFloatFunction f, const float* in, float* out
   ApplyPart(f, in, out, 0, n, n, true);
 }
 
+void LrnGradientSums(const float* x, const float* scale, const float* norm, const float* power, const float* grad,
+                     int64_t depth, int64_t radius, float* out) {
+  int64_t k = 0;
+  if (EightLanes() && depth >= 8) {
+    k = depth / 8 * 8;
+    avx2::LrnGradientSums(x, scale, norm, power, grad, radius, out, 0, k);
+  }
+  if (depth - k >= 4) {
+    const int64_t stop = k + (depth - k) / 4 * 4;
+    packets::LrnGradientSums<Sse>(x, scale, norm, power, grad, radius, out, k, stop);
+    k = stop;
+  }
+  for (; k < depth; ++k) {
+    float sum = 0.0f;
+    for (int64_t d = 0; d <= 2 * radius; ++d) {
+      const int64_t at = k + d;
+      if (grad[at] == 0.0f) continue;
+      float term = (x[k] * scale[at]) / norm[at];
+      if (d == radius) term += power[at];
+      sum += term * grad[at];
+    }
+    out[k] = sum;
+  }
+}
+
 void ApplyTfFloatFunction(TfFloatFunction f, const float* in, float* out, int64_t n) {
   auto range = [&](int64_t begin, int64_t end) { ApplyTfFloatFunctionPart(f, in, out, begin, end, n); };
   if (n < kParallelElements) {

@@ -34,6 +34,17 @@ void ApplyTfFloatFunctionPart(TfFloatFunction f, const float* in, float* out, in
 // reference its packet code is tested against.
 void ApplyTfFloatFunctionOneByOne(TfFloatFunction f, const float* in, float* out, int64_t n);
 
+// LRNGrad's sums for one depth vector (LaunchLRNGrad, lrn_op.cc): for
+// every k < depth, out[k] = the sum over j from k - radius to k + radius
+// within [0, depth), ascending, of ((x[k] * scale[j]) / norm[j], plus
+// power[j] where j == k) * grad[j], each operation rounded, from 0, with
+// the j whose grad is zero left out, as TensorFlow's loop computes it.
+// scale, norm, power and grad are indexed j + radius, depth + 2 * radius
+// long; the caller fills their padding with grad 0 (any other values). In
+// packets where the processor has them, each lane the scalar's bits.
+void LrnGradientSums(const float* x, const float* scale, const float* norm, const float* power, const float* grad,
+                     int64_t depth, int64_t radius, float* out);
+
 // The packet code's lanes: 8 where the processor has AVX2, else 4 (SSE2).
 int TfFloatPacketLanes();
 // For tests: 4 runs the SSE2 forms on any processor; 0 restores the choice.

@@ -61,5 +61,10 @@ void ApplyTfFloatPackets(cpu::TfFloatFunction f, const float* in, float* out, in
   }
 }
 
+void LrnGradientSums(const float* x, const float* scale, const float* norm, const float* power, const float* grad,
+                     int64_t radius, float* out, int64_t begin, int64_t end) {
+  cpu::packets::LrnGradientSums<Avx2>(x, scale, norm, power, grad, radius, out, begin, end);
+}
+
 }  // namespace avx2
 }  // namespace tfrun

@@ -17,5 +17,10 @@ namespace avx2 {
 // none and are left alone).
 void ApplyTfFloatPackets(cpu::TfFloatFunction f, const float* in, float* out, int64_t begin, int64_t end);
 
+// packets::LrnGradientSums eight lanes at a time (tf_float_math.h's
+// LrnGradientSums says what it computes).
+void LrnGradientSums(const float* x, const float* scale, const float* norm, const float* power, const float* grad,
+                     int64_t radius, float* out, int64_t begin, int64_t end);
+
 }  // namespace avx2
 }  // namespace tfrun

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -154,6 +155,77 @@ TEST(TfFloatMathTest, PacketsEqualOneByOne) {
       EXPECT_EQ(differ, 0) << kNames[f] << ", " << lanes << " lanes";
     }
   }
+}
+
+// LrnGradientSums in every packet width against LaunchLRNGrad's own loop
+// (over j, adding to each k of its window, skipping zero gradients), bit
+// for bit, NaNs included: depths 1 to 29 (every tail), radii 0 to 5,
+// gradients with zeros, negative zeros and a NaN, inputs with a NaN and an
+// infinity.
+TEST(TfFloatMathTest, LrnGradientSumsAreTensorFlowsLoop) {
+  uint32_t state = 99;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(static_cast<int>(state >> 20) - 2048) / 512.0f;
+  };
+  std::vector<int> widths = {4};
+  if (TfFloatPacketLanes() == 8) widths.push_back(8);
+  int cases = 0;
+  for (int64_t depth = 1; depth <= 29; ++depth) {
+    for (int64_t radius = 0; radius <= 5; ++radius) {
+      std::vector<float> x(depth), norm(depth), power(depth), scale(depth), grad(depth);
+      for (int64_t j = 0; j < depth; ++j) {
+        x[j] = next();
+        norm[j] = 1.0f + std::fabs(next());
+        power[j] = std::pow(norm[j], -0.75f);
+        scale[j] = next();
+        const int kind = static_cast<int>(state >> 28) % 5;
+        grad[j] = kind == 0 ? 0.0f : kind == 1 ? -0.0f : next();
+      }
+      if (depth > 3) {
+        grad[depth / 2] = NAN;
+        x[1] = NAN;
+        x[depth - 1] = INFINITY;
+      }
+      // LaunchLRNGrad's loop.
+      std::vector<float> want(depth, 0.0f);
+      for (int64_t j = 0; j < depth; ++j) {
+        if (grad[j] == 0.0f) continue;
+        for (int64_t k = std::max<int64_t>(0, j - radius); k < std::min(depth, j + radius + 1); ++k) {
+          float term = (x[k] * scale[j]) / norm[j];
+          if (k == j) term += power[j];
+          term *= grad[j];
+          want[k] += term;
+        }
+      }
+      // The padded form LrnGradientSums reads.
+      const int64_t padded = depth + 2 * radius;
+      std::vector<float> p_norm(padded, 1.0f), p_power(padded, 0.0f), p_scale(padded, 0.0f), p_grad(padded, 0.0f);
+      for (int64_t j = 0; j < depth; ++j) {
+        p_norm[radius + j] = norm[j];
+        p_power[radius + j] = power[j];
+        p_scale[radius + j] = scale[j];
+        p_grad[radius + j] = grad[j];
+      }
+      for (const int lanes : widths) {
+        SetTfFloatPacketLanesForTesting(lanes);
+        std::vector<float> got(depth + 1, -5.0f);
+        LrnGradientSums(x.data(), p_scale.data(), p_norm.data(), p_power.data(), p_grad.data(), depth, radius,
+                        got.data());
+        SetTfFloatPacketLanesForTesting(0);
+        for (int64_t k = 0; k < depth; ++k) {
+          uint32_t a, b;
+          std::memcpy(&a, &got[k], sizeof a);
+          std::memcpy(&b, &want[k], sizeof b);
+          EXPECT_EQ(a, b) << "depth " << depth << " radius " << radius << " k " << k << ", " << lanes
+                          << " lanes: " << got[k] << " against " << want[k];
+        }
+        EXPECT_EQ(got[depth], -5.0f) << "wrote past the end";
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GE(cases, 29 * 6);
 }
 
 }  // namespace

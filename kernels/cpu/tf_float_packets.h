@@ -166,6 +166,34 @@ void ApplyPackets(const float* in, float* out, long begin, long end) {
   for (long i = begin; i < end; i += S::kLanes) S::Store(out + i, Packet(S::Load(in + i)));
 }
 
+// LaunchLRNGrad's sums (lrn_op.cc) for outputs k in [begin, end), end -
+// begin a multiple of S::kLanes: out[k] is the sum, over j from k - radius
+// to k + radius in ascending order, of ((x[k] * scale[j]) / norm[j] (+
+// power[j] where j == k)) * grad[j], each step rounded, from 0, leaving out
+// every j whose grad is zero (TensorFlow skips them). The j-indexed arrays
+// are padded by `radius` on both sides (j's value at index j + radius),
+// their padding's grad 0. A left-out term adds +0 here: the sum starts at
+// +0 and so is never -0, and s + 0 is s.
+template <class S>
+void LrnGradientSums(const float* x, const float* scale, const float* norm, const float* power, const float* grad,
+                     long radius, float* out, long begin, long end) {
+  using V = typename S::V;
+  const V zero = S::Splat(0.0f);
+  for (long k = begin; k < end; k += S::kLanes) {
+    const V xk = S::Load(x + k);
+    V sum = zero;
+    for (long d = 0; d <= 2 * radius; ++d) {  // j = k - radius + d, at index k + d
+      const long at = k + d;
+      V term = S::Div(S::Mul(xk, S::Load(scale + at)), S::Load(norm + at));
+      if (d == radius) term = S::Add(term, S::Load(power + at));
+      const V g = S::Load(grad + at);
+      term = S::Mul(term, g);
+      sum = S::Add(sum, S::AndNot(S::Equal(g, zero), term));
+    }
+    S::Store(out + k, sum);
+  }
+}
+
 }  // namespace packets
 }  // namespace cpu
 }  // namespace tfrun
