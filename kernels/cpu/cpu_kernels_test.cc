@@ -565,6 +565,72 @@ node {{ name: "dx" op: "Conv2DBackpropInput" input: "sizes" input: "w" input: "g
   }
 }
 
+// LRNGrad against LaunchLRNGrad's loop (lrn_op.cc) written out here, bit
+// for bit: rows whose gradients are mostly zero (after max pooling; pow
+// only where a gradient is) and rows that are dense, depths with and
+// without a tail of eight, CIFAR-10's parameters.
+TEST(CpuKernelsTest, LrnGradIsTensorFlowsLoopOnSparseAndDenseRows) {
+  for (const int64_t depth : {64, 13}) {
+    SCOPED_TRACE(depth);
+    const int64_t rows = 40, radius = 4;
+    const float bias = 1.0f, alpha = 0.001f / 9.0f, beta = 0.75f;
+    std::vector<float> x(rows * depth), y(rows * depth), g(rows * depth);
+    uint32_t state = 5;
+    auto next = [&] {
+      state = state * 1664525u + 1013904223u;
+      return static_cast<float>(state >> 8) / 16777216.0f;
+    };
+    for (float& v : x) v = 4.0f * next() - 2.0f;
+    for (float& v : y) v = next();
+    for (int64_t i = 0; i < rows; ++i) {
+      const bool sparse = i % 3 != 0;
+      for (int64_t j = 0; j < depth; ++j) g[i * depth + j] = sparse && next() < 0.8f ? 0.0f : next() - 0.5f;
+    }
+    const std::string path = ::testing::TempDir() + "/lrn_grad.pbtxt";
+    std::ofstream(path) << fmt::format(R"(
+node {{ name: "g" op: "Placeholder" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} }}
+node {{ name: "x" op: "Placeholder" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} }}
+node {{ name: "y" op: "Placeholder" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} }}
+node {{ name: "dx" op: "LRNGrad" input: "g" input: "x" input: "y"
+  attr {{ key: "T" value {{ type: DT_FLOAT }} }}
+  attr {{ key: "depth_radius" value {{ i: {} }} }}
+  attr {{ key: "bias" value {{ f: {} }} }}
+  attr {{ key: "alpha" value {{ f: {} }} }}
+  attr {{ key: "beta" value {{ f: {} }} }} }}
+)",
+                                       radius, bias, alpha, beta);
+    const Shape shape = {1, 1, rows, depth};
+    StatusOr<RunResult> r = RunGraphFile(path, {"dx"}, {{"g", Floats(shape, g)}, {"x", Floats(shape, x)}, {"y", Floats(shape, y)}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    std::vector<float> want(rows * depth, 0.0f);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < depth; ++j) {
+        const float gs = g[i * depth + j];
+        if (gs == 0.0f) continue;
+        const int64_t k0 = std::max<int64_t>(0, j - radius), k1 = std::min<int64_t>(depth, j + radius + 1);
+        float norm = 0.0f;
+        for (int64_t k = j - radius; k <= j + radius; ++k) {
+          if (k >= 0 && k < depth) norm += x[i * depth + k] * x[i * depth + k];
+        }
+        const float scaled = norm * alpha;
+        norm = scaled + bias;
+        const float power = std::pow(norm, -beta);
+        const float ab2 = -2.0f * alpha * beta * y[i * depth + j];
+        for (int64_t k = k0; k < k1; ++k) {
+          float dyi = (x[i * depth + k] * ab2) / norm;
+          if (k == j) dyi += power;
+          dyi *= gs;
+          want[i * depth + k] += dyi;
+        }
+      }
+    }
+    const Tensor& dx = r->fetched[0];
+    int differ = 0;
+    for (size_t i = 0; i < want.size(); ++i) differ += std::memcmp(&dx.data<float>()[i], &want[i], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0);
+  }
+}
+
 constexpr const char* kFedTowers = R"(nodes:
   - {name: x, op: Placeholder, shape: [null, 2]}
   - {name: split, op: Split, num_split: 2, inputs: [x]}

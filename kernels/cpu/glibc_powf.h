@@ -15,6 +15,7 @@ namespace cpu {
 
 // out[i] = std::pow(x[i], y) for i < n, to the bit: the packet form where
 // GlibcPowfPacketsMatch(), the C library's powf one by one elsewhere.
+// `out` and `x` must not overlap.
 void PowfLikeGlibc(const float* x, float y, float* out, int64_t n);
 
 // Whether the packet form runs: the processor has AVX2 and FMA and, on
