@@ -403,6 +403,11 @@ class Executor {
   bool record_node_times_ = false;
   int inter_op_threads_ = 1;
   int chain_kernel_threads_ = 0;
+  // Each node's kernel time in its last concurrent run, in microseconds (0:
+  // none yet), by node id; written by the thread that ran the node, read
+  // when the next concurrent run plans its order (RunConcurrently). Order
+  // only: what runs at once never changes a value.
+  std::vector<float> last_kernel_micros_;
   double timeout_seconds_ = 0;
   // When the current run must end (Run sets it from timeout_seconds_).
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();

@@ -221,26 +221,53 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   // the last one's tail alone on one thread (CIFAR-10's two towers: 5 ms of
   // a 27 ms step). Ties go by position, the earliest first, keeping the run
   // close to run order.
-  std::vector<double> cost(count), remaining(count, 0.0);
-  for (int k = 0; k < count; ++k) cost[k] = NodeCost(graph_.nodes[plan.order[k]]);
-  for (int k = count; k-- > 0;) {
-    double after = 0;
-    for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
-      after = std::max(after, remaining[plan.successors[e]]);
+  //
+  // The work of a node is its kernel's time in the previous concurrent run
+  // where every node of this run has one (a training loop's later steps),
+  // else NodeCost's estimate by op: an elementwise op over a 16 MB
+  // variable takes as long as a MatMul, and by op alone tf_cnn_benchmarks'
+  // weight decay (L2Loss, its gradient) waited behind both towers'
+  // MatMuls and then ran alone at the step's end, where TensorFlow runs it
+  // first.
+  last_kernel_micros_.resize(graph_.nodes.size(), 0.0f);
+  std::vector<double> node_cost(count);  // NodeCost, by position
+  bool measured = true;
+  for (int k = 0; k < count; ++k) {
+    const int id = plan.order[k];
+    node_cost[k] = NodeCost(graph_.nodes[id]);
+    measured = measured && (skipped(id) || node_cost[k] == 0 || last_kernel_micros_[id] > 0);
+  }
+  // Each position's work to its segment's end, by `cost`.
+  const auto remaining_work = [&](const std::vector<double>& cost) {
+    std::vector<double> remaining(count, 0.0);
+    for (int k = count; k-- > 0;) {
+      double after = 0;
+      for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
+        after = std::max(after, remaining[plan.successors[e]]);
+      }
+      remaining[k] = cost[k] + after;
     }
-    remaining[k] = cost[k] + after;
+    return remaining;
+  };
+  const std::vector<double> estimated = remaining_work(node_cost);
+  std::vector<double> remaining = estimated;
+  if (measured) {
+    std::vector<double> micros(count);
+    for (int k = 0; k < count; ++k) micros[k] = node_cost[k] > 0 ? last_kernel_micros_[plan.order[k]] : 0.0;
+    remaining = remaining_work(micros);
   }
   const auto later = [&](int a, int b) { return remaining[a] != remaining[b] ? remaining[a] < remaining[b] : a > b; };
   // Segments that are one chain (their work all on their longest path):
   // nothing in them runs beside another node, so their kernels may take
-  // every thread (chain_kernel_threads_).
+  // every thread (chain_kernel_threads_). By NodeCost alone, never by
+  // times: a kernel's thread count may change its sums.
   std::vector<bool> chain(segments, true);
   if (chain_kernel_threads_ > 0) {
     std::vector<double> total(segments, 0.0), longest(segments, 0.0);
     for (int k = 0; k < count; ++k) {
       const int s = plan.segment_of[k];
-      total[s] += cost[k];
-      longest[s] = std::max(longest[s], remaining[k]);
+      total[s] += node_cost[k];
+      longest[s] = std::max(longest[s], estimated[k]);
     }
     for (int s = 0; s < segments; ++s) chain[s] = total[s] <= longest[s];
   }
@@ -330,8 +357,12 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
       if (!ready.empty() && idle > 0) wake.notify_one();
       ++in_flight;
       lock.unlock();
-      const ScopedKernelThreads threads(chain[plan.segment_of[k]] || Streams(cost[k], inputs) ? chain_kernel_threads_ : 0);
+      const ScopedKernelThreads threads(chain[plan.segment_of[k]] || Streams(node_cost[k], inputs) ? chain_kernel_threads_
+                                                                                                : 0);
+      const auto start = std::chrono::steady_clock::now();
       Status ok = RunKernel(node, &inputs, run, &produced);
+      last_kernel_micros_[node.id] = std::max(
+          0.01f, std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - start).count());
       lock.lock();
       --in_flight;
       if (!ok.ok()) {

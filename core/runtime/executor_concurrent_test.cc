@@ -142,6 +142,36 @@ TEST(ExecutorConcurrentTest, IndependentNodesOverlapWithTheSameResults) {
   EXPECT_EQ(together->fetched[0].data<float>()[1], one_at_a_time->fetched[0].data<float>()[1]);
 }
 
+// The order of ready nodes goes by the work left after each: by op in a
+// first run (every node here an elementwise op of one unit), by the
+// kernels' times in the previous run after it. The slow node, one unit by
+// op, runs after both three-node chains the first time; the second run
+// has seen it take 150 ms against 40 a node, and starts it first.
+TEST(ExecutorConcurrentTest, ALaterRunOrdersNodesByTheKernelTimesOfTheOneBefore) {
+  PlacedGraph run(R"(
+nodes:
+  - {name: c, op: Const, value: [1.0]}
+  - {name: a1, op: Add, inputs: [c, c]}
+  - {name: a2, op: Add, inputs: [a1, a1]}
+  - {name: a3, op: Add, inputs: [a2, a2]}
+  - {name: b1, op: Mul, inputs: [c, c]}
+  - {name: b2, op: Mul, inputs: [b1, b1]}
+  - {name: b3, op: Mul, inputs: [b2, b2]}
+  - {name: slow, op: Add, inputs: [c, c]}
+  - {name: s, op: AddN, inputs: [a3, b3, slow]}
+fetch: [s]
+)");
+  Executor executor(run.graph, run.devices, run.placement, run.kernels);
+  executor.set_inter_op_threads(2);
+  StatusOr<RunResult> first = executor.Run(run.graph.fetch);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(Before("a2", "slow") && Before("b2", "slow"));
+  StatusOr<RunResult> second = executor.Run(run.graph.fetch);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_TRUE(Overlap("slow", "a1"));
+  EXPECT_EQ(first->fetched[0].data<float>()[0], second->fetched[0].data<float>()[0]);
+}
+
 // w changes shared state: everything before it in run order (a1, b1) has
 // run when it starts, nothing after it (a2, b2, s) starts before it ends.
 TEST(ExecutorConcurrentTest, ANodeThatChangesSharedStateRunsAloneInRunOrder) {
