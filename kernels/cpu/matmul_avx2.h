@@ -20,10 +20,6 @@ namespace avx2 {
 // True when this CPU runs AVX2 and FMA.
 bool Available();
 
-// True when it also runs AVX-512F: MatMulF32 takes avx512::Sgemm, the
-// same bits as Sgemm.
-bool Avx512Available();
-
 // out[m, n] = op(a) * op(b), row-major, op = transpose when the flag is set;
 // `a` is a_rows x a_cols as stored, likewise `b`. Split across `threads`
 // (0: one per core) when large.

@@ -58,14 +58,9 @@ bool Available() {
   return available;
 }
 
-bool Avx512Available() {
-  static const bool available = Available() && __builtin_cpu_supports("avx512f");
-  return available;
-}
-
 void MatMulF32(const float* a, int64_t a_rows, int64_t a_cols, bool ta, const float* b, int64_t b_rows,
                int64_t b_cols, bool tb, float* out, int threads) {
-  MatMul(a, a_rows, a_cols, ta, b, b_rows, b_cols, tb, out, threads, Avx512Available() ? avx512::Sgemm : Sgemm);
+  MatMul(a, a_rows, a_cols, ta, b, b_rows, b_cols, tb, out, threads, Sgemm);
 }
 
 void MatMulF64(const double* a, int64_t a_rows, int64_t a_cols, bool ta, const double* b, int64_t b_rows,

@@ -21,6 +21,73 @@ constexpr int64_t kKc = 512;
 constexpr int64_t kMc = 72;   // a multiple of kMr
 constexpr int64_t kNc = 4080; // a multiple of kNr
 
+// A thread's packing buffer, kept for its next call. A type of its own,
+// not a std::unique_ptr: this AVX2 file must emit no library template code
+// that the linker could share with generic files (matmul_avx2.h).
+struct Scratch {
+  float* data = nullptr;
+  size_t capacity = 0;
+  ~Scratch() { std::free(data); }
+  float* Reserve(size_t floats) {
+    if (capacity < floats) {
+      std::free(data);
+      data = static_cast<float*>(AllocateHostBytes(floats * sizeof(float)));  // huge pages from 4 MiB
+      capacity = floats;
+    }
+    return data;
+  }
+};
+
+// a[0:mc, 0:kc] into kMr-row panels, each stored k-major (kMr values per
+// k), zero-padded to whole panels.
+void PackA(MatrixView a, int64_t mc, int64_t kc, float* dst) {
+  for (int64_t i = 0; i < mc; i += kMr) {
+    const int rows = static_cast<int>(std::min<int64_t>(kMr, mc - i));
+    const float* src = a.data + i * a.row_stride;
+    if (rows == kMr && a.col_stride == 1) {
+      const int64_t rs = a.row_stride;
+      for (int64_t p = 0; p < kc; ++p) {
+        dst[0] = src[p];
+        dst[1] = src[rs + p];
+        dst[2] = src[2 * rs + p];
+        dst[3] = src[3 * rs + p];
+        dst[4] = src[4 * rs + p];
+        dst[5] = src[5 * rs + p];
+        dst += kMr;
+      }
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      int r = 0;
+      for (; r < rows; ++r) dst[r] = src[r * a.row_stride + p * a.col_stride];
+      for (; r < kMr; ++r) dst[r] = 0;
+      dst += kMr;
+    }
+  }
+}
+
+// b[0:kc, 0:nc] into kNr-column panels, each stored k-major, zero-padded.
+void PackB(MatrixView b, int64_t kc, int64_t nc, float* dst) {
+  for (int64_t j = 0; j < nc; j += kNr) {
+    const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - j));
+    const float* src = b.data + j * b.col_stride;
+    if (cols == kNr && b.col_stride == 1) {
+      for (int64_t p = 0; p < kc; ++p) {
+        _mm256_store_ps(dst, _mm256_loadu_ps(src + p * b.row_stride));
+        _mm256_store_ps(dst + 8, _mm256_loadu_ps(src + p * b.row_stride + 8));
+        dst += kNr;
+      }
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      int col = 0;
+      for (; col < cols; ++col) dst[col] = src[p * b.row_stride + col * b.col_stride];
+      for (; col < kNr; ++col) dst[col] = 0;
+      dst += kNr;
+    }
+  }
+}
+
 // c[0:rows, 0:cols] = (accumulate ? c : 0) + a_panel * b_panel over kc.
 void MicroKernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate, int rows,
                  int cols) {
@@ -89,7 +156,36 @@ void MicroKernel(int64_t kc, const float* a, const float* b, float* c, int64_t l
 
 }  // namespace
 
-#include "kernels/cpu/sgemm_blocked.inc"
+void Sgemm(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  thread_local Scratch a_buffer, b_buffer;
+  const int64_t kc_max = std::min(kKc, k);
+  float* packed_a = a_buffer.Reserve(static_cast<size_t>(kMc * kc_max));
+  const int64_t nc_max = (std::min(kNc, n) + kNr - 1) / kNr * kNr;
+  float* packed_b = b_buffer.Reserve(static_cast<size_t>(kc_max * nc_max));
+  for (int64_t jc = 0; jc < n; jc += kNc) {
+    const int64_t nc = std::min(kNc, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kKc) {
+      const int64_t kc = std::min(kKc, k - pc);
+      PackB({b.data + pc * b.row_stride + jc * b.col_stride, b.row_stride, b.col_stride}, kc, nc, packed_b);
+      for (int64_t ic = 0; ic < m; ic += kMc) {
+        const int64_t mc = std::min(kMc, m - ic);
+        PackA({a.data + ic * a.row_stride + pc * a.col_stride, a.row_stride, a.col_stride}, mc, kc, packed_a);
+        for (int64_t jr = 0; jr < nc; jr += kNr) {
+          for (int64_t ir = 0; ir < mc; ir += kMr) {
+            MicroKernel(kc, packed_a + ir * kc, packed_b + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc, pc > 0,
+                        static_cast<int>(std::min<int64_t>(kMr, mc - ir)),
+                        static_cast<int>(std::min<int64_t>(kNr, nc - jr)));
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace avx2
 }  // namespace tfrun

@@ -25,12 +25,4 @@ using MatrixView = Strided<float>;
 void Sgemm(int64_t m, int64_t n, int64_t k, MatrixView a, MatrixView b, float* c, int64_t ldc);
 
 }  // namespace avx2
-
-namespace avx512 {
-
-// avx2::Sgemm's product with AVX-512F registers (sgemm_avx512.cc), the
-// same bits; call only where the processor has AVX-512F.
-void Sgemm(int64_t m, int64_t n, int64_t k, avx2::MatrixView a, avx2::MatrixView b, float* c, int64_t ldc);
-
-}  // namespace avx512
 }  // namespace tfrun

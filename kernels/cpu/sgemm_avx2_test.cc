@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
-#include <iterator>
 #include <random>
 #include <vector>
 
@@ -61,34 +59,6 @@ TEST(SgemmTest, MatchesADoubleReferenceForEveryShapeAndTranspose) {
 TEST(SgemmTest, Float64ThroughEigenSplitTheSameWay) {
   if (!Available()) GTEST_SKIP() << "this CPU has no AVX2+FMA; the Eigen MatMul runs instead";
   CheckEveryShapeAndTranspose<double>(MatMulF64, [](double k) { return 1e-13 * (1 + k); });
-}
-
-// The AVX-512 micro-kernel's products are the AVX2 one's, bit for bit, at
-// every edge of both tilings (6 x 16 and 6 x 32), transposed views and a
-// row stride wider than the output included.
-TEST(SgemmTest, Avx512GivesTheAvx2Bits) {
-  if (!Avx512Available()) GTEST_SKIP() << "this CPU has no AVX-512F; the AVX2 GEMM runs";
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<Case> cases(std::begin(kCases), std::end(kCases));
-  for (const Case extra : {Case{12, 64, 600}, Case{7, 33, 2}, Case{100, 4100, 17}, Case{6, 31, 1500}}) {
-    cases.push_back(extra);
-  }
-  for (const Case& c : cases) {
-    for (bool tb : {false, true}) {
-      std::vector<float> a(c.m * c.k), b(c.k * c.n);
-      for (float& x : a) x = uniform(rng);
-      for (float& x : b) x = uniform(rng);
-      const int64_t ldc = c.n + 3;
-      std::vector<float> narrow(c.m * ldc, -2.0f), wide(c.m * ldc, -2.0f);
-      const MatrixView vb = tb ? MatrixView{b.data(), 1, c.k} : MatrixView{b.data(), c.n, 1};
-      Sgemm(c.m, c.n, c.k, {a.data(), c.k, 1}, vb, narrow.data(), ldc);
-      avx512::Sgemm(c.m, c.n, c.k, {a.data(), c.k, 1}, vb, wide.data(), ldc);
-      int differ = 0;
-      for (size_t i = 0; i < narrow.size(); ++i) differ += std::memcmp(&narrow[i], &wide[i], sizeof(float)) != 0;
-      EXPECT_EQ(differ, 0) << c.m << "x" << c.n << "x" << c.k << " tb=" << tb;
-    }
-  }
 }
 
 TEST(SgemmTest, WritesOnlyItsOwnRowsOfALargerOutput) {
