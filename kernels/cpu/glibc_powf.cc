@@ -1,8 +1,9 @@
 #include "kernels/cpu/glibc_powf.h"
 
+#include "core/base/float_bits.h"
+
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -10,14 +11,8 @@ namespace tfrun {
 namespace cpu {
 namespace {
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
 // powf's zeroinfnan(y): y is 0, an infinity or a NaN (its special cases).
-bool ZeroInfNan(float y) { return 2 * Bits(y) - 1 >= 2u * 0x7f800000 - 1; }
+bool ZeroInfNan(float y) { return 2 * FloatBits(y) - 1 >= 2u * 0x7f800000 - 1; }
 
 void Packets(const float* x, float y, float* out, int64_t n) {
   constexpr int64_t kChunk = 512;
@@ -56,7 +51,7 @@ bool GlibcPowfPacketsMatch() {
     for (float y : {-0.75f, -0.5f, -1.0f, 0.5f, 2.5f, -1.7f, 3.0f, 0.3f, -0.3333333f, 7.9f}) {
       Packets(x.data(), y, got.data(), static_cast<int64_t>(x.size()));
       for (size_t i = 0; i < x.size(); ++i) {
-        if (Bits(got[i]) != Bits(std::pow(x[i], y))) return false;
+        if (FloatBits(got[i]) != FloatBits(std::pow(x[i], y))) return false;
       }
     }
     return true;

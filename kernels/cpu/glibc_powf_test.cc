@@ -4,25 +4,14 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
+
+#include "core/base/float_bits.h"
 
 namespace tfrun {
 namespace cpu {
 namespace {
-
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
 
 // Where the processor has AVX2 and FMA, glibc's powf is the form the
 // packets compute: were it not (another powf), LRNGrad would quietly take
@@ -43,7 +32,7 @@ TEST(GlibcPowfTest, EveryElementIsTheLibrarysPowf) {
   uint32_t state = 12345;
   for (int i = 0; i < 20000; ++i) {
     state = state * 1664525u + 1013904223u;
-    x.push_back(FromBits(state));
+    x.push_back(FloatFromBits(state));
   }
   for (int i = 0; i < 20000; ++i) x.push_back(1.0f + 0.37f * static_cast<float>(i));
   for (float v : {0.0f, -0.0f, 1.0f, -1.0f, std::numeric_limits<float>::infinity(),
@@ -57,13 +46,13 @@ TEST(GlibcPowfTest, EveryElementIsTheLibrarysPowf) {
     SCOPED_TRACE(y);
     PowfLikeGlibc(x.data(), y, got.data(), static_cast<int64_t>(x.size()));
     int differ = 0;
-    for (size_t i = 0; i < x.size(); ++i) differ += Bits(got[i]) != Bits(std::pow(x[i], y));
+    for (size_t i = 0; i < x.size(); ++i) differ += FloatBits(got[i]) != FloatBits(std::pow(x[i], y));
     EXPECT_EQ(differ, 0);
   }
   for (int64_t n = 0; n <= 40; ++n) {
     std::vector<float> out(n + 1, -7.0f);
     PowfLikeGlibc(x.data() + 20000, -0.75f, out.data(), n);
-    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(Bits(out[i]), Bits(std::pow(x[20000 + i], -0.75f))) << n << " " << i;
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(FloatBits(out[i]), FloatBits(std::pow(x[20000 + i], -0.75f))) << n << " " << i;
     EXPECT_EQ(out[n], -7.0f) << "wrote past the end at length " << n;
   }
 }

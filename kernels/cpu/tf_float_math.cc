@@ -10,6 +10,7 @@
 
 #include <emmintrin.h>
 
+#include "core/base/float_bits.h"
 #include "core/base/parallel.h"
 #include "kernels/cpu/cpu_eigen.h"
 #include "kernels/cpu/tf_float_math_avx2.h"
@@ -21,16 +22,8 @@ namespace {
 
 constexpr int64_t kPacket = 8;  // AVX's floats per packet
 
-float FromBits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-uint32_t Bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
+float FromBits(uint32_t bits) { return FloatFromBits(bits); }
+uint32_t Bits(float f) { return FloatBits(f); }
 
 // cvttps2dq: truncation; NaN (and anything out of range) gives INT32_MIN.
 int32_t TruncateToInt(float v) {
