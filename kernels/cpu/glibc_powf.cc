@@ -1,11 +1,11 @@
 #include "kernels/cpu/glibc_powf.h"
 
-#include "core/base/float_bits.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "core/base/float_bits.h"
 
 namespace tfrun {
 namespace cpu {
@@ -17,19 +17,15 @@ bool ZeroInfNan(float y) { return 2 * FloatBits(y) - 1 >= 2u * 0x7f800000 - 1; }
 void Packets(const float* x, float y, float* out, int64_t n) {
   constexpr int64_t kChunk = 512;
   uint8_t slow[kChunk / 8];
-  int64_t at = 0;
-  for (; at + 8 <= n; at += kChunk) {
-    const int64_t count = std::min(kChunk, (n - at) / 8 * 8);
+  const int64_t whole = n / 8 * 8;  // the packets' elements
+  for (int64_t at = 0; at < whole; at += kChunk) {
+    const int64_t count = std::min(kChunk, whole - at);
     glibc_powf::EightLanes(x + at, y, out + at, count, slow);
     for (int64_t i = 0; i < count; ++i) {
       if (slow[i / 8] >> (i % 8) & 1) out[at + i] = std::pow(x[at + i], y);
     }
-    if (count < kChunk) {
-      at += count;
-      break;
-    }
   }
-  for (; at < n; ++at) out[at] = std::pow(x[at], y);
+  for (int64_t at = whole; at < n; ++at) out[at] = std::pow(x[at], y);
 }
 
 }  // namespace

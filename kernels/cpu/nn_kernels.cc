@@ -126,6 +126,20 @@ Status RunDnnl(KernelContext& c, F&& f) {
   return Status::Ok();
 }
 
+// oneDNN's forward convolution of `g`: `src` (NHWC) with the HWIO
+// `filter` into `dst` (NHWC). Conv2D, and Conv2DBackpropInput's stride-1
+// form (TransposedConv). Inside RunDnnl.
+void ForwardConvolution(const ConvGeometry& g, float* src, float* filter, float* dst) {
+  const Dnnl d = TheDnnl();
+  MultiThreadedSection section;  // oneDNN's OpenMP team
+  const auto pd = ForwardDesc(g, Weights(g));
+  memory source(pd.src_desc(), d.engine, src);
+  memory weights = FilterIn(g, pd.weights_desc(), filter);
+  memory destination(pd.dst_desc(), d.engine, dst);
+  dnnl::convolution_forward(pd).execute(
+      d.stream, {{DNNL_ARG_SRC, source}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, destination}});
+}
+
 Status Conv2DKernel(KernelContext& c) {
   const Tensor& input = c.inputs[0];
   const Tensor& filter = c.inputs[1];
@@ -136,16 +150,7 @@ Status Conv2DKernel(KernelContext& c) {
     std::memset(c.output.raw(), 0, c.output.num_bytes());
     return Status::Ok();
   }
-  return RunDnnl(c, [&] {
-    const Dnnl d = TheDnnl();
-  MultiThreadedSection section;  // oneDNN's OpenMP team
-    const auto pd = ForwardDesc(g, Weights(g));
-    memory src(pd.src_desc(), d.engine, input.data<float>());
-    memory weights = FilterIn(g, pd.weights_desc(), filter.data<float>());
-    memory dst(pd.dst_desc(), d.engine, c.output.data<float>());
-    dnnl::convolution_forward(pd).execute(d.stream,
-                                          {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
-  });
+  return RunDnnl(c, [&] { ForwardConvolution(g, input.data<float>(), filter.data<float>(), c.output.data<float>()); });
 }
 
 #include "kernels/cpu/depthwise_rows.inc"
@@ -251,15 +256,8 @@ Status Conv2DBackpropInputKernel(KernelContext& c) {
   const ConvGeometry* g = &plan.geometry;
   if (const std::optional<ConvGeometry> transposed = TransposedConv(*g)) {
     return RunDnnl(c, [&] {
-      const Dnnl d = TheDnnl();
-      MultiThreadedSection section;  // oneDNN's OpenMP team
-      const std::vector<float> flipped = FlippedFilter(*g, filter.data<float>());
-      const auto pd = ForwardDesc(*transposed, Weights(*transposed));
-      memory src(pd.src_desc(), d.engine, out_backprop.data<float>());
-      memory weights = FilterIn(*transposed, pd.weights_desc(), const_cast<float*>(flipped.data()));
-      memory dst(pd.dst_desc(), d.engine, c.output.data<float>());
-      dnnl::convolution_forward(pd).execute(d.stream,
-                                            {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+      std::vector<float> flipped = FlippedFilter(*g, filter.data<float>());
+      ForwardConvolution(*transposed, out_backprop.data<float>(), flipped.data(), c.output.data<float>());
     });
   }
   return RunDnnl(c, [&] {
@@ -642,9 +640,9 @@ Status LrnGradKernel(KernelContext& c) {
   ParallelRows(rows, depth * (2 * radius + 1) * 4, [&](int64_t first, int64_t last) {
     // Indexed j + radius; the padding's grad 0 leaves its terms out.
     std::vector<float> squares, norms(depth + 2 * radius, 1.0f), scale(depth + 2 * radius, 0.0f),
-        power(depth + 2 * radius, 0.0f), grad(depth + 2 * radius, 0.0f), gathered(depth + 1),
+        power(depth + 2 * radius, 0.0f), grad(depth + 2 * radius, 0.0f), gathered(depth),
         powers(depth);
-    std::vector<int64_t> with_gradient(depth + 1);
+    std::vector<int64_t> with_gradient(depth);
     for (int64_t i = first; i < last; ++i) {
       const float* xi = x + i * depth;
       LrnNorms(xi, depth, p, squares, norms.data() + radius);
