@@ -76,6 +76,10 @@ class Tensor {
   // writes in place only where no reader still holds the old value
   // (TensorFlow's copy-on-write for resource variables).
   bool buffer_shared() const { return buffer_.use_count() > 1; }
+  // How many Tensors hold this one's buffer (0 without one), and whether
+  // `other` holds the same.
+  long buffer_holders() const { return buffer_.use_count(); }
+  bool SharesBufferWith(const Tensor& other) const { return buffer_ != nullptr && buffer_ == other.buffer_; }
 
   // The same data under another shape of as many elements (Reshape: no
   // copy, as TensorFlow's Tensor::CopyFrom shares the buffer).

@@ -17,6 +17,7 @@
 #include "core/graph/node_def_summary.h"
 #include "core/graph/op_registry.h"
 #include "core/runtime/collectives.h"
+#include "core/runtime/node_effects.h"
 #include "core/runtime/unread_values.h"
 #include "core/tables/tf_tables.h"
 
@@ -172,6 +173,7 @@ const Executor::NodePlan* Executor::PlanFor(const Node& node) {
   plan.memory = MemoryFor(node);
   plan.kernel_type = choice.kernel_type;
   plan.queues_device_work = choice.kernel_type == device.type && QueuesDeviceWork(node);
+  plan.fresh_outputs = device.type == "CPU" && MakesFreshOutputs(node);
   plan.input_memory.clear();
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     plan.input_memory.push_back(InputInHostMemory(graph_, node, device.type, i) ? CpuAllocator() : plan.memory);
@@ -296,6 +298,22 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
     }
   }
   if (context.outputs.empty() && node.num_outputs > 0) context.outputs.push_back(std::move(context.output));
+  if (plan.fresh_outputs) {
+    // An output in an input's buffer is one the kernel took over (that
+    // input and the output its only holders) or MakesFreshOutputs is wrong
+    // for this op, and a concurrent run may let a variable's update
+    // overwrite what this node's readers read.
+    for (const Tensor& out : context.outputs) {
+      for (const Tensor& in : context.inputs) {
+        if (out.SharesBufferWith(in) && in.buffer_holders() > 2) {
+          return graph_.ErrorAt(ErrorKind::kRuntime, node,
+                                fmt::format("node '{}' on {}: InternalError: the {} kernel output a tensor "
+                                            "another node holds",
+                                            node.name, device.name, node.op));
+        }
+      }
+    }
+  }
   // executor.cc ProcessOutputs' check: an output of another dtype than
   // the NodeDef declares is an error, never a tensor read as that dtype.
   for (size_t i = 0; i < context.outputs.size() && i < plan.output_dtypes.size(); ++i) {

@@ -311,8 +311,9 @@ class Executor {
   // A run's estimated work over that of its longest chain (1: a chain;
   // above N for N equal towers): each node's cost by its op's kind
   // (NodeCost in executor_concurrent.cc), a node that changes shared
-  // state after everything before it in run order, as RunConcurrently
-  // runs it.
+  // state after everything before it in run order (a variable's writer
+  // too, which RunConcurrently may start sooner: the estimate errs towards
+  // one node at a time).
   double EstimatedWidth(const std::vector<bool>& needed, const std::vector<bool>& unread);
   Status RunInitializers(const std::vector<bool>& needed, RunResult* result);
   // Whether the `needed` nodes hold control flow (Switch, Merge, a loop's
@@ -339,8 +340,14 @@ class Executor {
   // MayBecomeNoOp of each node, filled by the first Unread.
   mutable std::vector<bool> may_become_noop_;
   // ChangesSharedState of each node, filled by FindSharedStateChanges
-  // (the first concurrent run or width estimate).
+  // (the first concurrent run or width estimate), with, by node id:
+  // whether all the node changes is reference variables
+  // (WrittenReferenceVariables), and then the other nodes that may hold
+  // one of their buffers (VariableBufferHolders), in id order. Such a
+  // writer keeps its run-order place among those alone.
   std::vector<bool> changes_shared_state_;
+  std::vector<bool> writes_variables_only_;
+  std::vector<std::vector<int>> variable_conflicts_;
   void FindSharedStateChanges();
   // Needed and Unread of one run's wanted outputs (fetches, then targets)
   // and fed outputs, which depend on nothing else: a training loop asks for
@@ -378,6 +385,9 @@ class Executor {
     // Whether the kernel queues work on the device's own queue (a real
     // GPU's kernels, not handle-only or host-memory ones): timed there.
     bool queues_device_work = false;
+    // MakesFreshOutputs on a CPU: checked after every run of the kernel,
+    // as concurrent runs rely on it.
+    bool fresh_outputs = false;
   };
   const NodePlan* PlanFor(const Node& node);
 

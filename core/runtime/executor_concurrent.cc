@@ -4,16 +4,21 @@
 //
 // What may overlap is decided so that the run computes exactly what it
 // computes one node at a time (id order, executor.cc). Nodes that change
-// state other nodes read (node_effects.h: Assign, the Apply ops, queues,
-// Print) split the run order into segments: such a node runs alone, after
-// every node before it in run order and before every node after it. Within
-// a segment the nodes read no state another changes, so any order their
-// edges allow gives the same values. A failed node stops what comes after
-// it in run order; the run reports the first failure in run order, as a run
-// one node at a time would.
+// state other nodes read (node_effects.h: queues, Print, handles' writes)
+// split the run order into segments: such a node runs alone, after every
+// node before it in run order and before every node after it. A node that
+// only writes reference variables (Assign, the Apply ops on a VariableV2)
+// stays in its segment, after the nodes before it in run order that may
+// hold a written variable's buffer and before those after it: a tower's
+// update runs beside the other towers' products, as TensorFlow runs it.
+// Within a segment no node reads what another changes out of that order,
+// so any order the edges allow gives the same values. A failed node stops
+// what comes after it in run order; the run reports the first failure in
+// run order, as a run one node at a time would.
 #include <algorithm>
 #include <climits>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <queue>
 #include <set>
@@ -93,12 +98,70 @@ bool Streams(double cost, const std::vector<Tensor>& inputs) {
   return all >= 2 * kStreamingElements;
 }
 
+// Which positions of a run lie in a chain: a stretch of run order between
+// nodes that change shared state (`alone`, by position; variables' writers
+// among them) whose work, by NodeCost, is all on its longest path. Nothing
+// runs beside such a kernel, so it may take every thread
+// (chain_kernel_threads_). Found on these stretches, not on the segments
+// RunConcurrently schedules, and by NodeCost, never by times: a kernel's
+// thread count may change its sums, which must not depend on which nodes a
+// variable's writer waits for or on how long kernels took.
+std::vector<bool> InChains(const Graph& graph, const std::vector<int>& order, const std::vector<int>& position,
+                           const std::vector<double>& cost, const std::vector<bool>& alone) {
+  const int count = static_cast<int>(order.size());
+  std::vector<bool> in_chain(count, false);
+  std::vector<double> finish(count, 0.0);  // along the longest path into each position
+  int start = 0;
+  while (start < count) {
+    int end = start + 1;  // [start, end): one stretch
+    if (!alone[start]) {
+      while (end < count && !alone[end]) ++end;
+    }
+    double total = 0, longest = 0;
+    for (int k = start; k < end; ++k) {
+      const Node& node = graph.nodes[order[k]];
+      double before = 0;
+      const auto after = [&](int producer) {
+        const int p = position[producer];
+        if (p >= start && p < k) before = std::max(before, finish[p]);
+      };
+      for (const int in : node.inputs) after(in);
+      for (const int in : node.control_inputs) after(in);
+      finish[k] = before + cost[k];
+      total += cost[k];
+      longest = std::max(longest, finish[k]);
+    }
+    for (int k = start; k < end; ++k) in_chain[k] = total <= longest;
+    start = end;
+  }
+  return in_chain;
+}
+
 }  // namespace
 
 void Executor::FindSharedStateChanges() {
   if (changes_shared_state_.size() == graph_.nodes.size()) return;
-  changes_shared_state_.assign(graph_.nodes.size(), false);
-  for (const Node& node : graph_.nodes) changes_shared_state_[node.id] = ChangesSharedState(graph_, node);
+  const size_t n = graph_.nodes.size();
+  changes_shared_state_.assign(n, false);
+  writes_variables_only_.assign(n, false);
+  variable_conflicts_.assign(n, {});
+  std::map<int, std::vector<int>> holders;  // by variable, found once
+  for (const Node& node : graph_.nodes) {
+    changes_shared_state_[node.id] = ChangesSharedState(graph_, node);
+    if (!changes_shared_state_[node.id]) continue;
+    const std::vector<int> written = WrittenReferenceVariables(graph_, node);
+    if (written.empty()) continue;
+    writes_variables_only_[node.id] = true;
+    std::vector<int>& conflicts = variable_conflicts_[node.id];
+    for (const int variable : written) {
+      auto found = holders.find(variable);
+      if (found == holders.end()) found = holders.emplace(variable, VariableBufferHolders(graph_, variable)).first;
+      conflicts.insert(conflicts.end(), found->second.begin(), found->second.end());
+    }
+    std::sort(conflicts.begin(), conflicts.end());
+    conflicts.erase(std::unique(conflicts.begin(), conflicts.end()), conflicts.end());
+    conflicts.erase(std::remove(conflicts.begin(), conflicts.end(), node.id), conflicts.end());
+  }
 }
 
 bool Executor::OnHostCpusOnly(const std::vector<bool>& needed, const std::vector<bool>& unread) const {
@@ -178,13 +241,15 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   const int count = static_cast<int>(plan.order.size());
   if (count < 2) return Status::Ok();
   // A node that changes shared state ends the segment before it and makes
-  // one of its own; the node after it starts the next.
+  // one of its own; the node after it starts the next. One that only
+  // writes reference variables stays in its segment, ordered against the
+  // nodes that may hold their buffers (below).
   FindSharedStateChanges();
   plan.segment_of.resize(count);
   bool previous_alone = false;
   for (int k = 0; k < count; ++k) {
     const int id = plan.order[k];
-    const bool alone = !skipped(id) && changes_shared_state_[id];
+    const bool alone = !skipped(id) && changes_shared_state_[id] && !writes_variables_only_[id];
     if (k == 0 || alone || previous_alone) plan.segment_start.push_back(k);
     plan.segment_of[k] = static_cast<int>(plan.segment_start.size()) - 1;
     previous_alone = alone;
@@ -193,17 +258,28 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
   plan.segment_start.push_back(count);
   if (segments == count) return Status::Ok();  // every node alone: nothing overlaps
   plan.waits_for.assign(count, 0);
-  std::vector<std::pair<int, int>> edges;  // (producer position, consumer position) within a segment
+  std::vector<std::pair<int, int>> edges;  // (earlier position, later position) within a segment
+  const auto add_edge = [&](int before, int after) {
+    if (plan.segment_of[before] != plan.segment_of[after]) return;
+    edges.emplace_back(before, after);
+    ++plan.waits_for[after];
+  };
   for (int k = 0; k < count; ++k) {
     const Node& node = graph_.nodes[plan.order[k]];
     const auto wait_for = [&](int producer) {
-      const int p = plan.position[producer];
-      if (p < 0 || plan.segment_of[p] != plan.segment_of[k]) return;
-      edges.emplace_back(p, k);
-      ++plan.waits_for[k];
+      if (const int p = plan.position[producer]; p >= 0) add_edge(p, k);
     };
     for (const int in : node.inputs) wait_for(in);
     for (const int in : node.control_inputs) wait_for(in);
+    // A variable's writer after the nodes before it in run order that may
+    // hold the variable's buffer, and before those after it: each reads
+    // the value it would read one node at a time. Run order puts every
+    // node after its inputs, so these edges make no cycle.
+    if (skipped(node.id) || !writes_variables_only_[node.id]) continue;
+    for (const int holder : variable_conflicts_[node.id]) {
+      const int p = plan.position[holder];
+      if (p >= 0) p < k ? add_edge(p, k) : add_edge(k, p);
+    }
   }
   plan.successor_start.assign(count + 1, 0);
   for (const auto& [p, k] : edges) ++plan.successor_start[p + 1];
@@ -257,19 +333,11 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
     remaining = remaining_work(micros);
   }
   const auto later = [&](int a, int b) { return remaining[a] != remaining[b] ? remaining[a] < remaining[b] : a > b; };
-  // Segments that are one chain (their work all on their longest path):
-  // nothing in them runs beside another node, so their kernels may take
-  // every thread (chain_kernel_threads_). By NodeCost alone, never by
-  // times: a kernel's thread count may change its sums.
-  std::vector<bool> chain(segments, true);
+  std::vector<bool> in_chain;
   if (chain_kernel_threads_ > 0) {
-    std::vector<double> total(segments, 0.0), longest(segments, 0.0);
-    for (int k = 0; k < count; ++k) {
-      const int s = plan.segment_of[k];
-      total[s] += node_cost[k];
-      longest[s] = std::max(longest[s], estimated[k]);
-    }
-    for (int s = 0; s < segments; ++s) chain[s] = total[s] <= longest[s];
+    std::vector<bool> alone(count);
+    for (int k = 0; k < count; ++k) alone[k] = !skipped(plan.order[k]) && changes_shared_state_[plan.order[k]];
+    in_chain = InChains(graph_, plan.order, plan.position, node_cost, alone);
   }
 
   // The scheduler's state, under `mu` (with plan.waits_for, counted down
@@ -357,8 +425,8 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
       if (!ready.empty() && idle > 0) wake.notify_one();
       ++in_flight;
       lock.unlock();
-      const ScopedKernelThreads threads(chain[plan.segment_of[k]] || Streams(node_cost[k], inputs) ? chain_kernel_threads_
-                                                                                                : 0);
+      const ScopedKernelThreads threads(
+          (!in_chain.empty() && in_chain[k]) || Streams(node_cost[k], inputs) ? chain_kernel_threads_ : 0);
       const auto start = std::chrono::steady_clock::now();
       Status ok = RunKernel(node, &inputs, run, &produced);
       last_kernel_micros_[node.id] = std::max(

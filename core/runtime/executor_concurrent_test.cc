@@ -1,6 +1,7 @@
 // Nodes run at the same time (Executor::set_inter_op_threads): independent
 // nodes overlap, a node that changes shared state runs alone and in run
-// order, and a run with failures reports the first in run order, as a run
+// order (a variable's writer in run order among the nodes that may hold the
+// variable), and a run with failures reports the first in run order, as a run
 // one node at a time would. The kernels here sleep to make overlaps
 // visible; they record when each node ran.
 #include <gtest/gtest.h>
@@ -183,6 +184,64 @@ TEST(ExecutorConcurrentTest, ANodeThatChangesSharedStateRunsAloneInRunOrder) {
   for (const char* after : {"a2", "b2", "s"}) EXPECT_TRUE(Before("w", after)) << after;
   EXPECT_TRUE(Overlap("a2", "b2"));
   EXPECT_EQ(result->fetched[1].data<float>()[0], 2.0f);
+}
+
+// A variable's writer (an ApplyGradientDescent on v0, a VariableV2) runs
+// beside the other tower (slow1a, slow1b), after the node
+// before it in run order that reads v0 without feeding it (slow_r0, which
+// takes longer than the writer's own input g0) and before the one after
+// it (late0). Run alone, it would have waited for slow1a and kept slow1b
+// waiting.
+TEST(ExecutorConcurrentTest, AVariablesWriterRunsBesideNodesThatCannotHoldTheVariable) {
+  PlacedGraph run(R"(
+nodes:
+  - {name: a, op: Const, value: [1.0, 2.0]}
+  - {name: v0, op: Identity, inputs: [a]}
+  - {name: v1, op: Identity, inputs: [a]}
+  - {name: slow_r0, op: Mul, inputs: [v0, a]}
+  - {name: slow1a, op: Add, inputs: [v1, a]}
+  - {name: g0, op: Mul, inputs: [a, a]}
+  - {name: u0, op: AddN, inputs: [v0, a, g0]}
+  - {name: late0, op: Mul, inputs: [v0, a]}
+  - {name: slow1b, op: Add, inputs: [slow1a, a]}
+  - {name: s, op: AddN, inputs: [slow1b, late0, slow_r0]}
+fetch: [s, u0]
+)");
+  for (const char* variable : {"v0", "v1"}) run.graph.nodes[run.graph.by_name[variable]].op = "VariableV2";
+  run.graph.nodes[run.graph.by_name["u0"]].op = "ApplyGradientDescent";
+  for (const char* op : {"VariableV2", "ApplyGradientDescent"}) {
+    run.kernels.Bind(op, kCpu, kNumericTypes, RecordedKernel);
+  }
+  StatusOr<RunResult> result = run.Execute(2);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_TRUE(Overlap("u0", "slow1a") || Overlap("u0", "slow1b"));
+  EXPECT_TRUE(Before("slow_r0", "u0"));
+  EXPECT_TRUE(Before("u0", "late0"));
+}
+
+// A kernel of an op that MakesFreshOutputs lists, which outputs an input
+// another node still reads, fails the run instead of letting a variable's
+// writer change what that reader reads.
+Status OutputsItsInput(KernelContext& c) {
+  c.output = c.inputs[0];
+  return Status::Ok();
+}
+
+TEST(ExecutorConcurrentTest, AFreshOutputsOpThatOutputsAHeldInputFails) {
+  PlacedGraph run(R"(
+nodes:
+  - {name: a, op: Const, value: [[1.0, 2.0], [3.0, 4.0]]}
+  - {name: p, op: MatMul, inputs: [a, a]}
+  - {name: s, op: AddN, inputs: [p, a]}
+fetch: [s]
+)");
+  run.kernels.Bind("MatMul", kCpu, kNumericTypes, OutputsItsInput);
+  StatusOr<RunResult> result = run.Execute(1);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("node 'p' on /job:localhost/replica:0/task:0/device:CPU:0: InternalError: "
+                                           "the MatMul kernel output a tensor another node holds"),
+            std::string::npos)
+      << result.status().message();
 }
 
 // The first failure in run order is the run's error, however long it took:

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "core/graph/graph_testing.h"
 
 namespace tfrun {
@@ -44,6 +47,56 @@ TEST(NodeEffectsTest, ReadersAndPureOps) {
   EXPECT_FALSE(ChangesSharedState(g, g.nodes[AddOp(&g, "sum", "AddN", {x, x})]));
   EXPECT_FALSE(ChangesSharedState(g, g.nodes[AddOp(&g, "noop", "NoOp", {}, {x})]));
   EXPECT_FALSE(ChangesSharedState(g, g.nodes[AddOp(&g, "ph", "Placeholder")]));
+}
+
+// A node that only writes reference variables names them; one that also
+// changes other state, or reaches its variable through another node, or
+// by a handle, names none (it runs alone).
+TEST(NodeEffectsTest, WrittenReferenceVariables) {
+  Graph g;
+  const int v = AddOp(&g, "v", "VariableV2");
+  const int m = AddOp(&g, "m", "VariableV2");
+  const int x = AddOp(&g, "x", "Const");
+  const int read = AddOp(&g, "read", "Identity", {v});
+  const int handle = AddOp(&g, "h", "VarHandleOp");
+  const auto written = [&](const std::string& op, std::vector<int> inputs) {
+    return WrittenReferenceVariables(g, g.nodes[AddOp(&g, op + "_node", op, std::move(inputs))]);
+  };
+  EXPECT_EQ(written("ApplyGradientDescent", {v, x, x}), std::vector<int>{v});
+  EXPECT_EQ(written("Assign", {v, x}), std::vector<int>{v});
+  EXPECT_EQ(written("ScatterAdd", {v, x, x}), std::vector<int>{v});
+  EXPECT_EQ(written("ApplyMomentum", {v, m, x, x, x}), (std::vector<int>{v, m}));
+  EXPECT_EQ(written("ApplyAdam", {v, m, m, x, x, x, x, x, x, x}), (std::vector<int>{v, m}));
+  EXPECT_TRUE(written("ApplyGradientDescent", {read, x, x}).empty());  // not a variable's node
+  EXPECT_TRUE(written("ResourceApplyGradientDescent", {handle, x, x}).empty());
+  EXPECT_TRUE(written("Print", {x, x}).empty());
+  EXPECT_TRUE(written("MatMul", {read, x}).empty());  // writes nothing
+}
+
+// The nodes that may hold a variable's buffer: its readers, and the
+// readers of those that may output it (Identity, Reshape, a reduction),
+// not past a node that makes fresh outputs (MatMul), nor along control
+// edges.
+TEST(NodeEffectsTest, VariableBufferHolders) {
+  Graph g;
+  const int v = AddOp(&g, "v", "VariableV2");
+  const int x = AddOp(&g, "x", "Const");
+  const int read = AddOp(&g, "read", "Identity", {v});
+  const int product = AddOp(&g, "product", "MatMul", {read, x});
+  const int after_product = AddOp(&g, "after_product", "Relu", {product});
+  const int reshape = AddOp(&g, "reshape", "Reshape", {read, x});
+  const int sum = AddOp(&g, "sum", "Sum", {reshape, x});  // its input itself over dimensions of size 1
+  const int after_sum = AddOp(&g, "after_sum", "Mul", {sum, x});
+  const int update = AddOp(&g, "update", "ApplyGradientDescent", {v, x, after_product});
+  const int after_update = AddOp(&g, "after_update", "Identity", {update});
+  AddOp(&g, "controlled", "Relu", {x}, {read});
+  AddOp(&g, "unrelated", "Identity", {x});
+  EXPECT_EQ(VariableBufferHolders(g, v), (std::vector<int>{read, product, reshape, sum, after_sum, update, after_update}));
+  EXPECT_TRUE(MakesFreshOutputs(g.nodes[product]));
+  EXPECT_TRUE(MakesFreshOutputs(g.nodes[after_sum]));
+  EXPECT_FALSE(MakesFreshOutputs(g.nodes[sum]));
+  EXPECT_FALSE(MakesFreshOutputs(g.nodes[read]));
+  EXPECT_FALSE(MakesFreshOutputs(g.nodes[update]));
 }
 
 }  // namespace
