@@ -356,6 +356,24 @@ TEST(ExecutorConcurrentTest, NodesThatRunAloneGetTheChainsThreads) {
   for (const char* wide : {"a1", "b1", "a2", "b2"}) EXPECT_EQ(g_kernel_threads_seen.at(wide), 1) << wide;
 }
 
+// A variable's writer runs beside other nodes: it keeps one thread a
+// kernel (unless it streams), where a Print in its place gets the chain's.
+TEST(ExecutorConcurrentTest, AVariablesWriterKeepsOneKernelThread) {
+  PlacedGraph run(R"(
+nodes:
+  - {name: a, op: Const, value: [1.0, 2.0]}
+  - {name: v, op: Identity, inputs: [a]}
+  - {name: x, op: Add, inputs: [a, a]}
+  - {name: w, op: Add, inputs: [v, x]}
+  - {name: y, op: Mul, inputs: [x, x]}
+fetch: [w, y]
+)");
+  run.graph.nodes[run.graph.by_name["v"]].op = "VariableV2";
+  run.graph.nodes[run.graph.by_name["w"]].op = "Assign";
+  RunRecordingKernelThreads(run, {"Add", "Mul", "VariableV2", "Assign"});
+  EXPECT_EQ(g_kernel_threads_seen.at("w"), 1);
+}
+
 // With one thread a kernel, an elementwise node with an input of 2^20
 // elements or more (more than a core's cache), or 2^21 in all its inputs,
 // gets the chain's threads even where others run beside it; smaller ones
