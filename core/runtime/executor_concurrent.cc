@@ -7,7 +7,7 @@
 // state other nodes read (node_effects.h: queues, Print, handles' writes)
 // split the run order into segments: such a node runs alone, after every
 // node before it in run order and before every node after it. A node that
-// only writes reference variables (Assign, the Apply ops on a VariableV2)
+// only writes reference variables in place (the Apply ops on a VariableV2)
 // stays in its segment, after the nodes before it in run order that may
 // hold a written variable's buffer and before those after it: a tower's
 // update runs beside the other towers' products, as TensorFlow runs it.

@@ -369,8 +369,8 @@ nodes:
 fetch: [w, y]
 )");
   run.graph.nodes[run.graph.by_name["v"]].op = "VariableV2";
-  run.graph.nodes[run.graph.by_name["w"]].op = "Assign";
-  RunRecordingKernelThreads(run, {"Add", "Mul", "VariableV2", "Assign"});
+  run.graph.nodes[run.graph.by_name["w"]].op = "AssignAdd";
+  RunRecordingKernelThreads(run, {"Add", "Mul", "VariableV2", "AssignAdd"});
   EXPECT_EQ(g_kernel_threads_seen.at("w"), 1);
 }
 

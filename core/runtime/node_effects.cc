@@ -49,6 +49,10 @@ bool ChangesSharedState(const Graph& graph, const Node& node) {
 }
 
 std::vector<int> WrittenReferenceVariables(const Graph& graph, const Node& node) {
+  // Assign stores a new buffer for its variable in the map that every
+  // variable's node reads (kernel_registry.cc AssignKernel): it changes
+  // more than the variable's buffer.
+  if (node.op == "Assign") return {};
   const TfOpDef* op = FindTfOp(node.op);
   if (op == nullptr || !op->has_op_def || op->is_stateful || ModifiesInputsInPlace(graph, node)) return {};
   if (op->inputs.size() != node.inputs.size()) return {};

@@ -27,9 +27,11 @@ bool ChangesSharedState(const Graph& graph, const Node& node);
 // The reference variables (ids of their VariableV2 or Variable nodes) that
 // `node` writes, where writing them is all it changes: an op TensorFlow
 // defines, neither stateful nor in place, without handles or list inputs,
-// each of whose reference inputs is read straight from a variable's node
-// (ApplyGradientDescent, Assign, ScatterAdd on a VariableV2). Empty for
-// every other node. Such a node need only keep its place in run order
+// each of whose reference inputs is read straight from a variable's node,
+// and which writes the variables' buffers in place (ApplyGradientDescent,
+// AssignAdd, ScatterAdd on a VariableV2; not Assign, which stores a new
+// buffer in the map of variables that every variable's node reads). Empty
+// for every other node. Such a node need only keep its place in run order
 // among the nodes that may hold a written variable's buffer
 // (VariableBufferHolders), not among all.
 std::vector<int> WrittenReferenceVariables(const Graph& graph, const Node& node);

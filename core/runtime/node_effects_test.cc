@@ -63,7 +63,8 @@ TEST(NodeEffectsTest, WrittenReferenceVariables) {
     return WrittenReferenceVariables(g, g.nodes[AddOp(&g, op + "_node", op, std::move(inputs))]);
   };
   EXPECT_EQ(written("ApplyGradientDescent", {v, x, x}), std::vector<int>{v});
-  EXPECT_EQ(written("Assign", {v, x}), std::vector<int>{v});
+  EXPECT_EQ(written("AssignAdd", {v, x}), std::vector<int>{v});
+  EXPECT_TRUE(written("Assign", {v, x}).empty());  // stores a new buffer in the variables' map
   EXPECT_EQ(written("ScatterAdd", {v, x, x}), std::vector<int>{v});
   EXPECT_EQ(written("ApplyMomentum", {v, m, x, x, x}), (std::vector<int>{v, m}));
   EXPECT_EQ(written("ApplyAdam", {v, m, m, x, x, x, x, x, x, x}), (std::vector<int>{v, m}));
