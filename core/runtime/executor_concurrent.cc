@@ -313,24 +313,18 @@ Status Executor::RunConcurrently(const std::vector<bool>& needed, const std::vec
     node_cost[k] = NodeCost(graph_.nodes[id]);
     measured = measured && (skipped(id) || node_cost[k] == 0 || last_kernel_micros_[id] > 0);
   }
-  // Each position's work to its segment's end, by `cost`.
-  const auto remaining_work = [&](const std::vector<double>& cost) {
-    std::vector<double> remaining(count, 0.0);
-    for (int k = count; k-- > 0;) {
-      double after = 0;
-      for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
-        after = std::max(after, remaining[plan.successors[e]]);
-      }
-      remaining[k] = cost[k] + after;
-    }
-    return remaining;
-  };
-  const std::vector<double> estimated = remaining_work(node_cost);
-  std::vector<double> remaining = estimated;
+  // Each node's work, then each position's work to its segment's end.
+  std::vector<double> node_work = node_cost;
   if (measured) {
-    std::vector<double> micros(count);
-    for (int k = 0; k < count; ++k) micros[k] = node_cost[k] > 0 ? last_kernel_micros_[plan.order[k]] : 0.0;
-    remaining = remaining_work(micros);
+    for (int k = 0; k < count; ++k) node_work[k] = node_cost[k] > 0 ? last_kernel_micros_[plan.order[k]] : 0.0;
+  }
+  std::vector<double> remaining(count, 0.0);
+  for (int k = count; k-- > 0;) {
+    double after = 0;
+    for (int e = plan.successor_start[k]; e < plan.successor_start[k + 1]; ++e) {
+      after = std::max(after, remaining[plan.successors[e]]);
+    }
+    remaining[k] = node_work[k] + after;
   }
   const auto later = [&](int a, int b) { return remaining[a] != remaining[b] ? remaining[a] < remaining[b] : a > b; };
   std::vector<bool> in_chain;
