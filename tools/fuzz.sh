@@ -84,9 +84,10 @@ compile core/base/random.cc -ffp-contract=off
 compile kernels/cpu/matmul_avx2.cc -mavx2 -mfma
 compile kernels/cpu/sgemm_avx2.cc -mavx2 -mfma
 compile kernels/cpu/depthwise_avx2.cc -mavx2 -ffp-contract=off
-# The math and optimizer kernels: Eigen's exact sqrt (kernels/BUILD).
+# The math, optimizer and fused elementwise kernels: Eigen's exact sqrt (kernels/BUILD).
 compile kernels/cpu/math_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 compile kernels/cpu/optimizer_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
+compile kernels/cpu/fused_elementwise.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 # TensorFlow's tanh, sigmoid, exp and log: every multiply-add rounds twice;
 # their eight-lane forms for AVX2 as kernels/BUILD builds them.
 compile kernels/cpu/tf_float_math.cc -ffp-contract=off

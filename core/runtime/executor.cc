@@ -121,14 +121,41 @@ Executor::RunSet Executor::RunSetFor(const std::vector<NodeOutput>& wanted, cons
   auto it = std::find_if(run_sets_.begin(), run_sets_.end(),
                          [&](const RunSet& s) { return s.wanted == wanted && s.fed == fed; });
   if (it == run_sets_.end()) {
-    RunSet set{wanted, std::move(fed), Needed(wanted, feeds), {}};
+    RunSet set{wanted, std::move(fed), Needed(wanted, feeds), {}, nullptr};
     set.unread = Unread(set.needed, wanted, feeds);
+    set.fusion = PlanFusion(set.needed, set.unread, wanted, feeds);
     if (run_sets_.size() == kKept) run_sets_.pop_back();
     run_sets_.insert(run_sets_.begin(), std::move(set));
   } else if (it != run_sets_.begin()) {
     std::rotate(run_sets_.begin(), it, it + 1);
   }
   return run_sets_.front();
+}
+
+std::shared_ptr<const std::vector<FusionRole>> Executor::PlanFusion(const std::vector<bool>& needed,
+                                                                    const std::vector<bool>& unread,
+                                                                    const std::vector<NodeOutput>& wanted,
+                                                                    const std::vector<Feed>& feeds) const {
+  if (!fuse_elementwise_ || channel_ != nullptr || kernels_.FindFusion(kCpu).defer == nullptr ||
+      NeedsFrames(needed)) {
+    return nullptr;
+  }
+  const size_t n = graph_.nodes.size();
+  std::vector<bool> runs(n), preserved(n, false), fuses(n);
+  for (size_t id = 0; id < n; ++id) {
+    runs[id] = needed[id] && (unread.empty() || !unread[id]);
+    const Device& device = devices_[placement_.device_of[id]];
+    fuses[id] = device.type == kCpu && !device.simulated && MemoryFor(graph_.nodes[id]) == device.allocator;
+  }
+  for (const NodeOutput& w : wanted) preserved[w.node] = true;
+  std::set<std::pair<int, int>> fed;
+  for (const Feed& f : feeds) {
+    preserved[f.output.node] = true;
+    fed.emplace(f.output.node, f.output.index);
+  }
+  std::vector<FusionRole> roles = PlanElementwiseFusion(graph_, runs, preserved, fed, placement_.device_of, fuses);
+  if (std::all_of(roles.begin(), roles.end(), [](FusionRole r) { return r == FusionRole::kNone; })) return nullptr;
+  return std::make_shared<const std::vector<FusionRole>>(std::move(roles));
 }
 
 int Executor::TaskOf(int id) const {
@@ -225,6 +252,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   const int id = node.id;
   const Device& device = devices_[placement_.device_of[id]];
   const NodePlan& plan = *PlanFor(node);
+  const FusionRole role = run->fusion != nullptr ? (*run->fusion)[id] : FusionRole::kNone;
   if (plan.kernel == nullptr) {
     return graph_.ErrorAt(ErrorKind::kRuntime, node,
                           fmt::format("node '{}': no {} kernel is built for {}", node.name, plan.kernel_type, node.op));
@@ -273,7 +301,13 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   context.graph = &graph_;
   context.collective_result = collective_result;
   context.collective_inputs = collective_inputs;
-  Status s = plan.kernel(context);  // under RunNodes' ScopedFlushDenormal
+  Status s;  // under RunNodes' ScopedFlushDenormal
+  if (role == FusionRole::kNone) {
+    s = plan.kernel(context);
+  } else {
+    const KernelRegistry::FusionKernels fusion = kernels_.FindFusion(kCpu);
+    s = (role == FusionRole::kDeferred ? fusion.defer : fusion.run_root)(context, plan.kernel);
+  }
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {
     return graph_.ErrorAt(s.kind(), node,
@@ -316,9 +350,11 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   }
   // executor.cc ProcessOutputs' check: an output of another dtype than
   // the NodeDef declares is an error, never a tensor read as that dtype.
+  // (A deferred node's output may be the variant that holds its inputs.)
   for (size_t i = 0; i < context.outputs.size() && i < plan.output_dtypes.size(); ++i) {
     const Tensor& out = context.outputs[i];
-    if (out.is_valid() && plan.output_dtypes[i] && out.dtype() != *plan.output_dtypes[i]) {
+    if (out.is_valid() && plan.output_dtypes[i] && out.dtype() != *plan.output_dtypes[i] &&
+        !(role == FusionRole::kDeferred && out.variant() != nullptr)) {
       return graph_.ErrorAt(ErrorKind::kRuntime, node,
                             fmt::format("node '{}' on {}: InternalError: Output {} of type {} does not match "
                                         "declared output type {} for node {{{{node {}}}}}",
@@ -504,7 +540,7 @@ void Executor::ReleaseInputs(const Node& node, Slots* slots) {
 
 Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
                           const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result,
-                          bool keep) {
+                          bool keep, const std::vector<FusionRole>* fusion) {
   AssignSlots();
   stacks_ = std::make_unique<StackStore>();  // a run's stacks end with it (TensorFlow's step container)
   // Every kernel runs with denormals flushed, as in TensorFlow's executor;
@@ -569,6 +605,7 @@ Status Executor::RunNodes(const std::vector<NodeOutput>& fetch, const std::vecto
   slots.copies.resize(slots_count);
   RunState run;
   run.result = result;
+  run.fusion = fusion;
   result->node_ms.resize(n, 0.0);
   bool ran_concurrently = false;
   CollectivePlan collective;
@@ -708,7 +745,7 @@ StatusOr<RunResult> Executor::Run(const std::vector<NodeOutput>& fetch, const st
   for (int t : targets) wanted.push_back({t, 0});
   const RunSet set = RunSetFor(wanted, feeds);
   TFRUN_RETURN_IF_ERROR(RunInitializers(set.needed, &result));
-  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, set.needed, set.unread, feeds, &result, true));
+  TFRUN_RETURN_IF_ERROR(RunNodes(fetch, set.needed, set.unread, feeds, &result, true, set.fusion.get()));
   result.end_ns = NowNs();
   return result;
 }
@@ -751,7 +788,7 @@ Status Executor::RunTargets(const std::vector<int>& targets, const std::vector<F
   for (int t : targets) outputs.push_back({t, 0});
   const RunSet set = RunSetFor(outputs, feeds);
   TFRUN_RETURN_IF_ERROR(RunInitializers(set.needed, &result));
-  return RunNodes(outputs, set.needed, set.unread, feeds, &result, false);
+  return RunNodes(outputs, set.needed, set.unread, feeds, &result, false, set.fusion.get());
 }
 
 }  // namespace tfrun

@@ -22,6 +22,7 @@
 #include "core/placement/placer.h"
 #include "core/runtime/collectives.h"
 #include "core/runtime/control_flow_kernels.h"
+#include "core/runtime/elementwise_fusion.h"
 #include "core/runtime/kernel_registry.h"
 
 namespace tfrun {
@@ -207,6 +208,15 @@ class Executor {
   // threads; a program's values stay the same on every run.
   void set_chain_kernel_threads(int threads) { chain_kernel_threads_ = threads; }
 
+  // Whether runs fuse chains of large float32 elementwise nodes into the
+  // node that reads them, where the device's backend can
+  // (elementwise_fusion.h; on by default). Values are the same either way,
+  // bit for bit; tests compare the two.
+  void set_fuse_elementwise(bool fuse) {
+    fuse_elementwise_ = fuse;
+    run_sets_.clear();
+  }
+
   // A cluster run: this process runs the nodes placed on devices of task
   // channel->local_task() and exchanges tensors with the other tasks.
   void set_channel(TensorChannel* channel) { channel_ = channel; }
@@ -226,6 +236,8 @@ class Executor {
     // events, copies); the spans are a real GPU's, whose runs are never
     // concurrent.
     std::mutex records;
+    // The run's fusion roles by node id (its RunSet's; null: none fused).
+    const std::vector<FusionRole>* fusion = nullptr;
     ~RunState();
   };
   // One run's node outputs by slot (SlotOf) and their bookkeeping; nodes
@@ -288,8 +300,10 @@ class Executor {
   // partition it runs.
   Status RunFrames(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
                    const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep);
+  // `fusion`: the run's fusion roles (null: none).
   Status RunNodes(const std::vector<NodeOutput>& fetch, const std::vector<bool>& needed,
-                  const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep);
+                  const std::vector<bool>& unread, const std::vector<Feed>& feeds, RunResult* result, bool keep,
+                  const std::vector<FusionRole>* fusion = nullptr);
   // RunNodes on several threads (set_inter_op_threads, executor_concurrent.cc):
   // false in `*ran` when this run cannot (then nothing ran).
   // A run's collectives (collectives.h): its groups, each member's group
@@ -358,7 +372,15 @@ class Executor {
     std::vector<NodeOutput> fed;
     std::vector<bool> needed;
     std::vector<bool> unread;
+    std::shared_ptr<const std::vector<FusionRole>> fusion;  // null: nothing fused
   };
+  // The fusion roles of a run of `wanted` (PlanElementwiseFusion), or null
+  // where none fuses: a run with control flow or across a cluster's tasks
+  // fuses nothing, and only devices of this machine's CPUs fuse.
+  std::shared_ptr<const std::vector<FusionRole>> PlanFusion(const std::vector<bool>& needed,
+                                                            const std::vector<bool>& unread,
+                                                            const std::vector<NodeOutput>& wanted,
+                                                            const std::vector<Feed>& feeds) const;
   RunSet RunSetFor(const std::vector<NodeOutput>& wanted, const std::vector<Feed>& feeds);
   std::vector<RunSet> run_sets_;  // most recently used first
   // Output slots: node `id`'s output i is slot first_slot_[id] + i.
@@ -413,6 +435,7 @@ class Executor {
   bool record_node_times_ = false;
   int inter_op_threads_ = 1;
   int chain_kernel_threads_ = 0;
+  bool fuse_elementwise_ = true;
   // Each node's kernel time in its last concurrent run, in microseconds (0:
   // none yet), by node id; written by the thread that ran the node, read
   // when the next concurrent run plans its order (RunConcurrently). Order

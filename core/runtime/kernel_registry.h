@@ -275,8 +275,31 @@ class KernelRegistry {
   // Every binding, by (op, device type): what `tfrun ops` lists as runnable.
   const std::map<std::pair<std::string, std::string>, Binding>& bindings() const { return bindings_; }
 
+  // A backend's elementwise fusion (elementwise_fusion.h), for float32
+  // nodes, each given the node's own kernel: `defer` runs a deferred node
+  // (its output a variant that holds its inputs, nothing computed), and
+  // `run_root` a root (its own op's result, computing the deferred inputs
+  // block by block on the way, bit for bit what their kernels compute).
+  // Where the tensors do not fit a fused pass (shapes that broadcast, too
+  // few elements), both compute the deferred inputs and run the node's own
+  // kernel. Not ops: `tfrun ops` lists neither. Null where the backend has
+  // none: nothing is fused on its devices.
+  using FusionKernelFn = Status (*)(KernelContext& context, KernelFn own);
+  struct FusionKernels {
+    FusionKernelFn defer = nullptr;
+    FusionKernelFn run_root = nullptr;
+  };
+  void BindFusion(std::string_view device_type, FusionKernels kernels) {
+    fusion_[std::string(device_type)] = kernels;
+  }
+  FusionKernels FindFusion(std::string_view device_type) const {
+    auto it = fusion_.find(std::string(device_type));
+    return it == fusion_.end() ? FusionKernels() : it->second;
+  }
+
  private:
   std::map<std::pair<std::string, std::string>, Binding> bindings_;
+  std::map<std::string, FusionKernels> fusion_;
 };
 
 }  // namespace tfrun

@@ -44,7 +44,8 @@ StatusOr<std::vector<Tensor>> WritableTensors(KernelContext& c, size_t count, bo
   return tensors;
 }
 
-Status CheckUpdateShapes(KernelContext& c, const UpdateInputs& spec, const std::vector<Tensor>& tensors) {
+Status CheckUpdateShapes(KernelContext& c, const UpdateInputs& spec, const std::vector<Tensor>& tensors,
+                         const Shape& grad_shape) {
   for (int s : spec.scalars) {
     if (c.inputs[s].rank() != 0) {
       return c.Fail(fmt::format("{} is not a scalar: {}", c.node.op.find("GradientDescent") != std::string::npos
@@ -59,11 +60,10 @@ Status CheckUpdateShapes(KernelContext& c, const UpdateInputs& spec, const std::
                                 ShapeDebugString(tensors[0].shape()), ShapeDebugString(tensors[i].shape())));
     }
   }
-  const Tensor& grad = c.inputs[spec.grad];
-  if (grad.shape() != tensors[0].shape()) {
+  if (grad_shape != tensors[0].shape()) {
     return c.Fail(fmt::format("var and {} do not have the same shape{} {}",
                               c.node.op.find("GradientDescent") != std::string::npos ? "delta" : "grad",
-                              ShapeDebugString(tensors[0].shape()), ShapeDebugString(grad.shape())));
+                              ShapeDebugString(tensors[0].shape()), ShapeDebugString(grad_shape)));
   }
   return Status::Ok();
 }
@@ -82,9 +82,14 @@ UpdateInputs InputsOf(Optimizer op) {
 }
 
 StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs& spec, bool resource) {
-  const DType dtype = c.inputs[spec.grad].dtype();
-  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, spec.tensors.size(), resource, dtype));
-  TFRUN_RETURN_IF_ERROR(CheckUpdateShapes(c, spec, tensors));
+  return PrepareUpdate(c, spec, resource, c.inputs[spec.grad].dtype(), c.inputs[spec.grad].shape());
+}
+
+StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs& spec, bool resource,
+                                            DType grad_dtype, const Shape& grad_shape) {
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors,
+                         WritableTensors(c, spec.tensors.size(), resource, grad_dtype));
+  TFRUN_RETURN_IF_ERROR(CheckUpdateShapes(c, spec, tensors, grad_shape));
   return tensors;
 }
 

@@ -26,6 +26,10 @@ UpdateInputs InputsOf(Optimizer op);
 // variables' dtype against the gradient's). Each shares its buffer with the
 // variable, so writing it updates the variable.
 StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs& spec, bool resource);
+// The same for a gradient of `grad_dtype` and `grad_shape` that is not
+// (yet) a tensor: a fused root's (elementwise_fusion.h).
+StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs& spec, bool resource,
+                                            DType grad_dtype, const Shape& grad_shape);
 
 // AssignAdd/AssignSub (and the VariableOp forms): the variable to write,
 // checked against the value's shape and dtype.

@@ -140,6 +140,8 @@ void RegisterQueueKernels(KernelRegistry* registry);
 void RegisterCheckpointKernels(KernelRegistry* registry);
 void RegisterNnKernels(KernelRegistry* registry);
 void RegisterOptimizerKernels(KernelRegistry* registry);
+// The elementwise fusion's kernels (fused_elementwise.cc).
+void RegisterFusionKernels(KernelRegistry* registry);
 // Add, Sub and Mul's kernels (cpu_kernels.cc), for the binary family's
 // table (math_kernels.cc binds it); nullptr for the family's other
 // functions.

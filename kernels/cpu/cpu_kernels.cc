@@ -610,6 +610,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterCheckpointKernels(registry);
   cpu::RegisterNnKernels(registry);
   cpu::RegisterOptimizerKernels(registry);
+  cpu::RegisterFusionKernels(registry);
 }
 
 }  // namespace tfrun

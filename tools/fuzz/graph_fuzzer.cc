@@ -163,6 +163,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   std::memcmp(a.raw(), b.raw(), a.num_bytes()) == 0,
               "two runs give the same output", graph->nodes[graph->fetch[i].node].name);
       }
+      // Fused elementwise chains (elementwise_fusion.h) compute what the
+      // nodes' own kernels compute, bit for bit.
+      tfrun::Executor unfused(*graph, Devices(), placement, Kernels());
+      unfused.set_fuse_elementwise(false);
+      (void)unfused.Run(graph->fetch).ok();
+      tfrun::StatusOr<tfrun::RunResult> plain = unfused.Run(graph->fetch, feeds);
+      Check(plain.ok(), "a run without fusion succeeds where the fused run did", plain.status().message());
+      for (size_t i = 0; i < result->fetched.size(); ++i) {
+        const tfrun::Tensor& a = result->fetched[i];
+        const tfrun::Tensor& b = plain->fetched[i];
+        Check(a.is_valid() == b.is_valid() &&
+                  (!a.is_valid() || (a.dtype() == b.dtype() && a.shape() == b.shape() &&
+                                     a.num_bytes() == b.num_bytes() &&
+                                     std::memcmp(a.raw(), b.raw(), a.num_bytes()) == 0)),
+              "a run without fusion gives the same output", graph->nodes[graph->fetch[i].node].name);
+      }
       for (const tfrun::Tensor& t : result->fetched) {
         if (!t.is_valid()) continue;
         tfrun::NumpyPrintOptions options;
