@@ -88,6 +88,7 @@ compile kernels/cpu/depthwise_avx2.cc -mavx2 -ffp-contract=off
 compile kernels/cpu/math_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 compile kernels/cpu/optimizer_kernels.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
 compile kernels/cpu/fused_elementwise.cc -ffp-contract=off -DEIGEN_FAST_MATH=0
+compile kernels/cpu/fused_elementwise_avx2.cc -mavx2 -ffp-contract=off
 # TensorFlow's tanh, sigmoid, exp and log: every multiply-add rounds twice;
 # their eight-lane forms for AVX2 as kernels/BUILD builds them.
 compile kernels/cpu/tf_float_math.cc -ffp-contract=off

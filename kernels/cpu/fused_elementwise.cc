@@ -12,14 +12,29 @@
 #include <string>
 #include <vector>
 
+#include "core/base/parallel.h"
 #include "core/runtime/variable_updates.h"
 #include "kernels/cpu/cpu_eigen.h"
+#include "kernels/cpu/fused_elementwise_avx2.h"
 
 namespace tfrun {
 namespace cpu {
 namespace {
 
-enum class TermOp : char { kAdd, kSub, kMul };
+#include "kernels/cpu/fused_elementwise_loops.h"
+
+// The loops eight lanes at a time where the processor can: the same bits.
+void CombineBlock(TermOp op, const float* x, const float* sx, const float* y, const float* sy, int64_t len,
+                  float* out) {
+  static const bool avx2 = ProcessorHasAvx2();
+  if (avx2) return avx2::CombineLoop(op, x, sx, y, sy, len, out);
+  Combine(op, x, sx, y, sy, len, out);
+}
+void DescendBlock(float* var, const float* delta, float alpha, int64_t len) {
+  static const bool avx2 = ProcessorHasAvx2();
+  if (avx2) return avx2::DescentLoop(var, delta, alpha, len);
+  Descend(var, delta, alpha, len);
+}
 
 // A deferred node's value: `x op y`, of `shape`. Each operand is a tensor
 // of the shape, a scalar, or another term. Holding the operands keeps
@@ -36,13 +51,8 @@ class ElementwiseTerm final : public VariantValue {
 
 const ElementwiseTerm* TermOf(const Tensor& t) { return dynamic_cast<const ElementwiseTerm*>(t.variant()); }
 
-// Floats a block: 4 KB, two a level of the tree, in the first-level cache.
+// Floats a block: 4 KB a step, in the first-level cache.
 constexpr int64_t kBlock = 1024;
-
-int Depth(const Tensor& operand) {
-  const ElementwiseTerm* term = TermOf(operand);
-  return term == nullptr ? 0 : 1 + std::max(Depth(term->x), Depth(term->y));
-}
 
 StatusOr<TermOp> OpOf(const Node& node) {
   if (node.op == "Mul") return TermOp::kMul;
@@ -51,69 +61,63 @@ StatusOr<TermOp> OpOf(const Node& node) {
   return RuntimeError(fmt::format("{} is not fused", node.op));
 }
 
-// The operand's elements [begin, begin + len): its own memory, or the
-// term's computed into `block` (kBlock floats), its own operands' blocks
-// in `deeper`. A scalar is `*scalar` instead (and null is returned).
-const float* Values(const Tensor& operand, int64_t begin, int64_t len, float* block, float* deeper,
-                    const float** scalar);
+// A tree of terms as steps in the order they are computed (operands
+// first), resolved once per kernel call: a block's work is then the loops
+// alone, not a walk of the variants.
+class Program {
+ public:
+  // An operand: a tensor's elements, a scalar, or an earlier step's block.
+  struct Operand {
+    const float* data = nullptr;
+    const float* scalar = nullptr;
+    int step = -1;
+  };
+  struct Step {
+    TermOp op;
+    Operand x, y;
+  };
 
-template <TermOp Op>
-inline float Apply(float a, float b) {
-  if constexpr (Op == TermOp::kAdd) return a + b;
-  if constexpr (Op == TermOp::kSub) return a - b;
-  if constexpr (Op == TermOp::kMul) return a * b;
-}
+  // Adds the steps that compute `operand` (none for a tensor).
+  Operand Add(const Tensor& operand) {
+    if (const ElementwiseTerm* term = TermOf(operand)) return AddStep(term->op, Add(term->x), Add(term->y));
+    if (operand.rank() == 0) return {nullptr, operand.data<float>(), -1};
+    return {operand.data<float>(), nullptr, -1};
+  }
+  Operand AddStep(TermOp op, Operand x, Operand y) {
+    steps_.push_back({op, x, y});
+    return {nullptr, nullptr, static_cast<int>(steps_.size()) - 1};
+  }
 
-template <TermOp Op>
-void Combine(const float* x, const float* sx, const float* y, const float* sy, int64_t len, float* out) {
-  if (x == nullptr) {
-    const float a = *sx;
-    for (int64_t i = 0; i < len; ++i) out[i] = Apply<Op>(a, y[i]);
-  } else if (y == nullptr) {
-    const float b = *sy;
-    for (int64_t i = 0; i < len; ++i) out[i] = Apply<Op>(x[i], b);
-  } else {
-    for (int64_t i = 0; i < len; ++i) out[i] = Apply<Op>(x[i], y[i]);
+  // Computes elements [begin, begin + len) (len <= kBlock) of every step,
+  // each into its block of `scratch` (kBlock floats a step), the last into
+  // `out` where given: it may be an operand's own memory (a forwarded
+  // input), as element i is read before it is written. Returns the last
+  // step's values.
+  const float* Run(int64_t begin, int64_t len, float* scratch, float* out) const {
+    const auto at = [&](const Operand& o) -> const float* {
+      return o.step >= 0 ? scratch + o.step * kBlock : o.data != nullptr ? o.data + begin : nullptr;
+    };
+    float* last = nullptr;
+    for (size_t k = 0; k < steps_.size(); ++k) {
+      const Step& step = steps_[k];
+      last = out != nullptr && k + 1 == steps_.size() ? out : scratch + k * kBlock;
+      CombineBlock(step.op, at(step.x), step.x.scalar, at(step.y), step.y.scalar, len, last);
+    }
+    return last;
   }
-}
+  size_t scratch_floats() const { return steps_.size() * kBlock; }
 
-// out[0, len) = elements [begin, begin + len) of `x op y`, with
-// 2 * kBlock floats of `scratch` a level of terms below. `out` may be one
-// of x's or y's own buffers (a forwarded input): element i is read before
-// it is written. x's term is computed before y's: their operands share
-// the levels below.
-void Evaluate(TermOp op, const Tensor& x, const Tensor& y, int64_t begin, int64_t len, float* out, float* scratch) {
-  const float *sx = nullptr, *sy = nullptr;
-  const float* px = Values(x, begin, len, scratch, scratch + 2 * kBlock, &sx);
-  const float* py = Values(y, begin, len, scratch + kBlock, scratch + 2 * kBlock, &sy);
-  switch (op) {
-    case TermOp::kAdd: return Combine<TermOp::kAdd>(px, sx, py, sy, len, out);
-    case TermOp::kSub: return Combine<TermOp::kSub>(px, sx, py, sy, len, out);
-    case TermOp::kMul: return Combine<TermOp::kMul>(px, sx, py, sy, len, out);
-  }
-}
-
-const float* Values(const Tensor& operand, int64_t begin, int64_t len, float* block, float* deeper,
-                    const float** scalar) {
-  if (const ElementwiseTerm* term = TermOf(operand)) {
-    Evaluate(term->op, term->x, term->y, begin, len, block, deeper);
-    return block;
-  }
-  if (operand.rank() == 0) {
-    *scalar = operand.data<float>();
-    return nullptr;
-  }
-  return operand.data<float>() + begin;
-}
+ private:
+  std::vector<Step> steps_;
+};
 
 // Calls f(begin, len, scratch) for every block of `n` elements, on the
-// pool when large, with scratch for a tree of `depth` levels of terms
-// (2 * kBlock floats a level, and a block for the root's own use).
+// pool when large, with `scratch_floats` of scratch.
 template <typename F>
-void ForBlocks(int64_t n, int depth, F&& f) {
+void ForBlocks(int64_t n, size_t scratch_floats, F&& f) {
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   ParallelRows(blocks, kBlock, [&](int64_t first, int64_t last) {
-    std::vector<float> scratch(static_cast<size_t>(2 * kBlock * (depth + 1)));
+    std::vector<float> scratch(scratch_floats);
     for (int64_t b = first; b < last; ++b) {
       const int64_t begin = b * kBlock;
       f(begin, std::min(kBlock, n - begin), scratch.data());
@@ -157,8 +161,10 @@ Status ComputeTerms(KernelContext& c) {
     if (term == nullptr) continue;
     TFRUN_ASSIGN_OR_RETURN(Tensor values, c.Allocate(DType::kFloat32, term->shape));
     float* out = values.data<float>();
-    ForBlocks(term->elements, Depth(input), [&](int64_t begin, int64_t len, float* scratch) {
-      Evaluate(term->op, term->x, term->y, begin, len, out + begin, scratch);
+    Program program;
+    program.Add(input);
+    ForBlocks(term->elements, program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+      program.Run(begin, len, scratch, out + begin);
     });
     input = std::move(values);
   }
@@ -197,11 +203,10 @@ Status FusedApplyGradientDescent(KernelContext& c, const ElementwiseTerm& delta)
                                        DType::kFloat32, delta.shape));
   float* var = tensors[0].data<float>();
   const float alpha = c.inputs[1].data<float>()[0];
-  ForBlocks(delta.elements, Depth(c.inputs[2]), [&](int64_t begin, int64_t len, float* scratch) {
-    float* block = scratch;
-    Evaluate(delta.op, delta.x, delta.y, begin, len, block, scratch + kBlock);
-    float* v = var + begin;
-    for (int64_t i = 0; i < len; ++i) v[i] = v[i] - block[i] * alpha;
+  Program program;
+  program.Add(c.inputs[2]);
+  ForBlocks(delta.elements, program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+    DescendBlock(var + begin, program.Run(begin, len, scratch, nullptr), alpha, len);
   });
   c.output = tensors[0];
   return Status::Ok();
@@ -230,9 +235,10 @@ Status RootKernel(KernelContext& c, KernelFn own) {
   // kernel would (an operand of a term holds its buffer).
   TFRUN_RETURN_IF_ERROR(c.ForwardOrAllocateOutput({0, 1}, *shape));
   float* out = c.output.data<float>();
-  const int depth = std::max(Depth(c.inputs[0]), Depth(c.inputs[1]));
-  ForBlocks(c.output.num_elements(), depth, [&](int64_t begin, int64_t len, float* scratch) {
-    Evaluate(*op, c.inputs[0], c.inputs[1], begin, len, out + begin, scratch);
+  Program program;
+  program.AddStep(*op, program.Add(c.inputs[0]), program.Add(c.inputs[1]));
+  ForBlocks(c.output.num_elements(), program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+    program.Run(begin, len, scratch, out + begin);
   });
   return Status::Ok();
 }

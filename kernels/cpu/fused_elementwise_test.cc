@@ -11,14 +11,21 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/parallel.h"
 #include "core/graph_def/graph_file_loader.h"
 #include "core/placement/compat_profile.h"
 #include "core/placement/placer.h"
 #include "core/runtime/executor.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/fused_elementwise_avx2.h"
 
 namespace tfrun {
 namespace {
+
+namespace generic {
+using cpu::TermOp;
+#include "kernels/cpu/fused_elementwise_loops.h"
+}  // namespace generic
 
 std::string FloatNode(const std::string& name, const std::string& op, std::vector<std::string> inputs) {
   std::string text = "node { name: \"" + name + "\" op: \"" + op + "\"";
@@ -183,6 +190,33 @@ TEST(FusedElementwiseTest, AnErrorIsTheNodesOwn) {
   ASSERT_FALSE(plain.status.ok());
   EXPECT_EQ(fused.status.message(), plain.status.message());
   EXPECT_NE(plain.status.message().find("AddN"), std::string::npos) << plain.status.message();
+}
+
+// The loops' AVX2 build computes the generic build's bits, every lane and
+// the tails (lengths that are no multiple of 8), scalars on either side.
+TEST(FusedElementwiseTest, TheAvx2LoopsComputeTheGenericLoopsBits) {
+  if (!ProcessorHasAvx2()) GTEST_SKIP() << "this processor has no AVX2";
+  const Tensor x = Random({1037}, 11), y = Random({1037}, 12), var = Random({1037}, 13);
+  const float* px = x.data<float>();
+  const float* py = y.data<float>();
+  const float scalar = 0.37f;
+  std::vector<float> want(1037), got(1037);
+  for (const cpu::TermOp op : {cpu::TermOp::kAdd, cpu::TermOp::kSub, cpu::TermOp::kMul}) {
+    for (const int64_t len : {int64_t{1037}, int64_t{1024}, int64_t{7}}) {
+      for (int scalars = 0; scalars < 3; ++scalars) {
+        const float* a = scalars == 1 ? nullptr : px;
+        const float* b = scalars == 2 ? nullptr : py;
+        generic::Combine(op, a, &scalar, b, &scalar, len, want.data());
+        avx2::CombineLoop(op, a, &scalar, b, &scalar, len, got.data());
+        EXPECT_EQ(std::memcmp(want.data(), got.data(), len * sizeof(float)), 0)
+            << "op " << static_cast<int>(op) << ", length " << len << ", scalar operand " << scalars;
+      }
+    }
+  }
+  std::vector<float> v_want(var.data<float>(), var.data<float>() + 1037), v_got = v_want;
+  generic::Descend(v_want.data(), px, scalar, 1037);
+  avx2::DescentLoop(v_got.data(), px, scalar, 1037);
+  EXPECT_EQ(std::memcmp(v_want.data(), v_got.data(), v_want.size() * sizeof(float)), 0);
 }
 
 }  // namespace
