@@ -15,6 +15,13 @@
 namespace tfrun {
 namespace {
 
+// Each node's place in run order: its id.
+std::vector<int> InIdOrder(size_t n) {
+  std::vector<int> position(n);
+  for (size_t k = 0; k < n; ++k) position[k] = static_cast<int>(k);
+  return position;
+}
+
 // weight decay's Mul of the weight, the towers' AddNs, the average's Mul,
 // then ApplyGradientDescent (tf_cnn_benchmarks, --variable_update
 // parameter_server, one weight).
@@ -42,7 +49,7 @@ struct Chain {
     for (int id : preserved_ids) preserved[id] = true;
     if (device_of.empty()) device_of.assign(n, 0);
     if (fuses.empty()) fuses.assign(n, true);
-    return PlanElementwiseFusion(g, runs, preserved, fed, device_of, fuses);
+    return PlanElementwiseFusion(g, runs, preserved, fed, device_of, fuses, InIdOrder(n));
   }
 };
 
@@ -65,12 +72,12 @@ TEST(ElementwiseFusionTest, AGradientChainIsComputedByItsVariablesUpdate) {
 }
 
 // A fetched node keeps its value: it becomes the root of what it reads.
-// The weight decay's reading of the variable then stays in its place: the
-// variable's writer reads the root only through another node.
+// The weight decay's read of the variable may wait for it: the variable's
+// writer reads the root's value (through the average).
 TEST(ElementwiseFusionTest, AFetchedNodeIsARootOfWhatItReads) {
   const Chain c;
   const std::vector<FusionRole> roles = c.Plan({c.apply, c.both});
-  EXPECT_EQ(WithRole(c.g, roles, FusionRole::kDeferred), (Names{"tower1/AddN", "Mul"}));
+  EXPECT_EQ(WithRole(c.g, roles, FusionRole::kDeferred), (Names{"tower1/L2Loss_grad/mul", "tower1/AddN", "Mul"}));
   EXPECT_EQ(WithRole(c.g, roles, FusionRole::kRoot), (Names{"AddN", "apply"}));
 }
 
@@ -94,13 +101,15 @@ TEST(ElementwiseFusionTest, ASumReadByEveryWriterOfItsVariableReadsItLate) {
   const size_t n = g.nodes.size();
   const std::vector<FusionRole> roles = PlanElementwiseFusion(g, std::vector<bool>(n, true),
                                                               std::vector<bool>(n, false), {},
-                                                              std::vector<int>(n, 0), std::vector<bool>(n, true));
+                                                              std::vector<int>(n, 0), std::vector<bool>(n, true),
+                                                              InIdOrder(n));
   EXPECT_EQ(WithRole(g, roles, FusionRole::kDeferred), (Names{"tower1/L2Loss_grad/mul", "tower1/AddN"}));
   EXPECT_EQ(WithRole(g, roles, FusionRole::kRoot), (Names{"AddN"}));
 }
 
-// Another writer of the variable that does not wait for the root may run
-// before it: the variable's reader computes its value in its own place.
+// Another writer of the variable after the reader in run order that does
+// not wait for the root may run before it: the variable's reader computes
+// its value in its own place.
 TEST(ElementwiseFusionTest, AVariableWrittenElsewhereIsReadInPlace) {
   Chain c;
   const int writer = AddOp(&c.g, "v/AssignAdd", "AssignAdd", {c.v, c.x});
@@ -116,7 +125,7 @@ TEST(ElementwiseFusionTest, NodesThatStayOutOfAFusedPass) {
     const size_t n = g.nodes.size();
     if (device_of.empty()) device_of.assign(n, 0);
     if (fuses.empty()) fuses.assign(n, true);
-    return WithRole(g, PlanElementwiseFusion(g, runs, std::vector<bool>(n, false), fed, device_of, fuses),
+    return WithRole(g, PlanElementwiseFusion(g, runs, std::vector<bool>(n, false), fed, device_of, fuses, InIdOrder(n)),
                     FusionRole::kDeferred);
   };
   Graph g;
@@ -128,7 +137,7 @@ TEST(ElementwiseFusionTest, NodesThatStayOutOfAFusedPass) {
   AddOp(&g, "r2", "Sub", {two_readers, b});
   const int three = AddOp(&g, "three", "AddN", {a, b, a});  // its order depends on the buffer it takes
   AddOp(&g, "r3", "Mul", {three, a});
-  const int controlled = AddOp(&g, "controlled", "Mul", {a, b}, {x});
+  const int controlled = AddOp(&g, "controlled", "Mul", {a, b}, {x});  // runs later still after x
   AddOp(&g, "r4", "Mul", {controlled, a});
   const int doubled = AddOp(&g, "doubled", "Add", {a, b});
   AddOp(&g, "r5", "Mul", {doubled, doubled});  // read twice by its reader
@@ -150,19 +159,49 @@ TEST(ElementwiseFusionTest, NodesThatStayOutOfAFusedPass) {
   const int root = AddOp(&g, "root", "Mul", {fine, x});
   const size_t n = g.nodes.size();
   std::vector<bool> runs(n, true);
-  EXPECT_EQ(deferred(g, runs), (Names{"fine"}));
+  EXPECT_EQ(deferred(g, runs), (Names{"controlled", "fine"}));
 
   std::vector<bool> root_idle = runs;
   root_idle[root] = false;
-  EXPECT_EQ(deferred(g, root_idle), (Names{}));
+  EXPECT_EQ(deferred(g, root_idle), (Names{"controlled"}));
   std::vector<int> device_of(n, 0);
   device_of[root] = 1;
-  EXPECT_EQ(deferred(g, runs, device_of), (Names{}));
+  EXPECT_EQ(deferred(g, runs, device_of), (Names{"controlled"}));
   std::vector<bool> fuses(n, true);
   fuses[fine] = false;
-  EXPECT_EQ(deferred(g, runs, {}, fuses), (Names{}));
-  EXPECT_EQ(deferred(g, runs, {}, {}, {{fine, 0}}), (Names{}));
-  EXPECT_EQ(deferred(g, runs, {}, {}, {{ph, 0}}), (Names{"unkept", "fine"}));  // a fed value never changes
+  EXPECT_EQ(deferred(g, runs, {}, fuses), (Names{"controlled"}));
+  EXPECT_EQ(deferred(g, runs, {}, {}, {{fine, 0}}), (Names{"controlled"}));
+  EXPECT_EQ(deferred(g, runs, {}, {}, {{ph, 0}}), (Names{"controlled", "unkept", "fine"}));  // a fed value never changes
+}
+
+// CIFAR-10's moving averages: avg -= (avg - w) * (1 - decay), after w's
+// update in run order. The difference reads w at the AssignSub's run: the
+// update that wrote w ran before the difference's place, so before that.
+// An update after it in run order keeps the difference in its place.
+TEST(ElementwiseFusionTest, AMovingAverageIsComputedByItsAssignSub) {
+  Graph g;
+  const int w = AddOp(&g, "w", "VariableV2");
+  const int w_read = AddOp(&g, "w/read", "Identity", {w});
+  const int avg = AddOp(&g, "avg", "VariableV2");
+  const int avg_read = AddOp(&g, "avg/read", "Identity", {avg});
+  const int x = AddOp(&g, "x", "Const");
+  const int grad = AddOp(&g, "grad", "MatMul", {x, w_read});
+  const int update = AddOp(&g, "update_w", "ApplyGradientDescent", {w, x, grad});
+  const int difference = AddOp(&g, "sub_1", "Sub", {avg_read, w_read});
+  const int scaled = AddOp(&g, "mul", "Mul", {difference, x});
+  AddOp(&g, "AssignMovingAvg", "AssignSub", {avg, scaled});
+  const size_t n = g.nodes.size();
+  const auto plan = [&](const std::vector<int>& position) {
+    return PlanElementwiseFusion(g, std::vector<bool>(n, true), std::vector<bool>(n, false), {},
+                                 std::vector<int>(n, 0), std::vector<bool>(n, true), position);
+  };
+  std::vector<FusionRole> roles = plan(InIdOrder(n));
+  EXPECT_EQ(WithRole(g, roles, FusionRole::kDeferred), (Names{"sub_1", "mul"}));
+  EXPECT_EQ(WithRole(g, roles, FusionRole::kRoot), (Names{"AssignMovingAvg"}));
+  std::vector<int> update_later = InIdOrder(n);
+  std::swap(update_later[update], update_later[scaled]);  // the update between the difference and its root
+  roles = plan(update_later);
+  EXPECT_EQ(WithRole(g, roles, FusionRole::kDeferred), (Names{"mul"}));
 }
 
 }  // namespace

@@ -135,12 +135,15 @@ Executor::RunSet Executor::RunSetFor(const std::vector<NodeOutput>& wanted, cons
 std::shared_ptr<const std::vector<FusionRole>> Executor::PlanFusion(const std::vector<bool>& needed,
                                                                     const std::vector<bool>& unread,
                                                                     const std::vector<NodeOutput>& wanted,
-                                                                    const std::vector<Feed>& feeds) const {
+                                                                    const std::vector<Feed>& feeds) {
   if (!fuse_elementwise_ || channel_ != nullptr || kernels_.FindFusion(kCpu).defer == nullptr ||
       NeedsFrames(needed)) {
     return nullptr;
   }
+  AssignSlots();  // run_order_
   const size_t n = graph_.nodes.size();
+  std::vector<int> position(n);
+  for (size_t k = 0; k < n; ++k) position[run_order_[k]] = static_cast<int>(k);
   std::vector<bool> runs(n), preserved(n, false), fuses(n);
   for (size_t id = 0; id < n; ++id) {
     runs[id] = needed[id] && (unread.empty() || !unread[id]);
@@ -153,7 +156,8 @@ std::shared_ptr<const std::vector<FusionRole>> Executor::PlanFusion(const std::v
     preserved[f.output.node] = true;
     fed.emplace(f.output.node, f.output.index);
   }
-  std::vector<FusionRole> roles = PlanElementwiseFusion(graph_, runs, preserved, fed, placement_.device_of, fuses);
+  std::vector<FusionRole> roles =
+      PlanElementwiseFusion(graph_, runs, preserved, fed, placement_.device_of, fuses, position);
   if (std::all_of(roles.begin(), roles.end(), [](FusionRole r) { return r == FusionRole::kNone; })) return nullptr;
   return std::make_shared<const std::vector<FusionRole>>(std::move(roles));
 }

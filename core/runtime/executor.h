@@ -380,7 +380,7 @@ class Executor {
   std::shared_ptr<const std::vector<FusionRole>> PlanFusion(const std::vector<bool>& needed,
                                                             const std::vector<bool>& unread,
                                                             const std::vector<NodeOutput>& wanted,
-                                                            const std::vector<Feed>& feeds) const;
+                                                            const std::vector<Feed>& feeds);
   RunSet RunSetFor(const std::vector<NodeOutput>& wanted, const std::vector<Feed>& feeds);
   std::vector<RunSet> run_sets_;  // most recently used first
   // Output slots: node `id`'s output i is slot first_slot_[id] + i.

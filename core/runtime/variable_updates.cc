@@ -94,14 +94,17 @@ StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs
 }
 
 StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource) {
-  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, resource, c.inputs[1].dtype(), true));
+  return PrepareAssignUpdate(c, resource, c.inputs[1].dtype(), c.inputs[1].shape());
+}
+
+StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource, DType value_dtype, const Shape& value_shape) {
+  TFRUN_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, WritableTensors(c, 1, resource, value_dtype, true));
   const Tensor& var = tensors[0];
-  const Tensor& value = c.inputs[1];
-  if (var.shape() != value.shape()) {
+  if (var.shape() != value_shape) {
     return c.Fail(fmt::format(
         resource ? "Cannot update variable with shape {} using a Tensor with shape {}, shapes must be equal."
                  : "Must have the same shape: {} vs. {}",  // AssignUpdateHelper's text
-        ShapeDebugString(var.shape()), ShapeDebugString(value.shape())));
+        ShapeDebugString(var.shape()), ShapeDebugString(value_shape)));
   }
   return var;
 }

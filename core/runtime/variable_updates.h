@@ -34,6 +34,9 @@ StatusOr<std::vector<Tensor>> PrepareUpdate(KernelContext& c, const UpdateInputs
 // AssignAdd/AssignSub (and the VariableOp forms): the variable to write,
 // checked against the value's shape and dtype.
 StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource);
+// The same for a value of `value_dtype` and `value_shape` that is not
+// (yet) a tensor: a fused root's (elementwise_fusion.h).
+StatusOr<Tensor> PrepareAssignUpdate(KernelContext& c, bool resource, DType value_dtype, const Shape& value_shape);
 
 // ScatterAdd/Sub/Update and their Resource forms (scatter_op.cc): the
 // variable to write (ref input 0, or the handle's variable), checked as

@@ -212,16 +212,38 @@ Status FusedApplyGradientDescent(KernelContext& c, const ElementwiseTerm& delta)
   return Status::Ok();
 }
 
+// AssignAdd or AssignSub of a term: var += value (or -=), element by
+// element as the unfused kernel's Eigen expression.
+Status FusedAssignUpdate(KernelContext& c, const ElementwiseTerm& value, TermOp op) {
+  TFRUN_ASSIGN_OR_RETURN(Tensor var, PrepareAssignUpdate(c, /*resource=*/false, DType::kFloat32, value.shape));
+  float* v = var.data<float>();
+  Program program;
+  program.Add(c.inputs[1]);
+  ForBlocks(value.elements, program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+    CombineBlock(op, v + begin, nullptr, program.Run(begin, len, scratch, nullptr), nullptr, len, v + begin);
+  });
+  c.output = var;
+  return Status::Ok();
+}
+
 // A root: its own op over its inputs' terms in one pass, or (tensors a
 // pass cannot take) the terms computed and its own kernel run.
 Status RootKernel(KernelContext& c, KernelFn own) {
   if (!HoldsTerms(c)) return own(c);
+  const auto plain_float = [](const Tensor& t) {
+    return t.is_valid() && t.variant() == nullptr && t.dtype() == DType::kFloat32;
+  };
   if (c.node.op == "ApplyGradientDescent" && c.inputs.size() == 3) {
     const ElementwiseTerm* delta = TermOf(c.inputs[2]);
-    if (delta != nullptr && TermOf(c.inputs[0]) == nullptr && TermOf(c.inputs[1]) == nullptr &&
-        c.inputs[0].dtype() == DType::kFloat32 && c.inputs[1].dtype() == DType::kFloat32 &&
-        c.inputs[1].rank() == 0 && c.inputs[0].shape() == delta->shape) {
+    if (delta != nullptr && plain_float(c.inputs[0]) && plain_float(c.inputs[1]) && c.inputs[1].rank() == 0 &&
+        c.inputs[0].shape() == delta->shape) {
       return FusedApplyGradientDescent(c, *delta);
+    }
+  }
+  if ((c.node.op == "AssignAdd" || c.node.op == "AssignSub") && c.inputs.size() == 2) {
+    const ElementwiseTerm* value = TermOf(c.inputs[1]);
+    if (value != nullptr && plain_float(c.inputs[0]) && c.inputs[0].shape() == value->shape) {
+      return FusedAssignUpdate(c, *value, c.node.op == "AssignAdd" ? TermOp::kAdd : TermOp::kSub);
     }
   }
   StatusOr<TermOp> op = OpOf(c.node);

@@ -45,18 +45,23 @@ std::string Scalar(const std::string& name, float value) {
          std::to_string(value) + " } } } }\n";
 }
 
+std::string Variable(const std::string& name, int64_t rows, int64_t cols) {
+  return "node { name: \"" + name + "\" op: \"VariableV2\" attr { key: \"dtype\" value { type: DT_FLOAT } } " +
+         "attr { key: \"shape\" value { shape { dim { size: " + std::to_string(rows) + " } dim { size: " +
+         std::to_string(cols) + " } } } } attr { key: \"container\" value { s: \"\" } } " +
+         "attr { key: \"shared_name\" value { s: \"\" } } }\n";
+}
+
 // A weight's update as tf_cnn_benchmarks' parameter-server mode computes
-// it (weight decay, two towers, the average; the decay's scalar fed), and
+// it (weight decay, two towers, the average; the decay's scalar fed), its
+// moving average as CIFAR-10's trainer keeps one (after the update), and
 // a fetched elementwise root over two terms, one with a scalar on its
 // right, another a computed scalar on its left.
 std::string TrainingStep(int64_t rows, int64_t cols) {
   return Placeholder("p") + Placeholder("q") + Placeholder("s") + Placeholder("row") + Placeholder("t_in") +
          FloatNode("t", "Square", {"t_in"}) + Scalar("half", 0.5f) +
          Scalar("lr", 0.1f) +
-         "node { name: \"v\" op: \"VariableV2\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
-         "attr { key: \"shape\" value { shape { dim { size: " +
-         std::to_string(rows) + " } dim { size: " + std::to_string(cols) +
-         " } } } } attr { key: \"container\" value { s: \"\" } } attr { key: \"shared_name\" value { s: \"\" } } }\n" +
+         Variable("v", rows, cols) +
          FloatNode("sq", "Square", {"p"}) + FloatNode("neg", "Neg", {"q"}) +
          "node { name: \"v/Assign\" op: \"Assign\" input: \"v\" input: \"neg\" attr { key: \"T\" value { type: "
          "DT_FLOAT } } attr { key: \"validate_shape\" value { b: true } } attr { key: \"use_locking\" value { b: "
@@ -65,6 +70,15 @@ std::string TrainingStep(int64_t rows, int64_t cols) {
          FloatNode("tower", "AddN", {"decay", "sq"}) + FloatNode("diff", "Sub", {"sq", "neg"}) +
          FloatNode("both", "AddN", {"diff", "tower"}) + FloatNode("average", "Mul", {"half", "both"}) +
          "node { name: \"apply\" op: \"ApplyGradientDescent\" input: \"v\" input: \"lr\" input: \"average\" "
+         "attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"use_locking\" value { b: false } } }\n" +
+         // v's moving average, after v's update in run order
+         Variable("avg", rows, cols) +
+         "node { name: \"avg/Assign\" op: \"Assign\" input: \"avg\" input: \"sq\" attr { key: \"T\" value { type: "
+         "DT_FLOAT } } attr { key: \"validate_shape\" value { b: true } } attr { key: \"use_locking\" value { b: "
+         "true } } }\n" +
+         FloatNode("avg/read", "Identity", {"avg"}) + FloatNode("ema_sub", "Sub", {"avg/read", "v/read"}) +
+         FloatNode("ema_mul", "Mul", {"ema_sub", "half"}) +
+         "node { name: \"ema\" op: \"AssignSub\" input: \"avg\" input: \"ema_mul\" "
          "attr { key: \"T\" value { type: DT_FLOAT } } attr { key: \"use_locking\" value { b: false } } }\n" +
          FloatNode("left", "Mul", {"sq", "t"}) + FloatNode("right", "Sub", {"neg", "sq"}) +
          FloatNode("right2", "AddV2", {"right", "half"}) + FloatNode("out", "Add", {"left", "right2"}) +
@@ -100,11 +114,11 @@ Tensor Random(Shape shape, uint32_t seed) {
 
 struct StepResult {
   Status status;
-  std::vector<Tensor> values;  // out, by_row, then v after the update
+  std::vector<Tensor> values;  // out, by_row, then v and avg after the update
 };
 
-// Initializes v from q, runs one step (fetching out and by_row, the
-// update as a target), then reads v.
+// Initializes v from q and avg from p, runs one step (fetching out and
+// by_row, the updates as targets), then reads v and avg.
 StepResult RunStep(const std::string& graph_text, bool fuse, const std::vector<std::pair<std::string, Tensor>>& feeds) {
   const std::string path = ::testing::TempDir() + "/fused_step.pbtxt";
   std::ofstream(path) << graph_text;
@@ -123,14 +137,15 @@ StepResult RunStep(const std::string& graph_text, bool fuse, const std::vector<s
   for (const auto& [name, value] : feeds) fed.push_back({graph->FindOutput(name, "feed").value(), value});
   const auto id = [&](const char* name) { return *graph->by_name.Find(name); };
   StepResult result;
-  result.status = executor.RunTargets({id("v/Assign")}, fed);
+  result.status = executor.RunTargets({id("v/Assign"), id("avg/Assign")}, fed);
   if (!result.status.ok()) return result;
-  StatusOr<RunResult> step = executor.Run({{id("out"), 0}, {id("by_row"), 0}}, fed, {id("apply")});
+  StatusOr<RunResult> step = executor.Run({{id("out"), 0}, {id("by_row"), 0}}, fed, {id("apply"), id("ema")});
   if (!step.ok()) return {step.status(), {}};
-  StatusOr<RunResult> read = executor.Run({{id("v/read"), 0}});
+  StatusOr<RunResult> read = executor.Run({{id("v/read"), 0}, {id("avg/read"), 0}});
   if (!read.ok()) return {read.status(), {}};
   result.values = step->fetched;
   result.values.push_back(read->fetched[0]);
+  result.values.push_back(read->fetched[1]);
   return result;
 }
 
@@ -157,14 +172,14 @@ TEST(FusedElementwiseTest, AFusedStepComputesTheSameBitsAsTheNodesKernels) {
   EXPECT_EQ(g_terms, 0);
   const StepResult fused = RunStep(text, true, feeds);
   ASSERT_TRUE(fused.status.ok()) << fused.status.message();
-  // decay, tower, diff, both and average in apply; left, right and right2
-  // in out; row_left for by_row, which cannot take it in a pass (a row
-  // broadcasts) and computes it first.
-  EXPECT_EQ(g_terms, 9);
-  EXPECT_EQ(g_roots_with_terms, 3);
-  ASSERT_EQ(plain.values.size(), 3u);
-  ASSERT_EQ(fused.values.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(SameBits(plain.values[i], fused.values[i])) << "value " << i;
+  // decay, tower, diff, both and average in apply; ema_sub and ema_mul in
+  // ema; left, right and right2 in out; row_left for by_row, which cannot
+  // take it in a pass (a row broadcasts) and computes it first.
+  EXPECT_EQ(g_terms, 11);
+  EXPECT_EQ(g_roots_with_terms, 4);
+  ASSERT_EQ(plain.values.size(), 4u);
+  ASSERT_EQ(fused.values.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(SameBits(plain.values[i], fused.values[i])) << "value " << i;
 }
 
 // Tensors too small for a pass are computed by their nodes' kernels.
@@ -177,7 +192,7 @@ TEST(FusedElementwiseTest, SmallTensorsAreNotFused) {
   ASSERT_TRUE(fused.status.ok()) << fused.status.message();
   EXPECT_EQ(g_terms, 0);
   EXPECT_EQ(g_roots_with_terms, 0);
-  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(SameBits(plain.values[i], fused.values[i])) << "value " << i;
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(SameBits(plain.values[i], fused.values[i])) << "value " << i;
 }
 
 // A deferred node's error is its own kernel's, where its inputs' shapes
