@@ -175,20 +175,36 @@ bool HoldsTerms(const KernelContext& c) {
   return std::any_of(c.inputs.begin(), c.inputs.end(), [](const Tensor& t) { return TermOf(t) != nullptr; });
 }
 
+// A node's step of a fused pass: its op, over inputs of `shape`.
+struct NodeStep {
+  TermOp op;
+  Shape shape;
+};
+// The step of `c`'s node over its two inputs, or none where they do not
+// fit one pass.
+std::optional<NodeStep> StepOf(const KernelContext& c) {
+  const StatusOr<TermOp> op = OpOf(c.node);
+  if (!op.ok() || c.inputs.size() != 2) return std::nullopt;
+  std::optional<Shape> shape = FusedShape(c.node, c.inputs[0], c.inputs[1]);
+  if (!shape) return std::nullopt;
+  return NodeStep{*op, std::move(*shape)};
+}
+
+// The node's own kernel, on its inputs' values (the terms computed).
+Status RunOwnKernel(KernelContext& c, KernelFn own) {
+  TFRUN_RETURN_IF_ERROR(ComputeTerms(c));
+  return own(c);
+}
+
 // A deferred node: its term, or (tensors of shapes a pass cannot take) its
 // own kernel's result.
 Status DeferKernel(KernelContext& c, KernelFn own) {
-  StatusOr<TermOp> op = OpOf(c.node);
-  const std::optional<Shape> shape =
-      op.ok() && c.inputs.size() == 2 ? FusedShape(c.node, c.inputs[0], c.inputs[1]) : std::nullopt;
-  if (!shape) {
-    TFRUN_RETURN_IF_ERROR(ComputeTerms(c));
-    return own(c);
-  }
+  const std::optional<NodeStep> step = StepOf(c);
+  if (!step) return RunOwnKernel(c, own);
   auto term = std::make_shared<ElementwiseTerm>();
-  term->op = *op;
-  term->shape = *shape;
-  term->elements = *NumElements(*shape);
+  term->op = step->op;
+  term->shape = step->shape;
+  term->elements = *NumElements(step->shape);
   term->x = c.inputs[0];
   term->y = c.inputs[1];
   TFRUN_ASSIGN_OR_RETURN(c.output, Tensor::FromVariant(std::move(term)));
@@ -246,19 +262,14 @@ Status RootKernel(KernelContext& c, KernelFn own) {
       return FusedAssignUpdate(c, *value, c.node.op == "AssignAdd" ? TermOp::kAdd : TermOp::kSub);
     }
   }
-  StatusOr<TermOp> op = OpOf(c.node);
-  const std::optional<Shape> shape =
-      op.ok() && c.inputs.size() == 2 ? FusedShape(c.node, c.inputs[0], c.inputs[1]) : std::nullopt;
-  if (!shape) {
-    TFRUN_RETURN_IF_ERROR(ComputeTerms(c));
-    return own(c);
-  }
+  const std::optional<NodeStep> step = StepOf(c);
+  if (!step) return RunOwnKernel(c, own);
   // Into an input's buffer where nothing else holds it, as the node's own
   // kernel would (an operand of a term holds its buffer).
-  TFRUN_RETURN_IF_ERROR(c.ForwardOrAllocateOutput({0, 1}, *shape));
+  TFRUN_RETURN_IF_ERROR(c.ForwardOrAllocateOutput({0, 1}, step->shape));
   float* out = c.output.data<float>();
   Program program;
-  program.AddStep(*op, program.Add(c.inputs[0]), program.Add(c.inputs[1]));
+  program.AddStep(step->op, program.Add(c.inputs[0]), program.Add(c.inputs[1]));
   ForBlocks(c.output.num_elements(), program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
     program.Run(begin, len, scratch, out + begin);
   });
