@@ -171,7 +171,8 @@ TEST(ElementwiseFusionTest, NodesThatStayOutOfAFusedPass) {
   fuses[fine] = false;
   EXPECT_EQ(deferred(g, runs, {}, fuses), (Names{"controlled"}));
   EXPECT_EQ(deferred(g, runs, {}, {}, {{fine, 0}}), (Names{"controlled"}));
-  EXPECT_EQ(deferred(g, runs, {}, {}, {{ph, 0}}), (Names{"controlled", "unkept", "fine"}));  // a fed value never changes
+  // A fed value never changes.
+  EXPECT_EQ(deferred(g, runs, {}, {}, {{ph, 0}}), (Names{"controlled", "unkept", "fine"}));
 }
 
 // CIFAR-10's moving averages: avg -= (avg - w) * (1 - decay), after w's

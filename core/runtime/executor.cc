@@ -61,7 +61,8 @@ bool HasCollectives(const Graph& graph) {
 Executor::Executor(const Graph& graph, const DeviceSet& devices, const Placement& placement,
                    const KernelRegistry& kernels)
     : graph_(graph), devices_(devices), placement_(placement), kernels_(kernels),
-      has_control_flow_(graph.HasControlFlow()), has_collectives_(HasCollectives(graph)) {}
+      has_control_flow_(graph.HasControlFlow()), has_collectives_(HasCollectives(graph)),
+      cpu_fusion_(kernels.FindFusion(kCpu)) {}
 
 std::vector<bool> NeededNodes(const Graph& graph, const std::vector<NodeOutput>& wanted,
                               const std::set<std::pair<int, int>>& fed) {
@@ -95,22 +96,24 @@ std::vector<bool> Executor::Needed(const std::vector<NodeOutput>& fetch, const s
   return NeededNodes(graph_, fetch, fed);
 }
 
-std::vector<bool> Executor::Unread(const std::vector<bool>& needed, const std::vector<NodeOutput>& wanted,
-                                   const std::vector<Feed>& feeds) const {
+Executor::Preserved Executor::PreservedBy(const std::vector<NodeOutput>& wanted,
+                                          const std::vector<Feed>& feeds) const {
+  Preserved preserved{std::vector<bool>(graph_.nodes.size(), false), {}};
+  for (const NodeOutput& w : wanted) preserved.nodes[w.node] = true;
+  for (const Feed& f : feeds) {
+    preserved.nodes[f.output.node] = true;
+    preserved.fed.emplace(f.output.node, f.output.index);
+  }
+  return preserved;
+}
+
+std::vector<bool> Executor::Unread(const std::vector<bool>& needed, const Preserved& preserved) const {
   const size_t n = graph_.nodes.size();
   if (may_become_noop_.size() != n) {
     may_become_noop_.assign(n, false);
     for (const Node& node : graph_.nodes) may_become_noop_[node.id] = MayBecomeNoOp(graph_, node);
   }
-  // Grappler's nodes_to_preserve: the fetched and target nodes, the fed ones.
-  std::vector<bool> preserved(n, false);
-  for (const NodeOutput& w : wanted) preserved[w.node] = true;
-  std::set<std::pair<int, int>> fed;
-  for (const Feed& f : feeds) {
-    preserved[f.output.node] = true;
-    fed.emplace(f.output.node, f.output.index);
-  }
-  return UnreadValues(graph_, needed, preserved, may_become_noop_, fed);
+  return UnreadValues(graph_, needed, preserved.nodes, may_become_noop_, preserved.fed);
 }
 
 Executor::RunSet Executor::RunSetFor(const std::vector<NodeOutput>& wanted, const std::vector<Feed>& feeds) {
@@ -121,9 +124,10 @@ Executor::RunSet Executor::RunSetFor(const std::vector<NodeOutput>& wanted, cons
   auto it = std::find_if(run_sets_.begin(), run_sets_.end(),
                          [&](const RunSet& s) { return s.wanted == wanted && s.fed == fed; });
   if (it == run_sets_.end()) {
-    RunSet set{wanted, std::move(fed), Needed(wanted, feeds), {}, nullptr};
-    set.unread = Unread(set.needed, wanted, feeds);
-    set.fusion = PlanFusion(set.needed, set.unread, wanted, feeds);
+    const Preserved preserved = PreservedBy(wanted, feeds);
+    RunSet set{wanted, std::move(fed), NeededNodes(graph_, wanted, preserved.fed), {}, nullptr};
+    set.unread = Unread(set.needed, preserved);
+    set.fusion = PlanFusion(set.needed, set.unread, preserved);
     if (run_sets_.size() == kKept) run_sets_.pop_back();
     run_sets_.insert(run_sets_.begin(), std::move(set));
   } else if (it != run_sets_.begin()) {
@@ -134,30 +138,22 @@ Executor::RunSet Executor::RunSetFor(const std::vector<NodeOutput>& wanted, cons
 
 std::shared_ptr<const std::vector<FusionRole>> Executor::PlanFusion(const std::vector<bool>& needed,
                                                                     const std::vector<bool>& unread,
-                                                                    const std::vector<NodeOutput>& wanted,
-                                                                    const std::vector<Feed>& feeds) {
-  if (!fuse_elementwise_ || channel_ != nullptr || kernels_.FindFusion(kCpu).defer == nullptr ||
-      NeedsFrames(needed)) {
+                                                                    const Preserved& preserved) {
+  if (!fuse_elementwise_ || channel_ != nullptr || cpu_fusion_.defer == nullptr || NeedsFrames(needed)) {
     return nullptr;
   }
   AssignSlots();  // run_order_
   const size_t n = graph_.nodes.size();
   std::vector<int> position(n);
   for (size_t k = 0; k < n; ++k) position[run_order_[k]] = static_cast<int>(k);
-  std::vector<bool> runs(n), preserved(n, false), fuses(n);
+  std::vector<bool> runs(n), fuses(n);
   for (size_t id = 0; id < n; ++id) {
     runs[id] = needed[id] && (unread.empty() || !unread[id]);
     const Device& device = devices_[placement_.device_of[id]];
     fuses[id] = device.type == kCpu && !device.simulated && MemoryFor(graph_.nodes[id]) == device.allocator;
   }
-  for (const NodeOutput& w : wanted) preserved[w.node] = true;
-  std::set<std::pair<int, int>> fed;
-  for (const Feed& f : feeds) {
-    preserved[f.output.node] = true;
-    fed.emplace(f.output.node, f.output.index);
-  }
   std::vector<FusionRole> roles =
-      PlanElementwiseFusion(graph_, runs, preserved, fed, placement_.device_of, fuses, position);
+      PlanElementwiseFusion(graph_, runs, preserved.nodes, preserved.fed, placement_.device_of, fuses, position);
   if (std::all_of(roles.begin(), roles.end(), [](FusionRole r) { return r == FusionRole::kNone; })) return nullptr;
   return std::make_shared<const std::vector<FusionRole>>(std::move(roles));
 }
@@ -309,8 +305,7 @@ Status Executor::RunKernel(const Node& node, std::vector<Tensor>* inputs, RunSta
   if (role == FusionRole::kNone) {
     s = plan.kernel(context);
   } else {
-    const KernelRegistry::FusionKernels fusion = kernels_.FindFusion(kCpu);
-    s = (role == FusionRole::kDeferred ? fusion.defer : fusion.run_root)(context, plan.kernel);
+    s = (role == FusionRole::kDeferred ? cpu_fusion_.defer : cpu_fusion_.run_root)(context, plan.kernel);
   }
   if (!s.ok() && queue != nullptr) queue->EndSpan(span).ok();  // a complete span for the settling Finish
   if (!s.ok()) {

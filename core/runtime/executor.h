@@ -347,10 +347,16 @@ class Executor {
   // The nodes `fetch` needs: its producers and what they read, through
   // every edge that no feed replaces.
   std::vector<bool> Needed(const std::vector<NodeOutput>& fetch, const std::vector<Feed>& feeds) const;
-  // Of the nodes a run of `wanted` needs, the values nothing reads that
-  // TensorFlow's Grappler makes NoOps (unread_values.h): they run no kernel.
-  std::vector<bool> Unread(const std::vector<bool>& needed, const std::vector<NodeOutput>& wanted,
-                           const std::vector<Feed>& feeds) const;
+  // Grappler's nodes_to_preserve for a run of `wanted` with `feeds`: the
+  // fetched, target and fed nodes (by node id), and the fed outputs.
+  struct Preserved {
+    std::vector<bool> nodes;
+    std::set<std::pair<int, int>> fed;
+  };
+  Preserved PreservedBy(const std::vector<NodeOutput>& wanted, const std::vector<Feed>& feeds) const;
+  // Of the nodes a run `needed`, the values nothing reads that TensorFlow's
+  // Grappler makes NoOps (unread_values.h): they run no kernel.
+  std::vector<bool> Unread(const std::vector<bool>& needed, const Preserved& preserved) const;
   // MayBecomeNoOp of each node, filled by the first Unread.
   mutable std::vector<bool> may_become_noop_;
   // ChangesSharedState of each node, filled by FindSharedStateChanges
@@ -379,8 +385,7 @@ class Executor {
   // fuses nothing, and only devices of this machine's CPUs fuse.
   std::shared_ptr<const std::vector<FusionRole>> PlanFusion(const std::vector<bool>& needed,
                                                             const std::vector<bool>& unread,
-                                                            const std::vector<NodeOutput>& wanted,
-                                                            const std::vector<Feed>& feeds);
+                                                            const Preserved& preserved);
   RunSet RunSetFor(const std::vector<NodeOutput>& wanted, const std::vector<Feed>& feeds);
   std::vector<RunSet> run_sets_;  // most recently used first
   // Output slots: node `id`'s output i is slot first_slot_[id] + i.
@@ -419,6 +424,8 @@ class Executor {
   const KernelRegistry& kernels_;
   const bool has_control_flow_;
   const bool has_collectives_;  // any collective node (collectives.h), in any run
+  // The CPU backend's fusion kernels (null where none are bound: nothing fuses).
+  const KernelRegistry::FusionKernels cpu_fusion_;
   TensorChannel* channel_ = nullptr;
   bool variables_initialized_ = false;  // the same on every task: runs stay in step
   VariableStore variables_;

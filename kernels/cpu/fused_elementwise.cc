@@ -51,6 +51,11 @@ class ElementwiseTerm final : public VariantValue {
 
 const ElementwiseTerm* TermOf(const Tensor& t) { return dynamic_cast<const ElementwiseTerm*>(t.variant()); }
 
+// A float32 tensor with values (no variant, no term).
+bool IsPlainFloat(const Tensor& t) {
+  return t.is_valid() && t.variant() == nullptr && t.dtype() == DType::kFloat32;
+}
+
 // Floats a block: 4 KB a step, in the first-level cache.
 constexpr int64_t kBlock = 1024;
 
@@ -105,25 +110,23 @@ class Program {
     }
     return last;
   }
-  size_t scratch_floats() const { return steps_.size() * kBlock; }
+  // Calls f(begin, len, scratch) for every block of `n` elements, on the
+  // pool when large, with scratch for Run.
+  template <typename F>
+  void ForBlocks(int64_t n, F&& f) const {
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    ParallelRows(blocks, kBlock, [&](int64_t first, int64_t last) {
+      std::vector<float> scratch(steps_.size() * kBlock);
+      for (int64_t b = first; b < last; ++b) {
+        const int64_t begin = b * kBlock;
+        f(begin, std::min(kBlock, n - begin), scratch.data());
+      }
+    });
+  }
 
  private:
   std::vector<Step> steps_;
 };
-
-// Calls f(begin, len, scratch) for every block of `n` elements, on the
-// pool when large, with `scratch_floats` of scratch.
-template <typename F>
-void ForBlocks(int64_t n, size_t scratch_floats, F&& f) {
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  ParallelRows(blocks, kBlock, [&](int64_t first, int64_t last) {
-    std::vector<float> scratch(scratch_floats);
-    for (int64_t b = first; b < last; ++b) {
-      const int64_t begin = b * kBlock;
-      f(begin, std::min(kBlock, n - begin), scratch.data());
-    }
-  });
-}
 
 // Fused passes below this many elements are not worth a block's
 // bookkeeping: their tensors fit the caches anyway.
@@ -139,11 +142,7 @@ Shape ShapeOf(const Tensor& operand) {
 // shape, or a float32 scalar (not both; not for AddN, which takes none),
 // of kFusedElements or more.
 std::optional<Shape> FusedShape(const Node& node, const Tensor& x, const Tensor& y) {
-  const auto plain_float = [](const Tensor& t) {
-    return TermOf(t) != nullptr ||
-           (t.is_valid() && t.variant() == nullptr && t.dtype() == DType::kFloat32);
-  };
-  if (!plain_float(x) || !plain_float(y)) return std::nullopt;
+  if ((TermOf(x) == nullptr && !IsPlainFloat(x)) || (TermOf(y) == nullptr && !IsPlainFloat(y))) return std::nullopt;
   const bool x_scalar = TermOf(x) == nullptr && x.rank() == 0;
   const bool y_scalar = TermOf(y) == nullptr && y.rank() == 0;
   if ((x_scalar && y_scalar) || ((x_scalar || y_scalar) && node.op == "AddN")) return std::nullopt;
@@ -163,7 +162,7 @@ Status ComputeTerms(KernelContext& c) {
     float* out = values.data<float>();
     Program program;
     program.Add(input);
-    ForBlocks(term->elements, program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+    program.ForBlocks(term->elements, [&](int64_t begin, int64_t len, float* scratch) {
       program.Run(begin, len, scratch, out + begin);
     });
     input = std::move(values);
@@ -221,7 +220,7 @@ Status FusedApplyGradientDescent(KernelContext& c, const ElementwiseTerm& delta)
   const float alpha = c.inputs[1].data<float>()[0];
   Program program;
   program.Add(c.inputs[2]);
-  ForBlocks(delta.elements, program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+  program.ForBlocks(delta.elements, [&](int64_t begin, int64_t len, float* scratch) {
     DescendBlock(var + begin, program.Run(begin, len, scratch, nullptr), alpha, len);
   });
   c.output = tensors[0];
@@ -235,7 +234,7 @@ Status FusedAssignUpdate(KernelContext& c, const ElementwiseTerm& value, TermOp 
   float* v = var.data<float>();
   Program program;
   program.Add(c.inputs[1]);
-  ForBlocks(value.elements, program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+  program.ForBlocks(value.elements, [&](int64_t begin, int64_t len, float* scratch) {
     CombineBlock(op, v + begin, nullptr, program.Run(begin, len, scratch, nullptr), nullptr, len, v + begin);
   });
   c.output = var;
@@ -246,19 +245,16 @@ Status FusedAssignUpdate(KernelContext& c, const ElementwiseTerm& value, TermOp 
 // pass cannot take) the terms computed and its own kernel run.
 Status RootKernel(KernelContext& c, KernelFn own) {
   if (!HoldsTerms(c)) return own(c);
-  const auto plain_float = [](const Tensor& t) {
-    return t.is_valid() && t.variant() == nullptr && t.dtype() == DType::kFloat32;
-  };
   if (c.node.op == "ApplyGradientDescent" && c.inputs.size() == 3) {
     const ElementwiseTerm* delta = TermOf(c.inputs[2]);
-    if (delta != nullptr && plain_float(c.inputs[0]) && plain_float(c.inputs[1]) && c.inputs[1].rank() == 0 &&
+    if (delta != nullptr && IsPlainFloat(c.inputs[0]) && IsPlainFloat(c.inputs[1]) && c.inputs[1].rank() == 0 &&
         c.inputs[0].shape() == delta->shape) {
       return FusedApplyGradientDescent(c, *delta);
     }
   }
   if ((c.node.op == "AssignAdd" || c.node.op == "AssignSub") && c.inputs.size() == 2) {
     const ElementwiseTerm* value = TermOf(c.inputs[1]);
-    if (value != nullptr && plain_float(c.inputs[0]) && c.inputs[0].shape() == value->shape) {
+    if (value != nullptr && IsPlainFloat(c.inputs[0]) && c.inputs[0].shape() == value->shape) {
       return FusedAssignUpdate(c, *value, c.node.op == "AssignAdd" ? TermOp::kAdd : TermOp::kSub);
     }
   }
@@ -270,7 +266,7 @@ Status RootKernel(KernelContext& c, KernelFn own) {
   float* out = c.output.data<float>();
   Program program;
   program.AddStep(step->op, program.Add(c.inputs[0]), program.Add(c.inputs[1]));
-  ForBlocks(c.output.num_elements(), program.scratch_floats(), [&](int64_t begin, int64_t len, float* scratch) {
+  program.ForBlocks(c.output.num_elements(), [&](int64_t begin, int64_t len, float* scratch) {
     program.Run(begin, len, scratch, out + begin);
   });
   return Status::Ok();

@@ -39,6 +39,13 @@ namespace {
 
 using namespace tfrun::fuzz;  // NOLINT(build/namespaces): the shared checks
 
+// Both unset, or the same dtype, shape and bytes.
+bool SameTensor(const tfrun::Tensor& a, const tfrun::Tensor& b) {
+  if (!a.is_valid() || !b.is_valid()) return a.is_valid() == b.is_valid();
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.num_bytes() == b.num_bytes() &&
+         std::memcmp(a.raw(), b.raw(), a.num_bytes()) == 0;
+}
+
 // A graph file's graph, written as a GraphDef (--write-graph), imports
 // back with the same nodes, ops and inputs.
 void CheckWrittenGraphDef(const tfrun::Graph& graph) {
@@ -155,13 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Check(again.ok(), "a graph that ran runs again", again.status().message());
       Check(again->fetched.size() == result->fetched.size(), "two runs fetch as many results");
       for (size_t i = 0; i < result->fetched.size(); ++i) {
-        const tfrun::Tensor& a = result->fetched[i];
-        const tfrun::Tensor& b = again->fetched[i];
-        Check(a.is_valid() == b.is_valid(), "two runs give the same output");
-        if (!a.is_valid()) continue;
-        Check(a.dtype() == b.dtype() && a.shape() == b.shape() && a.num_bytes() == b.num_bytes() &&
-                  std::memcmp(a.raw(), b.raw(), a.num_bytes()) == 0,
-              "two runs give the same output", graph->nodes[graph->fetch[i].node].name);
+        Check(SameTensor(result->fetched[i], again->fetched[i]), "two runs give the same output",
+              graph->nodes[graph->fetch[i].node].name);
       }
       // Fused elementwise chains (elementwise_fusion.h) compute what the
       // nodes' own kernels compute, bit for bit.
@@ -171,13 +173,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       tfrun::StatusOr<tfrun::RunResult> plain = unfused.Run(graph->fetch, feeds);
       Check(plain.ok(), "a run without fusion succeeds where the fused run did", plain.status().message());
       for (size_t i = 0; i < result->fetched.size(); ++i) {
-        const tfrun::Tensor& a = result->fetched[i];
-        const tfrun::Tensor& b = plain->fetched[i];
-        Check(a.is_valid() == b.is_valid() &&
-                  (!a.is_valid() || (a.dtype() == b.dtype() && a.shape() == b.shape() &&
-                                     a.num_bytes() == b.num_bytes() &&
-                                     std::memcmp(a.raw(), b.raw(), a.num_bytes()) == 0)),
-              "a run without fusion gives the same output", graph->nodes[graph->fetch[i].node].name);
+        Check(SameTensor(result->fetched[i], plain->fetched[i]), "a run without fusion gives the same output",
+              graph->nodes[graph->fetch[i].node].name);
       }
       for (const tfrun::Tensor& t : result->fetched) {
         if (!t.is_valid()) continue;
